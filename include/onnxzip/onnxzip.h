@@ -1,0 +1,347 @@
+/*
+ * onnxzip.h — the onnxzip library, and its manual.
+ *
+ * onnxzip reads and writes ONNX archives: one zip file used as a key-value
+ * store, in which every large tensor payload is a STORED entry whose first
+ * data byte is aligned (64 bytes by default), and the serialized
+ * onnx.ModelProto is the last entry, named "__MODEL_PROTO". The format is
+ * specified in spec/onnxzip-format.md (format version ONNXZIP_FORMAT_VERSION).
+ *
+ * The API has three parts:
+ *   1. Errors      — every function returns 0 or a negative onnxzip_status;
+ *                    onnxzip_last_error() gives the message, naming the file,
+ *                    entry or tensor and the byte offset at fault.
+ *   2. Reading     — onnxzip_open*() maps an archive, validates its structure
+ *                    (without reading weight bytes) and hands out tensor views
+ *                    that point into the mapping: no copy, no parse of weights.
+ *   3. Writing     — onnxzip_writer_*() builds an archive entry by entry into
+ *                    a temporary file that is renamed into place only when
+ *                    complete; onnxzip_pack() converts a classic .onnx model.
+ *
+ * Conventions, for every function below unless its comment says otherwise:
+ *   - A pointer returned by the library is owned by the handle it came from
+ *     and stays valid until that handle is closed. Never free it.
+ *   - Strings are NUL-terminated UTF-8.
+ *   - Passing NULL where an object is required returns ONNXZIP_EINVAL.
+ *   - On failure, *out parameters are set to NULL/0, nothing is left on disk,
+ *     and onnxzip_last_error() describes the failure.
+ *   - Handles are not thread-safe for concurrent mutation; a reader handle may
+ *     be used by several threads at once once onnxzip_model_proto() has been
+ *     called (before that, the lazy parse is the only mutation).
+ */
+#ifndef ONNXZIP_ONNXZIP_H
+#define ONNXZIP_ONNXZIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ONNXZIP_BUILDING_LIBRARY) && defined(__GNUC__)
+#define ONNXZIP_API __attribute__((visibility("default")))
+#else
+#define ONNXZIP_API
+#endif
+
+/* ---------------------------------------------------------------------------
+ * Versions
+ * ------------------------------------------------------------------------- */
+
+#define ONNXZIP_VERSION_MAJOR 0
+#define ONNXZIP_VERSION_MINOR 1
+#define ONNXZIP_VERSION_PATCH 0
+#define ONNXZIP_VERSION_NUMBER \
+    (ONNXZIP_VERSION_MAJOR * 10000 + ONNXZIP_VERSION_MINOR * 100 + ONNXZIP_VERSION_PATCH)
+
+/* Version of the archive format this library writes (spec/onnxzip-format.md). */
+#define ONNXZIP_FORMAT_VERSION_MAJOR 1
+#define ONNXZIP_FORMAT_VERSION_MINOR 0
+
+/* The library's version as "MAJOR.MINOR.PATCH"; a static string. */
+ONNXZIP_API const char *onnxzip_version(void);
+
+/* The library's version as ONNXZIP_VERSION_NUMBER, for run-time checks. */
+ONNXZIP_API unsigned onnxzip_version_number(void);
+
+/* ---------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------- */
+
+/* X(name, value, description). Values are stable ABI: never renumbered. */
+#define ONNXZIP_STATUS_MAP(X)                                                     \
+    X(OK,         0,  "success")                                                 \
+    X(EINVAL,    -1,  "invalid argument")                                        \
+    X(ENOMEM,    -2,  "out of memory")                                           \
+    X(EIO,       -3,  "input/output error")                                      \
+    X(ENOTZIP,   -4,  "not a zip archive")                                       \
+    X(ENOTONNXZIP, -5, "zip archive, but not an onnxzip archive")                \
+    X(ETRUNC,    -6,  "archive is truncated")                                    \
+    X(EEOCD,     -7,  "bad end of central directory record")                     \
+    X(EZIP64,    -8,  "bad zip64 record or field")                               \
+    X(ECDIR,     -9,  "bad central directory entry")                             \
+    X(ELOCAL,    -10, "local header disagrees with the central directory")       \
+    X(EBOUNDS,   -11, "entry lies outside the archive's data area")              \
+    X(EOVERLAP,  -12, "entries overlap")                                         \
+    X(EMETHOD,   -13, "entry is not stored (compressed)")                        \
+    X(EFLAGS,    -14, "unsupported entry flags (encryption or data descriptor)") \
+    X(EALIGN,    -15, "tensor entry is not aligned")                             \
+    X(ENAME,     -16, "invalid entry name")                                      \
+    X(EDUPNAME,  -17, "duplicate entry name (case-insensitive)")                 \
+    X(ENOMODEL,  -18, "no __MODEL_PROTO entry")                                  \
+    X(EMODELPOS, -19, "__MODEL_PROTO is not the last entry")                     \
+    X(EPROTO,    -20, "malformed ONNX protobuf")                                 \
+    X(EREF,      -21, "tensor references a missing entry")                       \
+    X(ERANGE,    -22, "tensor data lies outside its entry")                      \
+    X(ESIZE,     -23, "tensor byte length does not match its dims and type")     \
+    X(ECRC,      -24, "CRC-32 mismatch")                                         \
+    X(EDIGEST,   -25, "XXH3 digest mismatch")                                    \
+    X(ELIMIT,    -26, "a documented limit is exceeded")                          \
+    X(ENOTFOUND, -27, "not found")                                               \
+    X(EDTYPE,    -28, "unsupported tensor data type")                            \
+    X(EUNSUPPORTED, -29, "unsupported input")
+
+typedef enum onnxzip_status {
+#define ONNXZIP_STATUS_ENUM_(name, value, desc) ONNXZIP_##name = (value),
+    ONNXZIP_STATUS_MAP(ONNXZIP_STATUS_ENUM_)
+#undef ONNXZIP_STATUS_ENUM_
+} onnxzip_status;
+
+/* A static description of a status code ("unknown error" for other values). */
+ONNXZIP_API const char *onnxzip_strerror(int status);
+
+/* The status code's name, e.g. "ONNXZIP_EALIGN"; a static string. */
+ONNXZIP_API const char *onnxzip_status_name(int status);
+
+/* Details of the last failure in the calling thread. Every failing call
+ * overwrites it; successful calls leave it alone. */
+typedef struct onnxzip_error_info {
+    int status;          /* the negative onnxzip_status returned */
+    const char *message; /* full sentence: "FILE: entry 'w' at offset 4160: ..." */
+    int64_t offset;      /* byte offset in the file at fault, or -1 */
+} onnxzip_error_info;
+
+/* The calling thread's last error. Never NULL. The pointers inside stay valid
+ * until the next failing onnxzip call in this thread. */
+ONNXZIP_API const onnxzip_error_info *onnxzip_last_error(void);
+
+/* ---------------------------------------------------------------------------
+ * Reading
+ * ------------------------------------------------------------------------- */
+
+typedef struct onnxzip_archive onnxzip_archive;
+
+/* Flags for onnxzip_open*(). */
+enum {
+    /* Also check every entry's CRC-32 and XXH3 digest at open (reads every
+     * byte: O(archive)). Without it, open reads only headers and the model. */
+    ONNXZIP_OPEN_VERIFY = 1u << 0
+};
+
+/* Opens the archive at `path`: maps the whole file read-only, validates the
+ * zip structure and the model's tensor references (spec §"Reader
+ * requirements"), and builds the tensor index. No weight byte is read.
+ *
+ * On success *out is a handle to release with onnxzip_close(); on failure
+ * *out is NULL. The file may be closed, renamed or unlinked after open; it must
+ * not be truncated or rewritten while the handle lives (on Linux, touching a
+ * page past a truncation raises SIGBUS — see the spec's "mmap hazards").
+ * Returns 0, or a negative onnxzip_status naming the first violation found. */
+ONNXZIP_API int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out);
+
+/* As onnxzip_open() on an open file descriptor, read from offset 0. The fd
+ * stays the caller's: it is not closed, and may be closed right after return. */
+ONNXZIP_API int onnxzip_open_fd(int fd, unsigned flags, onnxzip_archive **out);
+
+/* As onnxzip_open() on `size` bytes at `data`, which are BORROWED, not copied:
+ * they must stay valid and unchanged until onnxzip_close(). Tensor views then
+ * point into `data`. */
+ONNXZIP_API int onnxzip_open_buffer(const void *data, size_t size, unsigned flags,
+                                    onnxzip_archive **out);
+
+/* Unmaps and frees everything the handle owns: every pointer obtained from it
+ * becomes invalid. Sets *a to NULL. NULL or *a == NULL is a harmless no-op. */
+ONNXZIP_API void onnxzip_close(onnxzip_archive **a);
+
+/* Where a tensor's bytes live. */
+typedef enum onnxzip_storage {
+    ONNXZIP_STORAGE_ENTRY = 0,   /* in an archive entry (data_location EXTERNAL) */
+    ONNXZIP_STORAGE_INLINE = 1,  /* in raw_data inside the model protobuf */
+    ONNXZIP_STORAGE_TYPED = 2    /* in typed fields (float_data, ...): data is NULL */
+} onnxzip_storage;
+
+/* Where in the model a tensor was found. */
+typedef enum onnxzip_tensor_kind {
+    ONNXZIP_KIND_INITIALIZER = 0,  /* GraphProto.initializer (any graph level) */
+    ONNXZIP_KIND_ATTRIBUTE = 1,    /* AttributeProto.t / .tensors (e.g. Constant) */
+    ONNXZIP_KIND_SPARSE_VALUES = 2,
+    ONNXZIP_KIND_SPARSE_INDICES = 3
+} onnxzip_tensor_kind;
+
+/* A view of one tensor. Every pointer is owned by the archive handle and
+ * valid until onnxzip_close(). `data` points into the mapped file (or the
+ * caller's buffer): read-only, never copied, not necessarily resident. */
+typedef struct onnxzip_tensor {
+    const char *name;        /* TensorProto.name ("" when absent) */
+    int32_t data_type;       /* ONNX TensorProto.DataType value */
+    uint32_t ndims;          /* number of dims */
+    const int64_t *dims;     /* ndims values, each >= 0 */
+    const void *data;        /* first byte, or NULL for ONNXZIP_STORAGE_TYPED */
+    uint64_t nbytes;         /* payload length in bytes (0 for TYPED) */
+    uint64_t file_offset;    /* offset of data in the file (0 for TYPED) */
+    const char *entry;       /* archive entry name, or NULL unless STORAGE_ENTRY */
+    uint32_t alignment;      /* largest power of two (<= 65536) dividing the
+                                data's file offset; 0 for TYPED */
+    onnxzip_storage storage;
+    onnxzip_tensor_kind kind;
+    uint32_t graph_depth;    /* 0 = main graph or function, 1+ = subgraph depth */
+} onnxzip_tensor;
+
+/* The ONNX name of a TensorProto.DataType value ("FLOAT", "BFLOAT16",
+ * "INT4", ...), or "UNKNOWN" for codes this library does not know. Static. */
+ONNXZIP_API const char *onnxzip_dtype_name(int32_t data_type);
+
+/* Number of tensors found in the model (every TensorProto holding data,
+ * at any depth: initializers, attribute tensors, sparse tensor parts,
+ * subgraphs, functions, training graphs). 0 for NULL. */
+ONNXZIP_API size_t onnxzip_tensor_count(const onnxzip_archive *a);
+
+/* The i-th tensor, in model order; NULL when i is out of range or a is NULL. */
+ONNXZIP_API const onnxzip_tensor *onnxzip_tensor_at(const onnxzip_archive *a, size_t i);
+
+/* The first tensor named `name` in model order (names may repeat across
+ * subgraph scopes); NULL when there is none. O(1) expected (hash lookup). */
+ONNXZIP_API const onnxzip_tensor *onnxzip_find_tensor(const onnxzip_archive *a,
+                                                      const char *name);
+
+/* One zip entry of the archive. */
+typedef struct onnxzip_entry {
+    const char *name;        /* entry name */
+    uint64_t header_offset;  /* offset of its local file header */
+    uint64_t data_offset;    /* offset of its first data byte */
+    uint64_t size;           /* data length (stored: compressed == uncompressed) */
+    uint32_t crc32;          /* CRC-32 recorded in the central directory */
+    int has_xxh3;            /* 1 when the archive records an XXH3-64 digest */
+    uint64_t xxh3;           /* that digest, or 0 */
+} onnxzip_entry;
+
+/* Number of zip entries (tensor entries plus __MODEL_PROTO); 0 for NULL. */
+ONNXZIP_API size_t onnxzip_entry_count(const onnxzip_archive *a);
+
+/* The i-th entry in central-directory order; NULL when out of range. */
+ONNXZIP_API const onnxzip_entry *onnxzip_entry_at(const onnxzip_archive *a, size_t i);
+
+/* The serialized onnx.ModelProto, in place in the mapping (no copy): for
+ * runtimes with their own protobuf library. *data is valid until close.
+ * Returns 0, or ONNXZIP_EINVAL for NULL arguments. */
+ONNXZIP_API int onnxzip_model_bytes(const onnxzip_archive *a, const void **data,
+                                    size_t *size);
+
+/* The model parsed with protobuf-c, parsed on first call and cached. The
+ * structure is owned by the handle, valid until close, and must not be
+ * modified. Declare it with #include <onnxzip/onnx.pb-c.h>. Large tensors
+ * appear as data_location EXTERNAL references, never as copied weights. */
+struct Onnx__ModelProto;
+ONNXZIP_API int onnxzip_model_proto(onnxzip_archive *a,
+                                    const struct Onnx__ModelProto **model);
+
+/* Reads every entry and checks its CRC-32 and, where recorded, its XXH3-64
+ * digest. O(archive size). Returns 0, or ONNXZIP_ECRC / ONNXZIP_EDIGEST naming
+ * the first bad entry. */
+ONNXZIP_API int onnxzip_verify(onnxzip_archive *a);
+
+/* The path given to onnxzip_open(), or "<fd N>" / "<buffer>"; never NULL
+ * for a valid handle. */
+ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
+
+/* ---------------------------------------------------------------------------
+ * Writing
+ * ------------------------------------------------------------------------- */
+
+typedef struct onnxzip_writer onnxzip_writer;
+
+/* Options for onnxzip_writer_create(). Initialize with
+ * onnxzip_write_options_init() before setting fields, so that fields added
+ * later get their defaults. */
+typedef struct onnxzip_write_options {
+    uint32_t alignment; /* data alignment of every entry: a power of two,
+                           64..65536; default 64 */
+    uint32_t flags;     /* reserved, 0 */
+    uint64_t reserved[4];
+} onnxzip_write_options;
+
+/* Fills *opts with the defaults. NULL is a harmless no-op. */
+ONNXZIP_API void onnxzip_write_options_init(onnxzip_write_options *opts);
+
+/* Starts an archive that will appear at `path` when onnxzip_writer_finish()
+ * succeeds. Until then everything goes to a temporary file in the same
+ * directory, so `path` never holds a partial archive; an existing file at
+ * `path` is replaced atomically at finish. `opts` may be NULL for defaults.
+ * On success *out is the writer; release it with _finish() or _abort(). */
+ONNXZIP_API int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts,
+                                      onnxzip_writer **out);
+
+/* Adds an entry named `name` holding `size` bytes copied from `data`.
+ * Names must be valid entry names (spec §"Entry names": a C identifier not
+ * starting with "__", unique under ASCII down-casing); use
+ * onnxzip_entry_name_for() to derive one from a tensor name. */
+ONNXZIP_API int onnxzip_writer_add_memory(onnxzip_writer *w, const char *name,
+                                          const void *data, uint64_t size);
+
+/* Adds an entry named `name` holding `size` bytes of file `fd` starting at
+ * `offset`, streamed in bounded chunks (never all in memory). Runs of zero
+ * bytes become holes in the output (a sparse file) where the file system
+ * allows. The fd stays the caller's. */
+ONNXZIP_API int onnxzip_writer_add_file_range(onnxzip_writer *w, const char *name, int fd,
+                                              uint64_t offset, uint64_t size);
+
+/* Sets the serialized onnx.ModelProto (copied) to be written as the last
+ * entry, __MODEL_PROTO. Every EXTERNAL reference in it must name an entry
+ * added to this writer; that is checked by onnxzip_writer_finish(). */
+ONNXZIP_API int onnxzip_writer_set_model(onnxzip_writer *w, const void *model, size_t size);
+
+/* Writes the model and the central directory, checks the model's references,
+ * fsyncs, and renames the temporary file to the target path. Frees the writer
+ * and sets *w to NULL whether it succeeds or not; on failure the temporary
+ * file is removed and the target path is untouched. */
+ONNXZIP_API int onnxzip_writer_finish(onnxzip_writer **w);
+
+/* Abandons the archive: removes the temporary file, frees the writer, sets
+ * *w to NULL. NULL or *w == NULL is a harmless no-op. */
+ONNXZIP_API void onnxzip_writer_abort(onnxzip_writer **w);
+
+/* Writes into `buf` (capacity `cap`, including the NUL) the entry name that
+ * the spec's deterministic mapping gives `tensor_name` when `index` names
+ * with the same down-cased base were already taken (index 0 = first).
+ * Returns the name's length, ONNXZIP_ELIMIT if cap is too small. */
+ONNXZIP_API int onnxzip_entry_name_for(const char *tensor_name, unsigned index, char *buf,
+                                       size_t cap);
+
+/* Options for onnxzip_pack(). Initialize with onnxzip_pack_options_init(). */
+typedef struct onnxzip_pack_options {
+    uint32_t alignment;      /* as onnxzip_write_options.alignment; default 64 */
+    uint32_t flags;          /* reserved, 0 */
+    uint64_t size_threshold; /* raw_data payloads of at least this many bytes
+                                become entries; smaller stay inline; default 1024 */
+    uint64_t reserved[4];
+} onnxzip_pack_options;
+
+/* Fills *opts with the defaults. NULL is a harmless no-op. */
+ONNXZIP_API void onnxzip_pack_options_init(onnxzip_pack_options *opts);
+
+/* Converts the classic single-file model at `in_path` into an archive at
+ * `out_path`: every TensorProto whose raw_data holds at least
+ * size_threshold bytes — initializers, attribute tensors (Constant), sparse
+ * tensors, at any depth of subgraphs, functions and training graphs —
+ * becomes an aligned entry; everything else of the model is kept byte for
+ * byte. Weights are streamed from the input file. `out_path` must not name
+ * the input (ONNXZIP_EINVAL). `opts` may be NULL for defaults. */
+ONNXZIP_API int onnxzip_pack(const char *in_path, const char *out_path,
+                             const onnxzip_pack_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ONNXZIP_ONNXZIP_H */

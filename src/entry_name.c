@@ -1,0 +1,50 @@
+#include <stdio.h>
+
+#include "entry_name.h"
+#include "internal.h"
+
+#define BASE_MAX 240
+
+static int ident_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+oz_name_class oz_classify_name(const char *name, size_t len)
+{
+    if (len == 0 || len > OZ_MAX_NAME) return OZ_NAME_INVALID;
+    for (size_t i = 0; i < len; i++)
+        if (!ident_char((unsigned char)name[i])) return OZ_NAME_INVALID;
+    if (name[0] >= '0' && name[0] <= '9') return OZ_NAME_INVALID;
+    if (len < 2 || name[0] != '_' || name[1] != '_') return OZ_NAME_TENSOR;
+    if (len == sizeof OZ_MODEL_NAME - 1 && !memcmp(name, OZ_MODEL_NAME, len)) return OZ_NAME_MODEL;
+    if (len > 6 && len <= 6 + 10 && !memcmp(name, "__PAD_", 6)) {
+        for (size_t i = 6; i < len; i++)
+            if (name[i] < '0' || name[i] > '9') return OZ_NAME_INVALID;
+        return OZ_NAME_FILLER;
+    }
+    return OZ_NAME_INVALID; /* other "__" names are reserved */
+}
+
+/* The spec's mapping (§"Entry names"): bytes outside [A-Za-z0-9_] become
+ * '_'; "t_" before an empty or digit-led result, "t" before a "__" one; cut
+ * to 240 bytes; the index-th collision gets the suffix "_<index+1>". */
+int onnxzip_entry_name_for(const char *tensor_name, unsigned index, char *buf, size_t cap)
+{
+    if (!tensor_name || !buf) return oz_err(ONNXZIP_EINVAL, -1, "entry_name_for: NULL argument");
+    char mapped[BASE_MAX + 1], base[BASE_MAX + 1];
+    size_t n = 0;
+    for (const char *p = tensor_name; *p && n < BASE_MAX; p++)
+        mapped[n++] = ident_char((unsigned char)*p) ? *p : '_';
+    mapped[n] = '\0';
+    const char *prefix = "";
+    if (n == 0 || (mapped[0] >= '0' && mapped[0] <= '9'))
+        prefix = "t_";
+    else if (n >= 2 && mapped[0] == '_' && mapped[1] == '_')
+        prefix = "t";
+    snprintf(base, sizeof base, "%s%s", prefix, mapped); /* cuts at 240 bytes */
+    int w = index ? snprintf(buf, cap, "%s_%u", base, index + 1) : snprintf(buf, cap, "%s", base);
+    if (w < 0 || (size_t)w >= cap)
+        return oz_err(ONNXZIP_ELIMIT, -1, "entry name buffer too small (%zu bytes)", cap);
+    return w;
+}

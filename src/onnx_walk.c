@@ -1,0 +1,228 @@
+#include "onnx_walk.h"
+#include "pbwire.h"
+
+enum msg_type { T_NONE, T_MODEL, T_GRAPH, T_NODE, T_ATTR, T_FUNCTION, T_TRAINING, T_SPARSE, T_TENSOR };
+
+typedef struct scope {
+    unsigned depth;            /* graphs entered so far (main graph = 1) */
+    onnxzip_tensor_kind kind;  /* kind for tensors met directly below */
+} scope;
+
+/* Which fields lead (transitively) to tensors, per message type. */
+static enum msg_type child_type(enum msg_type t, uint32_t num, onnxzip_tensor_kind *kind)
+{
+    switch (t) {
+    case T_MODEL:
+        return num == 7 ? T_GRAPH : num == 20 ? T_TRAINING : num == 25 ? T_FUNCTION : T_NONE;
+    case T_TRAINING:
+        return num == 1 || num == 2 ? T_GRAPH : T_NONE;
+    case T_GRAPH:
+        *kind = ONNXZIP_KIND_INITIALIZER;
+        return num == 1 ? T_NODE : num == 5 ? T_TENSOR : num == 15 ? T_SPARSE : T_NONE;
+    case T_NODE:
+        return num == 5 ? T_ATTR : T_NONE;
+    case T_FUNCTION:
+        return num == 7 ? T_NODE : num == 11 ? T_ATTR : T_NONE;
+    case T_ATTR:
+        *kind = ONNXZIP_KIND_ATTRIBUTE;
+        return num == 5 || num == 10 ? T_TENSOR : num == 6 || num == 11 ? T_GRAPH
+             : num == 22 || num == 23 ? T_SPARSE : T_NONE;
+    case T_SPARSE:
+        *kind = num == 1 ? ONNXZIP_KIND_SPARSE_VALUES : ONNXZIP_KIND_SPARSE_INDICES;
+        return num == 1 || num == 2 ? T_TENSOR : T_NONE;
+    default:
+        return T_NONE;
+    }
+}
+
+static int proto_err(oz_walk *w, const uint8_t *at, const char *what)
+{
+    return oz_err(ONNXZIP_EPROTO, (int64_t)(w->base_offset + (uint64_t)(at - w->base)),
+                  "%s: malformed model protobuf at byte %llu of the model: %s", w->path,
+                  (unsigned long long)(at - w->base), what);
+}
+
+static int parse_kv(oz_walk *w, const pb_field *f, oz_tensor_info *t)
+{
+    pb_reader r = { f->data, f->data + f->len };
+    oz_span key = { (const uint8_t *)"", 0 }, value = { (const uint8_t *)"", 0 };
+    while (r.p < r.end) {
+        pb_field g;
+        if (pb_next(&r, &g)) return proto_err(w, r.p, "bad external_data entry");
+        if (g.wt != PB_LEN) continue;
+        if (g.num == 1) key = (oz_span){ g.data, g.len };
+        if (g.num == 2) value = (oz_span){ g.data, g.len };
+    }
+#define OZ_KEY_IS_(s) (key.len == sizeof(s) - 1 && !memcmp(key.p, s, key.len))
+    if (OZ_KEY_IS_("location")) t->has_location = 1, t->location = value;
+    else if (OZ_KEY_IS_("offset")) t->has_offset = 1, t->offset = value;
+    else if (OZ_KEY_IS_("length")) t->has_length = 1, t->length = value;
+    else if (!OZ_KEY_IS_("checksum") && !t->has_unknown_key) t->has_unknown_key = 1, t->unknown_key = key;
+#undef OZ_KEY_IS_
+    return 0;
+}
+
+static int add_dim(oz_walk *w, oz_tensor_info *t, uint64_t v, const uint8_t *at)
+{
+    if (t->ndims >= OZ_MAX_RANK)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: a tensor has more than %d dims (at byte %llu of the model)",
+                      w->path, OZ_MAX_RANK, (unsigned long long)(at - w->base));
+    t->dims[t->ndims++] = (int64_t)v;
+    return 0;
+}
+
+static int parse_dims(oz_walk *w, const pb_field *f, oz_tensor_info *t)
+{
+    if (f->wt == PB_VARINT) return add_dim(w, t, f->v, f->start);
+    if (f->wt != PB_LEN) return 0;
+    pb_reader r = { f->data, f->data + f->len };
+    while (r.p < r.end) { /* packed dims: accepted, though ONNX writes them unpacked */
+        uint64_t v;
+        if (pb_varint(&r, &v)) return proto_err(w, r.p, "bad packed dims");
+        int rc = add_dim(w, t, v, r.p);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Reads a TensorProto's fields. Repeated singular fields: the last wins, as in
+ * every protobuf parser. */
+static int read_tensor(oz_walk *w, const uint8_t *p, size_t n, oz_tensor_info *t)
+{
+    pb_reader r = { p, p + n };
+    while (r.p < r.end) {
+        pb_field f;
+        if (pb_next(&r, &f)) return proto_err(w, r.p, "bad field in a TensorProto");
+        int rc = 0;
+        switch (f.num) {
+        case 1: rc = parse_dims(w, &f, t); break;
+        case 2: if (f.wt == PB_VARINT) t->data_type = (int32_t)f.v; break;
+        case 4: case 5: case 6: case 7: case 10: case 11: t->has_typed = 1; break;
+        case 8: if (f.wt == PB_LEN) t->name = (oz_span){ f.data, f.len }; break;
+        case 9: if (f.wt == PB_LEN) t->has_raw = 1, t->raw = (oz_span){ f.data, f.len }; break;
+        case 13: if (f.wt == PB_LEN) rc = parse_kv(w, &f, t); break;
+        case 14: if (f.wt == PB_VARINT) t->data_location = (int)f.v; break;
+        default: break;
+        }
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int emit_reference(oz_buf *out, const char *entry)
+{
+    size_t n = strlen(entry);
+    uint8_t kv[16 + OZ_MAX_NAME];
+    size_t k = 0;
+    kv[k++] = 0x0a; /* key (1, LEN) */
+    kv[k++] = 8;
+    memcpy(kv + k, "location", 8);
+    k += 8;
+    kv[k++] = 0x12; /* value (2, LEN) */
+    k += oz_varint_encode(kv + k, n);
+    memcpy(kv + k, entry, n);
+    k += n;
+    int rc = oz_buf_varint(out, 13 << 3 | PB_LEN);
+    if (!rc) rc = oz_buf_varint(out, k);
+    if (!rc) rc = oz_buf_append(out, kv, k);
+    if (!rc) rc = oz_buf_varint(out, 14 << 3 | PB_VARINT);
+    if (!rc) rc = oz_buf_varint(out, 1); /* EXTERNAL */
+    return rc;
+}
+
+/* Copies the tensor without its data fields (9, 13, 14), inserting the new
+ * reference where field order puts fields 13 and 14. */
+static int rewrite_tensor(oz_buf *out, const uint8_t *p, size_t n, const char *entry)
+{
+    pb_reader r = { p, p + n };
+    int placed = 0, rc = 0;
+    while (r.p < r.end && !rc) {
+        pb_field f;
+        pb_next(&r, &f); /* already validated by read_tensor */
+        if (!placed && f.num > 14) placed = 1, rc = emit_reference(out, entry);
+        if (!rc && f.num != 9 && f.num != 13 && f.num != 14) rc = oz_buf_append(out, f.start, (size_t)(r.p - f.start));
+    }
+    if (!rc && !placed) rc = emit_reference(out, entry);
+    return rc;
+}
+
+static int visit_tensor(oz_walk *w, const uint8_t *p, size_t n, const scope *s)
+{
+    oz_tensor_info t;
+    memset(&t, 0, sizeof t);
+    t.msg = (oz_span){ p, n };
+    t.name = (oz_span){ (const uint8_t *)"", 0 };
+    t.kind = s->kind;
+    t.graph_depth = s->depth ? s->depth - 1 : 0; /* main graph: 0 */
+    int rc = read_tensor(w, p, n, &t);
+    if (rc) return rc;
+    const char *entry = NULL;
+    if ((rc = w->visit(w->ctx, &t, &entry))) return rc;
+    if (!w->out) return 0;
+    return entry ? rewrite_tensor(w->out, p, n, entry) : oz_buf_append(w->out, p, n);
+}
+
+static int walk_msg(oz_walk *w, enum msg_type type, const uint8_t *p, size_t n, scope s);
+
+static int walk_child(oz_walk *w, const pb_field *f, enum msg_type child, scope s)
+{
+    if (!w->out) return walk_msg(w, child, f->data, f->len, s);
+    /* Reserve a 5-byte length (messages are < 2 GiB), then close the gap. */
+    oz_buf *o = w->out;
+    int rc = oz_buf_varint(o, (uint64_t)f->num << 3 | PB_LEN);
+    if (!rc) rc = oz_buf_reserve(o, 5);
+    if (rc) return rc;
+    size_t at = o->len;
+    o->len += 5;
+    if ((rc = walk_msg(w, child, f->data, f->len, s))) return rc;
+    size_t body = o->len - at - 5;
+    if (body > OZ_MAX_MODEL) return oz_err(ONNXZIP_ELIMIT, -1, "%s: rewritten message exceeds 2 GiB", w->path);
+    uint8_t len[10];
+    size_t k = oz_varint_encode(len, body);
+    memmove(o->p + at + k, o->p + at + 5, body);
+    memcpy(o->p + at, len, k);
+    o->len -= 5 - k;
+    return 0;
+}
+
+static int walk_msg(oz_walk *w, enum msg_type type, const uint8_t *p, size_t n, scope s)
+{
+    if (type == T_TENSOR) return visit_tensor(w, p, n, &s);
+    if (type == T_GRAPH && ++s.depth > OZ_MAX_GRAPH_DEPTH)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: subgraphs nested deeper than %d levels", w->path,
+                      OZ_MAX_GRAPH_DEPTH);
+    pb_reader r = { p, p + n };
+    while (r.p < r.end) {
+        pb_field f;
+        if (pb_next(&r, &f)) return proto_err(w, r.p, "bad field tag or length");
+        scope cs = s;
+        enum msg_type child = child_type(type, f.num, &cs.kind);
+        int rc;
+        if (child != T_NONE && f.wt == PB_LEN)
+            rc = walk_child(w, &f, child, cs);
+        else
+            rc = w->out ? oz_buf_append(w->out, f.start, (size_t)(r.p - f.start)) : 0;
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int oz_walk_model(oz_walk *w, const uint8_t *model, size_t len)
+{
+    if (!w->base) w->base = model;
+    scope s = { 0, ONNXZIP_KIND_INITIALIZER };
+    return walk_msg(w, T_MODEL, model, len, s);
+}
+
+int oz_parse_decimal(oz_span s, uint64_t *out)
+{
+    if (s.len == 0 || s.len > 20) return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned d = (unsigned)s.p[i] - '0';
+        if (d > 9 || v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* Walks a serialized onnx.ModelProto in place and visits every TensorProto
+ * (graph initializers, sparse initializers, attribute tensors, at any depth of
+ * subgraphs, in functions and training graphs) without copying payloads.
+ * Optionally rewrites the model: chosen tensors lose raw_data and gain an
+ * EXTERNAL reference; every other byte is copied through unchanged, so unknown
+ * fields and field order survive. */
+#ifndef ONNXZIP_ONNX_WALK_H
+#define ONNXZIP_ONNX_WALK_H
+
+#include "buf.h"
+#include "internal.h"
+
+typedef struct oz_span {
+    const uint8_t *p;
+    size_t len;
+} oz_span;
+
+typedef struct oz_tensor_info {
+    oz_span msg;            /* the whole TensorProto */
+    oz_span name;           /* empty when absent */
+    int32_t data_type;
+    uint32_t ndims;
+    int64_t dims[OZ_MAX_RANK];
+    int has_raw;
+    oz_span raw;
+    int data_location;      /* 0 DEFAULT, 1 EXTERNAL */
+    int has_typed;          /* float_data, int32_data, string_data, ... present */
+    int has_location, has_offset, has_length;
+    oz_span location, offset, length;
+    int has_unknown_key;
+    oz_span unknown_key;
+    onnxzip_tensor_kind kind;
+    uint32_t graph_depth;
+} oz_tensor_info;
+
+/* What a visitor wants done with a tensor when rewriting: NULL keeps it as
+ * it is; a name replaces its data fields by a reference to that entry. */
+typedef int (*oz_tensor_visit)(void *ctx, const oz_tensor_info *t, const char **externalize);
+
+typedef struct oz_walk {
+    oz_tensor_visit visit;
+    void *ctx;
+    oz_buf *out;         /* NULL: walk only */
+    const char *path;    /* names the file in messages */
+    const uint8_t *base; /* for offsets in messages */
+    uint64_t base_offset;
+} oz_walk;
+
+/* Returns 0, the visitor's error, ONNXZIP_EPROTO for malformed protobuf or
+ * ONNXZIP_ELIMIT beyond the nesting and rank limits. */
+int oz_walk_model(oz_walk *w, const uint8_t *model, size_t len);
+
+/* Strict decimal parse of an external_data offset/length value. */
+int oz_parse_decimal(oz_span s, uint64_t *out);
+
+#endif

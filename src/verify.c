@@ -1,0 +1,30 @@
+/* onnxzip_verify(): CRC-32 and XXH3-64 of every entry, in one pass over the
+ * data, in cache-sized chunks. */
+#include <xxhash.h>
+#include <zlib.h>
+
+#include "archive.h"
+#include "checksum.h"
+
+int onnxzip_verify(onnxzip_archive *a)
+{
+    if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verify: NULL argument");
+    for (size_t i = 0; i < a->zip.n; i++) {
+        const onnxzip_entry *e = &a->zip.entries[i].pub;
+        oz_checksum cs;
+        oz_checksum_init(&cs);
+        oz_checksum_update(&cs, a->base + e->data_offset, e->size);
+        uint32_t crc = cs.crc;
+        uint64_t digest = XXH3_64bits_digest(&cs.xxh);
+        char shown[OZ_PRINTABLE_CAP];
+        oz_printable(e->name, strlen(e->name), shown, sizeof shown);
+        if (crc != e->crc32)
+            return oz_err(ONNXZIP_ECRC, (int64_t)e->data_offset, "%s: entry '%s': CRC-32 of the data is %08x, the "
+                          "archive records %08x", a->path, shown, crc, e->crc32);
+        if (e->has_xxh3 && digest != e->xxh3)
+            return oz_err(ONNXZIP_EDIGEST, (int64_t)e->data_offset, "%s: entry '%s': XXH3-64 of the data is "
+                          "%016llx, the archive records %016llx", a->path, shown, (unsigned long long)digest,
+                          (unsigned long long)e->xxh3);
+    }
+    return 0;
+}
