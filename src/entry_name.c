@@ -12,18 +12,19 @@ static int ident_char(unsigned char c)
 
 oz_name_class oz_classify_name(const char *name, size_t len)
 {
-    if (len == 0 || len > OZ_MAX_NAME) return OZ_NAME_INVALID;
+    if (len == 0) return OZ_NAME_INVALID;
     for (size_t i = 0; i < len; i++)
         if (!ident_char((unsigned char)name[i])) return OZ_NAME_INVALID;
     if (name[0] >= '0' && name[0] <= '9') return OZ_NAME_INVALID;
+    if (len > OZ_MAX_NAME) return OZ_NAME_TOO_LONG;
     if (len < 2 || name[0] != '_' || name[1] != '_') return OZ_NAME_TENSOR;
     if (len == sizeof OZ_MODEL_NAME - 1 && !memcmp(name, OZ_MODEL_NAME, len)) return OZ_NAME_MODEL;
-    if (len > 6 && len <= 6 + 10 && !memcmp(name, "__PAD_", 6)) {
-        for (size_t i = 6; i < len; i++)
-            if (name[i] < '0' || name[i] > '9') return OZ_NAME_INVALID;
-        return OZ_NAME_FILLER;
+    if (len > 6 && len <= 6 + 10 && !memcmp(name, "__PAD_", 6) && (name[6] != '0' || len == 7)) {
+        size_t i = 6;
+        while (i < len && name[i] >= '0' && name[i] <= '9') i++;
+        if (i == len) return OZ_NAME_FILLER;
     }
-    return OZ_NAME_INVALID; /* other "__" names are reserved */
+    return OZ_NAME_RESERVED;
 }
 
 /* The spec's mapping (§"Entry names"): bytes outside [A-Za-z0-9_] become

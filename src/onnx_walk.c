@@ -54,10 +54,17 @@ static int parse_kv(oz_walk *w, const pb_field *f, oz_tensor_info *t)
         if (g.num == 2) value = (oz_span){ g.data, g.len };
     }
 #define OZ_KEY_IS_(s) (key.len == sizeof(s) - 1 && !memcmp(key.p, s, key.len))
-    if (OZ_KEY_IS_("location")) t->has_location = 1, t->location = value;
-    else if (OZ_KEY_IS_("offset")) t->has_offset = 1, t->offset = value;
-    else if (OZ_KEY_IS_("length")) t->has_length = 1, t->length = value;
-    else if (!OZ_KEY_IS_("checksum") && !t->has_unknown_key) t->has_unknown_key = 1, t->unknown_key = key;
+    int *seen = OZ_KEY_IS_("location") ? &t->has_location : OZ_KEY_IS_("offset") ? &t->has_offset
+              : OZ_KEY_IS_("length") ? &t->has_length : OZ_KEY_IS_("checksum") ? &t->has_checksum : NULL;
+    if (!seen) {
+        if (!t->has_unknown_key) t->has_unknown_key = 1, t->unknown_key = key;
+        return 0;
+    }
+    t->repeated_key |= *seen;
+    *seen = 1;
+    if (seen == &t->has_location) t->location = value;
+    if (seen == &t->has_offset) t->offset = value;
+    if (seen == &t->has_length) t->length = value;
 #undef OZ_KEY_IS_
     return 0;
 }
@@ -85,6 +92,20 @@ static int parse_dims(oz_walk *w, const pb_field *f, oz_tensor_info *t)
     return 0;
 }
 
+/* The wire types a TensorProto field may use (packed repeated fields also
+ * accept their unpacked form); 0 for fields this reader does not interpret. */
+static unsigned tensor_wire_types(uint32_t num)
+{
+    switch (num) {
+    case 1: case 5: case 7: case 11: return 1u << PB_VARINT | 1u << PB_LEN;
+    case 2: case 14: return 1u << PB_VARINT;
+    case 4: return 1u << PB_I32 | 1u << PB_LEN;
+    case 10: return 1u << PB_I64 | 1u << PB_LEN;
+    case 6: case 8: case 9: case 13: return 1u << PB_LEN;
+    default: return 0;
+    }
+}
+
 /* Reads a TensorProto's fields. Repeated singular fields: the last wins, as in
  * every protobuf parser. */
 static int read_tensor(oz_walk *w, const uint8_t *p, size_t n, oz_tensor_info *t)
@@ -93,15 +114,17 @@ static int read_tensor(oz_walk *w, const uint8_t *p, size_t n, oz_tensor_info *t
     while (r.p < r.end) {
         pb_field f;
         if (pb_next(&r, &f)) return proto_err(w, r.p, "bad field in a TensorProto");
+        unsigned allowed = tensor_wire_types(f.num);
+        if (allowed && !(allowed & 1u << f.wt)) return proto_err(w, f.start, "wrong wire type in a TensorProto");
         int rc = 0;
         switch (f.num) {
         case 1: rc = parse_dims(w, &f, t); break;
-        case 2: if (f.wt == PB_VARINT) t->data_type = (int32_t)f.v; break;
-        case 4: case 5: case 6: case 7: case 10: case 11: t->has_typed = 1; break;
-        case 8: if (f.wt == PB_LEN) t->name = (oz_span){ f.data, f.len }; break;
-        case 9: if (f.wt == PB_LEN) t->has_raw = 1, t->raw = (oz_span){ f.data, f.len }; break;
-        case 13: if (f.wt == PB_LEN) rc = parse_kv(w, &f, t); break;
-        case 14: if (f.wt == PB_VARINT) t->data_location = (int)f.v; break;
+        case 2: t->data_type = (int32_t)f.v; break;
+        case 4: case 5: case 6: case 7: case 10: case 11: t->has_typed |= f.num == 6 || f.wt != PB_LEN || f.len > 0; break;
+        case 8: t->name = (oz_span){ f.data, f.len }; break;
+        case 9: t->has_raw = 1, t->raw = (oz_span){ f.data, f.len }; break;
+        case 13: rc = parse_kv(w, &f, t); break;
+        case 14: t->data_location = f.v > 1 ? 2 : (int)f.v; break;
         default: break;
         }
         if (rc) return rc;
@@ -198,7 +221,8 @@ static int walk_msg(oz_walk *w, enum msg_type type, const uint8_t *p, size_t n, 
         scope cs = s;
         enum msg_type child = child_type(type, f.num, &cs.kind);
         int rc;
-        if (child != T_NONE && f.wt == PB_LEN)
+        if (child != T_NONE && f.wt != PB_LEN) return proto_err(w, f.start, "wrong wire type for a message field");
+        if (child != T_NONE)
             rc = walk_child(w, &f, child, cs);
         else
             rc = w->out ? oz_buf_append(w->out, f.start, (size_t)(r.p - f.start)) : 0;

@@ -25,9 +25,9 @@ typedef struct oz_tensor_info {
     oz_span raw;
     int data_location;      /* 0 DEFAULT, 1 EXTERNAL */
     int has_typed;          /* float_data, int32_data, string_data, ... present */
-    int has_location, has_offset, has_length;
+    int has_location, has_offset, has_length, has_checksum;
     oz_span location, offset, length;
-    int has_unknown_key;
+    int has_unknown_key, repeated_key;
     oz_span unknown_key;
     onnxzip_tensor_kind kind;
     uint32_t graph_depth;

@@ -64,7 +64,9 @@ static int check_size(build *b, const oz_tensor_info *t, uint64_t nbytes)
 static int resolve_external(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
 {
     char shown[OZ_PRINTABLE_CAP];
-    if (t->has_raw) return fail(b, t, ONNXZIP_EPROTO, "has both raw_data and an EXTERNAL location", NULL);
+    if (t->has_raw || t->has_typed)
+        return fail(b, t, ONNXZIP_EREF, "has an EXTERNAL location and also raw_data or typed data", NULL);
+    if (t->repeated_key) return fail(b, t, ONNXZIP_EREF, "an external_data key appears twice", NULL);
     if (t->has_unknown_key)
         return fail(b, t, ONNXZIP_EREF, "unknown external_data key: ",
                     oz_printable(t->unknown_key.p, t->unknown_key.len, shown, sizeof shown));
@@ -74,7 +76,7 @@ static int resolve_external(build *b, const oz_tensor_info *t, onnxzip_tensor *v
     if (!e || e->cls != OZ_NAME_TENSOR) return fail(b, t, ONNXZIP_EREF, "references no tensor entry: ", shown);
     uint64_t off = 0, len = 0;
     if ((t->has_offset && oz_parse_decimal(t->offset, &off)) || (t->has_length && oz_parse_decimal(t->length, &len)))
-        return fail(b, t, ONNXZIP_ERANGE, "offset or length is not a decimal number", NULL);
+        return fail(b, t, ONNXZIP_EREF, "offset or length is not a decimal number", NULL);
     if (off > e->pub.size || (t->has_length && len > e->pub.size - off))
         return fail(b, t, ONNXZIP_ERANGE, "offset + length run past the end of entry ", shown);
     if (!t->has_length) len = e->pub.size - off;
@@ -98,8 +100,10 @@ static int resolve(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
     v->storage = ONNXZIP_STORAGE_INLINE;
     v->file_offset = b->model_offset + (uint64_t)(t->raw.p - b->model);
     v->nbytes = t->raw.len;
-    /* Types without a fixed size (STRING, unknown codes) are passed through. */
-    return oz_dtype_bits(t->data_type) ? check_size(b, t, t->raw.len) : 0;
+    if (!oz_dtype_bits(t->data_type))
+        return fail(b, t, ONNXZIP_EDTYPE, "raw_data of a type without fixed element size: ",
+                    onnxzip_dtype_name(t->data_type));
+    return check_size(b, t, t->raw.len);
 }
 
 static int on_tensor(void *ctx, const oz_tensor_info *t, const char **externalize)

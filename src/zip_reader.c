@@ -127,7 +127,7 @@ static int parse_extras(const uint8_t *p, uint16_t len, extras *x)
             if (x->has_align++ || n < 2) return -1;
             x->align = oz_rd16(d);
         } else if (id == EF_DIGEST) {
-            if (x->has_digest++ || n != EF_DIGEST_SIZE) return -1;
+            if (x->has_digest++ || n < EF_DIGEST_SIZE || d[0] == 0) return -1;
             x->digest_version = d[0];
             x->digest_algo = d[1];
             x->digest = oz_rd64(d + 2);
@@ -163,6 +163,9 @@ static int check_flags_method(ctx *c, uint16_t flags, uint16_t method, const cha
     if (flags & FLAG_DATA_DESCRIPTOR)
         return oz_err(ONNXZIP_EFLAGS, (int64_t)at, "%s: entry '%s' uses a data descriptor (flag bit 3); sizes "
                       "and CRC must be in the local header", c->path, name);
+    if (flags & ~FLAG_UTF8)
+        return oz_err(ONNXZIP_EFLAGS, (int64_t)at, "%s: entry '%s' has unsupported general purpose flags 0x%04x "
+                      "(only bit 11, UTF-8, is allowed)", c->path, name, flags);
     return 0;
 }
 
@@ -175,7 +178,7 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
                       "or truncated", c->path, c->z->n, (unsigned long long)at);
     uint16_t nlen = oz_rd16(h + CH_NAMELEN), elen = oz_rd16(h + CH_EXTRALEN), clen = oz_rd16(h + CH_COMMENTLEN);
     if (cd_stop - at - ZIP_CENTRAL_SIZE < (uint64_t)nlen + elen + clen)
-        return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: central directory record %zu at offset %llu runs past the "
+        return oz_err(ONNXZIP_ETRUNC, (int64_t)at, "%s: central directory record %zu at offset %llu runs past the "
                       "central directory", c->path, c->z->n, (unsigned long long)at);
     char shown[OZ_PRINTABLE_CAP];
     oz_printable(h + ZIP_CENTRAL_SIZE, nlen, shown, sizeof shown);
@@ -264,9 +267,12 @@ static int check_name(ctx *c, oz_zentry *ze, oz_strmap *folded, size_t i)
     char shown[OZ_PRINTABLE_CAP];
     oz_printable(ze->pub.name, ze->name_len, shown, sizeof shown);
     ze->cls = oz_classify_name(ze->pub.name, ze->name_len);
+    if (ze->cls == OZ_NAME_TOO_LONG)
+        return oz_err(ONNXZIP_ELIMIT, (int64_t)ze->pub.header_offset, "%s: entry '%s': name of %u bytes exceeds "
+                      "the limit of %d", c->path, shown, ze->name_len, OZ_MAX_NAME);
     if (ze->cls == OZ_NAME_INVALID)
         return oz_err(ONNXZIP_ENAME, (int64_t)ze->pub.header_offset, "%s: entry '%s': invalid name (entry names "
-                      "are C identifiers of 1-255 bytes; the \"__\" prefix is reserved)", c->path, shown);
+                      "are C identifiers: [A-Za-z_][A-Za-z0-9_]*)", c->path, shown);
     uint32_t prev;
     int rc = oz_strmap_put(&c->z->names, ze->pub.name, ze->name_len, (uint32_t)i, &prev);
     if (rc == 0) rc = oz_strmap_put(folded, ze->pub.name, ze->name_len, (uint32_t)i, &prev);

@@ -268,7 +268,10 @@ static int add_checked(onnxzip_writer *w, const char *name, const source *s)
     if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier and must be aborted", w->path);
     char shown[OZ_PRINTABLE_CAP];
     oz_printable(name, strlen(name), shown, sizeof shown);
-    if (oz_classify_name(name, strlen(name)) != OZ_NAME_TENSOR)
+    oz_name_class cls = oz_classify_name(name, strlen(name));
+    if (cls == OZ_NAME_TOO_LONG)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: entry name '%s' is longer than %d bytes", w->path, shown, OZ_MAX_NAME);
+    if (cls != OZ_NAME_TENSOR)
         return oz_err(ONNXZIP_ENAME, -1, "%s: '%s' is not a valid entry name (a C identifier of 1-255 bytes "
                       "not starting with \"__\")", w->path, shown);
     if (oz_writer_name_taken(w, name))
@@ -408,7 +411,7 @@ static int sync_dir(onnxzip_writer *w)
 static int finish(onnxzip_writer *w)
 {
     if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier; nothing was written", w->path);
-    if (!w->has_model) return oz_err(ONNXZIP_EINVAL, -1, "%s: no model was set (onnxzip_writer_set_model)", w->path);
+    if (!w->has_model) return oz_err(ONNXZIP_ENOMODEL, -1, "%s: no model was set (onnxzip_writer_set_model)", w->path);
     oz_tensors ts;
     int rc = oz_tensors_build(&ts, &w->zip, NULL, w->model.p, w->model.len, 0, w->path);
     if (rc) return rc;
