@@ -1,0 +1,301 @@
+/*
+ * cli.c — error printing, strict number parsing, text and JSON escaping and
+ * option parsing shared by the onnxzip subcommands.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include <onnxzip/onnxzip.h>
+
+/* ---------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------- */
+
+int cli_lib_error(int status)
+{
+    const onnxzip_error_info *e = onnxzip_last_error();
+    const char *msg = e->message;
+
+    /* The last error belongs to the call that failed only if the statuses
+     * agree; otherwise fall back to the generic description. */
+    if (!msg || !*msg || e->status != status)
+        msg = onnxzip_strerror(status);
+    fprintf(stderr, "onnxzip: %s [%s]\n", msg, onnxzip_status_name(status));
+    return CLI_EXIT_FAIL;
+}
+
+int cli_fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("onnxzip: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " [%s]\n", onnxzip_status_name(status));
+    return CLI_EXIT_FAIL;
+}
+
+int cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "onnxzip %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}
+
+/* ---------------------------------------------------------------------------
+ * Numbers
+ * ------------------------------------------------------------------------- */
+
+/* Parses the leading digits of s into *out; returns the end, or NULL when
+ * there is no digit or the value overflows. */
+static const char *parse_digits(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = s;
+
+    for (; *p >= '0' && *p <= '9'; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return NULL;
+        v = v * 10 + d;
+    }
+    if (p == s)
+        return NULL;
+    *out = v;
+    return p;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v;
+    const char *end = parse_digits(s, &v);
+
+    if (!end || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+    uint64_t v;
+    unsigned shift = 0;
+    const char *end = parse_digits(s, &v);
+
+    if (!end)
+        return -1;
+    switch (*end) {
+    case '\0': break;
+    case 'K': case 'k': shift = 10; break;
+    case 'M': case 'm': shift = 20; break;
+    case 'G': case 'g': shift = 30; break;
+    default: return -1;
+    }
+    if (shift && end[1])
+        return -1;
+    if (v > (UINT64_MAX >> shift))
+        return -1;
+    *out = v << shift;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Text
+ * ------------------------------------------------------------------------- */
+
+/* Length of the well-formed UTF-8 sequence at s (1..4), or 0 when s does
+ * not start one (stray continuation, overlong form, surrogate, > U+10FFFF,
+ * truncated). Never reads past a NUL: every check fails on it first. */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+
+    if (c < 0x80)
+        return 1;
+    if (c < 0xC2 || c > 0xF4)
+        return 0;
+    if (c < 0xE0)
+        return (s[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+    if (s[1] < lo || s[1] > hi || (s[2] & 0xC0) != 0x80)
+        return 0;
+    if (c < 0xF0)
+        return 3;
+    return (s[3] & 0xC0) == 0x80 ? 4 : 0;
+}
+
+void cli_json_string(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    while (*p) {
+        size_t n;
+        switch (*p) {
+        case '"':  fputs("\\\"", f); p++; continue;
+        case '\\': fputs("\\\\", f); p++; continue;
+        case '\n': fputs("\\n", f); p++; continue;
+        case '\r': fputs("\\r", f); p++; continue;
+        case '\t': fputs("\\t", f); p++; continue;
+        default: break;
+        }
+        if (*p < 0x20 || *p == 0x7f) {
+            fprintf(f, "\\u%04x", *p++);
+            continue;
+        }
+        n = utf8_len(p);
+        if (n == 0) {
+            fputs("\\ufffd", f);
+            p++;
+            continue;
+        }
+        fwrite(p, 1, n, f);
+        p += n;
+    }
+    fputc('"', f);
+}
+
+size_t cli_put_text(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t cols = 0;
+
+    if (!s) {
+        if (f)
+            fputc('-', f);
+        return 1;
+    }
+    if (!*p) {
+        if (f)
+            fputs("\"\"", f);
+        return 2;
+    }
+    while (*p) {
+        size_t n = utf8_len(p);
+        if (n == 0 || *p < 0x20 || *p == 0x7f) {
+            if (f)
+                fprintf(f, "\\x%02x", *p);
+            cols += 4;
+            p++;
+            continue;
+        }
+        if (f)
+            fwrite(p, 1, n, f);
+        cols++;
+        p += n;
+    }
+    return cols;
+}
+
+void cli_pad(FILE *f, size_t n)
+{
+    while (n--)
+        fputc(' ', f);
+}
+
+/* ---------------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------------- */
+
+void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv)
+{
+    p->cmd = cmd;
+    p->argc = argc;
+    p->argv = argv;
+    p->index = 1;
+    p->options_done = 0;
+    p->value = NULL;
+}
+
+/* Takes the option's value from `inline_value` or the next argument;
+ * `dashes` + `shown` spell the option in messages. */
+static int take_value(cli_parser *p, const cli_option *o, const char *inline_value,
+                      const char *dashes, const char *shown)
+{
+    if (!o->takes_value) {
+        if (inline_value) {
+            fprintf(stderr, "onnxzip %s: option '%s%s' takes no value\n", p->cmd, dashes,
+                    shown);
+            return CLI_BAD;
+        }
+        p->value = NULL;
+        return o->id;
+    }
+    if (inline_value) {
+        p->value = inline_value;
+        return o->id;
+    }
+    if (p->index >= p->argc) {
+        fprintf(stderr, "onnxzip %s: option '%s%s' needs a value\n", p->cmd, dashes, shown);
+        return CLI_BAD;
+    }
+    p->value = p->argv[p->index++];
+    return o->id;
+}
+
+static int parse_long(cli_parser *p, const cli_option *opts, const char *arg)
+{
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+
+    for (const cli_option *o = opts; o->long_name || o->short_name; o++) {
+        if (o->long_name && strlen(o->long_name) == len &&
+            memcmp(o->long_name, name, len) == 0)
+            return take_value(p, o, eq ? eq + 1 : NULL, "--", o->long_name);
+    }
+    fprintf(stderr, "onnxzip %s: unknown option '%.*s'\n", p->cmd, (int)(len + 2), arg);
+    return CLI_BAD;
+}
+
+static int parse_short(cli_parser *p, const cli_option *opts, const char *arg)
+{
+    for (const cli_option *o = opts; o->long_name || o->short_name; o++) {
+        if (o->short_name && o->short_name == arg[1]) {
+            const char *rest = arg[2] ? arg + 2 : NULL;
+            /* "-xvalue" only for options with a value: "-qv" is no flag bundle. */
+            if (rest && !o->takes_value)
+                break;
+            return take_value(p, o, rest, "", arg);
+        }
+    }
+    fprintf(stderr, "onnxzip %s: unknown option '%s'\n", p->cmd, arg);
+    return CLI_BAD;
+}
+
+int cli_next(cli_parser *p, const cli_option *opts)
+{
+    const char *arg;
+
+    p->value = NULL;
+    if (p->index >= p->argc)
+        return CLI_END;
+    arg = p->argv[p->index++];
+    /* "-" alone is an operand by convention (standard input/output). */
+    if (p->options_done || arg[0] != '-' || arg[1] == '\0') {
+        p->value = arg;
+        return CLI_OPERAND;
+    }
+    if (arg[1] == '-' && arg[2] == '\0') {
+        p->options_done = 1;
+        return cli_next(p, opts);
+    }
+    if (arg[1] == '-')
+        return parse_long(p, opts, arg);
+    return parse_short(p, opts, arg);
+}

@@ -1,0 +1,88 @@
+/*
+ * cli.h — helpers shared by the onnxzip command-line tool's subcommands.
+ */
+#ifndef ONNXZIP_TOOLS_CLI_H
+#define ONNXZIP_TOOLS_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define CLI_PRINTF(fmt, args)
+#endif
+
+/* Exit codes: 1 for a failed operation, 2 for a bad command line. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+
+/* Subcommands: argv[0] is the subcommand's name. Return an exit code. */
+int cmd_pack(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+
+/* Prints "onnxzip: <last error message> [<status name>]" for a library
+ * failure that returned `status`; returns CLI_EXIT_FAIL. */
+int cli_lib_error(int status);
+
+/* Prints "onnxzip: <formatted message> [<status name>]" for a failure the
+ * tool detected itself, tagged like a library error so that scripts can
+ * match every failure the same way; returns CLI_EXIT_FAIL. */
+int cli_fail(int status, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* Prints "onnxzip CMD: <formatted message>" to stderr, then the command's
+ * usage to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, ...)
+    CLI_PRINTF(3, 4);
+
+/* Strict unsigned decimal: digits only, no sign, no blanks, no overflow.
+ * Returns 0 on success, -1 otherwise. */
+int cli_parse_u64(const char *s, uint64_t *out);
+
+/* As cli_parse_u64() with an optional binary suffix K, M or G (either case,
+ * 1024-based). */
+int cli_parse_size(const char *s, uint64_t *out);
+
+/* Writes `s` as a JSON string literal: quotes, backslashes and control
+ * characters escaped, bytes that are not valid UTF-8 written as \ufffd, so
+ * arbitrary bytes always give valid JSON. NULL writes `null`. */
+void cli_json_string(FILE *f, const char *s);
+
+/* Writes `s` for a terminal: control characters and invalid UTF-8 bytes as
+ * \xNN, "" for the empty string, - for NULL. Returns the number of columns used
+ * (approximate for wide characters). With f == NULL only measures. */
+size_t cli_put_text(FILE *f, const char *s);
+
+/* Writes `n` spaces. */
+void cli_pad(FILE *f, size_t n);
+
+/* Command-line option parsing: GNU style, options and operands in any
+ * order; "--name=value", "--name value", "-x value", "-xvalue", and "--"
+ * ending the options. */
+typedef struct cli_option {
+    const char *long_name; /* without the leading "--" */
+    char short_name;       /* 0 when there is none */
+    int takes_value;
+    int id;                /* >= 0, returned by cli_next() */
+} cli_option;
+
+typedef struct cli_parser {
+    const char *cmd;        /* for messages */
+    int argc;
+    char **argv;
+    int index;              /* next argv element to look at */
+    int options_done;       /* "--" seen */
+    const char *value;      /* option value or operand of the last result */
+} cli_parser;
+
+enum { CLI_END = -1, CLI_OPERAND = -2, CLI_BAD = -3 };
+
+/* Starts parsing after argv[0]. `opts` ends with a zeroed element. */
+void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv);
+
+/* The next option's id (value in p->value when it takes one), CLI_OPERAND
+ * (the operand in p->value), CLI_END, or CLI_BAD after printing why to
+ * stderr (the caller then prints its usage). */
+int cli_next(cli_parser *p, const cli_option *opts);
+
+#endif /* ONNXZIP_TOOLS_CLI_H */

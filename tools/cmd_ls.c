@@ -1,0 +1,261 @@
+/*
+ * cmd_ls.c — "onnxzip ls": list an archive's entries and tensors, as tables
+ * for people or as one JSON object for scripts.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include <onnxzip/onnxzip.h>
+
+enum { OPT_HELP, OPT_JSON };
+
+static const cli_option options[] = {
+    { "help", 'h', 0, OPT_HELP },
+    { "json", 0,   0, OPT_JSON },
+    { NULL, 0, 0, 0 },
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: onnxzip ls ARCHIVE [--json]\n"
+          "\n"
+          "Lists the archive's zip entries (offsets, sizes, alignment, CRC-32) and\n"
+          "the model's tensors (type, shape, where their bytes live). Reads only\n"
+          "headers and the model: use 'onnxzip verify' to check the data.\n"
+          "\n"
+          "options:\n"
+          "      --json     print one JSON object instead of tables\n"
+          "  -h, --help     show this help\n", f);
+}
+
+/* Largest power of two dividing `off`, capped like onnxzip_tensor.alignment. */
+static uint32_t alignment_of(uint64_t off)
+{
+    uint64_t a = off & (~off + 1);
+
+    return (off == 0 || a > 65536) ? 65536 : (uint32_t)a;
+}
+
+static const char *storage_name(onnxzip_storage s)
+{
+    switch (s) {
+    case ONNXZIP_STORAGE_ENTRY:  return "entry";
+    case ONNXZIP_STORAGE_INLINE: return "inline";
+    case ONNXZIP_STORAGE_TYPED:  return "typed";
+    }
+    return "unknown";
+}
+
+static const char *kind_name(onnxzip_tensor_kind k)
+{
+    switch (k) {
+    case ONNXZIP_KIND_INITIALIZER:    return "initializer";
+    case ONNXZIP_KIND_ATTRIBUTE:      return "attribute";
+    case ONNXZIP_KIND_SPARSE_VALUES:  return "sparse_values";
+    case ONNXZIP_KIND_SPARSE_INDICES: return "sparse_indices";
+    }
+    return "unknown";
+}
+
+/* ---------------------------------------------------------------------------
+ * JSON
+ * ------------------------------------------------------------------------- */
+
+static void json_entry(const onnxzip_entry *e)
+{
+    fputs("{\"name\": ", stdout);
+    cli_json_string(stdout, e->name);
+    printf(", \"header_offset\": %" PRIu64 ", \"data_offset\": %" PRIu64
+           ", \"size\": %" PRIu64 ", \"crc32\": %" PRIu32 ", \"xxh3\": ",
+           e->header_offset, e->data_offset, e->size, e->crc32);
+    if (e->has_xxh3)
+        printf("\"%016" PRIx64 "\"", e->xxh3);
+    else
+        fputs("null", stdout);
+    printf(", \"alignment\": %" PRIu32 "}", alignment_of(e->data_offset));
+}
+
+static void json_tensor(const onnxzip_tensor *t)
+{
+    fputs("{\"name\": ", stdout);
+    cli_json_string(stdout, t->name);
+    printf(", \"data_type\": %" PRId32 ", \"dtype\": ", t->data_type);
+    cli_json_string(stdout, onnxzip_dtype_name(t->data_type));
+    fputs(", \"dims\": [", stdout);
+    for (uint32_t d = 0; d < t->ndims; d++)
+        printf("%s%" PRId64, d ? ", " : "", t->dims[d]);
+    printf("], \"storage\": \"%s\", \"kind\": \"%s\", \"entry\": ", storage_name(t->storage),
+           kind_name(t->kind));
+    cli_json_string(stdout, t->storage == ONNXZIP_STORAGE_ENTRY ? t->entry : NULL);
+    printf(", \"offset\": %" PRIu64 ", \"nbytes\": %" PRIu64 ", \"alignment\": %" PRIu32
+           ", \"graph_depth\": %" PRIu32 "}",
+           t->file_offset, t->nbytes, t->alignment, t->graph_depth);
+}
+
+static void print_json(const onnxzip_archive *a, const char *path)
+{
+    size_t ne = onnxzip_entry_count(a), nt = onnxzip_tensor_count(a);
+
+    fputs("{\"archive\": ", stdout);
+    cli_json_string(stdout, path);
+    fputs(",\n \"entries\": [", stdout);
+    for (size_t i = 0; i < ne; i++) {
+        fputs(i ? ",\n  " : "\n  ", stdout);
+        json_entry(onnxzip_entry_at(a, i));
+    }
+    fputs(ne ? "\n ],\n \"tensors\": [" : "],\n \"tensors\": [", stdout);
+    for (size_t i = 0; i < nt; i++) {
+        fputs(i ? ",\n  " : "\n  ", stdout);
+        json_tensor(onnxzip_tensor_at(a, i));
+    }
+    fputs(nt ? "\n ]}\n" : "]}\n", stdout);
+}
+
+/* ---------------------------------------------------------------------------
+ * Tables
+ * ------------------------------------------------------------------------- */
+
+/* Formats dims as "[64, 3, 7, 7]", cut short with "...]" when too long for a
+ * table cell (the JSON output always has every dim). */
+static const char *format_shape(const onnxzip_tensor *t, char *buf, size_t cap)
+{
+    size_t len = 1;
+
+    buf[0] = '[';
+    for (uint32_t d = 0; d < t->ndims; d++) {
+        int n = snprintf(buf + len, cap - len, "%s%" PRId64, d ? ", " : "", t->dims[d]);
+        if (n < 0 || (size_t)n + 5 >= cap - len) {
+            strcpy(buf + len, "...]");
+            return buf;
+        }
+        len += (size_t)n;
+    }
+    strcpy(buf + len, "]");
+    return buf;
+}
+
+static size_t max_size(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Left-aligned column of text that may need escaping. */
+static void put_cell(const char *s, size_t width)
+{
+    cli_pad(stdout, width - cli_put_text(stdout, s));
+    fputs("  ", stdout);
+}
+
+static void print_entries(const onnxzip_archive *a)
+{
+    size_t n = onnxzip_entry_count(a);
+
+    printf("\nentries:\n%5s  %12s  %12s  %5s  %-8s  %s\n", "#", "data_offset", "size",
+           "align", "crc32", "name");
+    for (size_t i = 0; i < n; i++) {
+        const onnxzip_entry *e = onnxzip_entry_at(a, i);
+        printf("%5zu  %12" PRIu64 "  %12" PRIu64 "  %5" PRIu32 "  %08" PRIx32 "  ", i,
+               e->data_offset, e->size, alignment_of(e->data_offset), e->crc32);
+        cli_put_text(stdout, e->name);
+        fputc('\n', stdout);
+    }
+}
+
+typedef struct tensor_widths {
+    size_t name, dtype, shape, entry;
+} tensor_widths;
+
+/* Column widths from the longest cell, so that the table lines up. */
+static tensor_widths measure_tensors(const onnxzip_archive *a)
+{
+    tensor_widths w = { 4, 5, 5, 5 };
+    size_t n = onnxzip_tensor_count(a);
+    char shape[64];
+
+    for (size_t i = 0; i < n; i++) {
+        const onnxzip_tensor *t = onnxzip_tensor_at(a, i);
+        w.name = max_size(w.name, cli_put_text(NULL, t->name));
+        w.dtype = max_size(w.dtype, strlen(onnxzip_dtype_name(t->data_type)));
+        w.shape = max_size(w.shape, strlen(format_shape(t, shape, sizeof shape)));
+        if (t->storage == ONNXZIP_STORAGE_ENTRY && t->entry)
+            w.entry = max_size(w.entry, cli_put_text(NULL, t->entry));
+    }
+    return w;
+}
+
+static void print_tensor(const onnxzip_tensor *t, const tensor_widths *w)
+{
+    char shape[64];
+    const char *entry = t->storage == ONNXZIP_STORAGE_ENTRY && t->entry ? t->entry : NULL;
+
+    put_cell(t->name, w->name);
+    printf("%-*s  %-*s  %-7s  ", (int)w->dtype, onnxzip_dtype_name(t->data_type),
+           (int)w->shape, format_shape(t, shape, sizeof shape), storage_name(t->storage));
+    if (entry)
+        put_cell(entry, w->entry);
+    else
+        printf("%-*s  ", (int)w->entry, "-");
+    printf("%12" PRIu64 "  %12" PRIu64 "  %5" PRIu32 "\n", t->file_offset, t->nbytes,
+           t->alignment);
+}
+
+static void print_tensors(const onnxzip_archive *a)
+{
+    size_t n = onnxzip_tensor_count(a);
+    tensor_widths w = measure_tensors(a);
+
+    printf("\ntensors:\n%-*s  %-*s  %-*s  %-7s  %-*s  %12s  %12s  %5s\n", (int)w.name, "name",
+           (int)w.dtype, "dtype", (int)w.shape, "shape", "storage", (int)w.entry, "entry",
+           "offset", "nbytes", "align");
+    for (size_t i = 0; i < n; i++)
+        print_tensor(onnxzip_tensor_at(a, i), &w);
+}
+
+static void print_tables(const onnxzip_archive *a, const char *path)
+{
+    cli_put_text(stdout, path);
+    printf(": %zu entries, %zu tensors\n", onnxzip_entry_count(a), onnxzip_tensor_count(a));
+    print_entries(a);
+    print_tensors(a);
+}
+
+/* ---------------------------------------------------------------------------
+ * Command
+ * ------------------------------------------------------------------------- */
+
+int cmd_ls(int argc, char **argv)
+{
+    const char *path = NULL;
+    int json = 0, id, rc;
+    onnxzip_archive *a = NULL;
+    cli_parser p;
+
+    cli_parser_init(&p, "ls", argc, argv);
+    while ((id = cli_next(&p, options)) != CLI_END) {
+        if (id == OPT_HELP) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (id == OPT_JSON) {
+            json = 1;
+        } else if (id == CLI_OPERAND && !path) {
+            path = p.value;
+        } else if (id == CLI_OPERAND) {
+            return cli_usage_error("ls", usage, "unexpected argument '%s'", p.value);
+        } else {
+            usage(stderr);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!path)
+        return cli_usage_error("ls", usage, "missing ARCHIVE");
+    if ((rc = onnxzip_open(path, 0, &a)) != 0)
+        return cli_lib_error(rc);
+    if (json)
+        print_json(a, path);
+    else
+        print_tables(a, path);
+    onnxzip_close(&a);
+    return CLI_EXIT_OK;
+}

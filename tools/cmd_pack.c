@@ -1,0 +1,174 @@
+/*
+ * cmd_pack.c — "onnxzip pack": convert a classic .onnx model into an archive.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* stat() */
+#endif
+
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <onnxzip/onnxzip.h>
+
+enum { OPT_HELP, OPT_OUTPUT, OPT_ALIGN, OPT_THRESHOLD, OPT_QUIET };
+
+static const cli_option options[] = {
+    { "help",           'h', 0, OPT_HELP },
+    { "output",         'o', 1, OPT_OUTPUT },
+    { "align",          0,   1, OPT_ALIGN },
+    { "size-threshold", 0,   1, OPT_THRESHOLD },
+    { "quiet",          'q', 0, OPT_QUIET },
+    { NULL, 0, 0, 0 },
+};
+
+typedef struct pack_args {
+    const char *in;
+    const char *out;
+    int quiet;
+    onnxzip_pack_options opts;
+} pack_args;
+
+static void usage(FILE *f)
+{
+    fputs("usage: onnxzip pack IN.onnx -o OUT [--align N] [--size-threshold BYTES] [-q]\n"
+          "\n"
+          "Converts a classic ONNX model into an onnxzip archive: every tensor whose\n"
+          "raw_data holds at least BYTES becomes an aligned, uncompressed entry.\n"
+          "OUT is replaced atomically and must not be the input file.\n"
+          "\n"
+          "options:\n"
+          "  -o, --output OUT         archive to write (required)\n"
+          "      --align N            data alignment, a power of two in 64..65536\n"
+          "                           (default 64; 4096 suits page-granular mapping)\n"
+          "      --size-threshold B   smallest payload moved to an entry, in bytes,\n"
+          "                           with optional suffix K, M or G (default 1024)\n"
+          "  -q, --quiet              print nothing on success\n"
+          "  -h, --help               show this help\n", f);
+}
+
+static int parse_align(const char *s, uint32_t *out)
+{
+    uint64_t v;
+
+    if (cli_parse_u64(s, &v) != 0 || v < 64 || v > 65536 || (v & (v - 1)) != 0)
+        return cli_usage_error("pack", usage,
+                               "--align: '%s' is not a power of two between 64 and 65536", s);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_threshold(const char *s, uint64_t *out)
+{
+    if (cli_parse_size(s, out) != 0)
+        return cli_usage_error("pack", usage,
+                               "--size-threshold: '%s' is not a byte count "
+                               "(a non-negative integer, optional suffix K, M or G)", s);
+    return 0;
+}
+
+static int parse_option(cli_parser *p, int id, pack_args *a)
+{
+    switch (id) {
+    case OPT_OUTPUT:
+        a->out = p->value;
+        return 0;
+    case OPT_ALIGN:
+        return parse_align(p->value, &a->opts.alignment);
+    case OPT_THRESHOLD:
+        return parse_threshold(p->value, &a->opts.size_threshold);
+    case OPT_QUIET:
+        a->quiet = 1;
+        return 0;
+    case CLI_OPERAND:
+        if (a->in)
+            return cli_usage_error("pack", usage, "unexpected argument '%s'", p->value);
+        a->in = p->value;
+        return 0;
+    default:
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+}
+
+/* Returns -1 after printing help, 0 when parsed, or an exit code. */
+static int parse_args(int argc, char **argv, pack_args *a)
+{
+    cli_parser p;
+    int id, rc;
+
+    onnxzip_pack_options_init(&a->opts);
+    cli_parser_init(&p, "pack", argc, argv);
+    while ((id = cli_next(&p, options)) != CLI_END) {
+        if (id == OPT_HELP) {
+            usage(stdout);
+            return -1;
+        }
+        if ((rc = parse_option(&p, id, a)) != 0)
+            return rc;
+    }
+    if (!a->in)
+        return cli_usage_error("pack", usage, "missing input model");
+    if (!a->out)
+        return cli_usage_error("pack", usage, "missing -o OUT");
+    if (!*a->in || !*a->out)
+        return cli_usage_error("pack", usage, "empty file name");
+    return 0;
+}
+
+/* The library refuses out == in by name; refuse aliases too (hard links,
+ * symlinks, "./x" vs "x"), since the atomic rename would destroy the input. */
+static int check_not_same_file(const char *in, const char *out)
+{
+    struct stat si, so;
+
+    if (stat(in, &si) != 0 || stat(out, &so) != 0)
+        return 0; /* a missing input is the library's to report */
+    if (si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+        return cli_fail(ONNXZIP_EINVAL, "%s: output is the same file as input %s; "
+                        "refusing to overwrite it", out, in);
+    return 0;
+}
+
+/* Re-reads the new archive for the summary line, so that it shows what is
+ * on disk rather than what was intended. */
+static int print_summary(const char *in, const char *out)
+{
+    onnxzip_archive *a = NULL;
+    struct stat st;
+    size_t in_entries = 0, n;
+    int rc = onnxzip_open(out, 0, &a);
+
+    if (rc != 0)
+        return cli_lib_error(rc);
+    if (stat(out, &st) != 0) {
+        int err = errno;
+        onnxzip_close(&a);
+        return cli_fail(ONNXZIP_EIO, "%s: %s", out, strerror(err));
+    }
+    n = onnxzip_tensor_count(a);
+    for (size_t i = 0; i < n; i++)
+        if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
+            in_entries++;
+    printf("packed %s -> %s: %zu tensors in %zu entries, %" PRIu64 " bytes\n", in, out,
+           in_entries, onnxzip_entry_count(a), (uint64_t)st.st_size);
+    onnxzip_close(&a);
+    return CLI_EXIT_OK;
+}
+
+int cmd_pack(int argc, char **argv)
+{
+    pack_args a = { 0 };
+    int rc = parse_args(argc, argv, &a);
+
+    if (rc != 0)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    if ((rc = check_not_same_file(a.in, a.out)) != 0)
+        return rc;
+    if ((rc = onnxzip_pack(a.in, a.out, &a.opts)) != 0)
+        return cli_lib_error(rc);
+    return a.quiet ? CLI_EXIT_OK : print_summary(a.in, a.out);
+}
