@@ -1,0 +1,126 @@
+/* The reader API: open from path, fd and borrowed buffer; lookups; model
+ * bytes and parsed proto; NULL handling; verify-on-open; error details. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "onnx.pb-c.h"
+#include "testutil.h"
+
+static const char *make_archive(const char *dir)
+{
+    const char *path = tu_path(dir, "r.onnxzip");
+    onnxzip_writer *w;
+    CHECK_RC(onnxzip_writer_create(path, NULL, &w), 0);
+    float f[256];
+    for (int i = 0; i < 256; i++) f[i] = (float)i * 0.5f;
+    CHECK_RC(onnxzip_writer_add_memory(w, "weight", f, sizeof f), 0);
+    tu_tensor t[] = { { "layer.weight", 1, { 16, 16 }, 2, "weight", 0 },
+                      { "small", 1, { 4 }, 1, NULL, 16 },
+                      { "layer.weight", 1, { 256 }, 1, "weight", 0 } };
+    size_t mlen;
+    uint8_t *model = tu_model(t, 3, &mlen);
+    CHECK_RC(onnxzip_writer_set_model(w, model, mlen), 0);
+    CHECK_RC(onnxzip_writer_finish(&w), 0);
+    free(model);
+    return path;
+}
+
+static void check_views(onnxzip_archive *a, const uint8_t *lo, size_t size)
+{
+    CHECK(onnxzip_tensor_count(a) == 3);
+    CHECK(onnxzip_entry_count(a) == 2);
+    const onnxzip_tensor *w = onnxzip_find_tensor(a, "layer.weight");
+    CHECK(w == onnxzip_tensor_at(a, 0)); /* the first of a repeated name */
+    CHECK(w && w->ndims == 2 && w->dims[0] == 16 && w->data_type == 1 && w->nbytes == 1024);
+    CHECK(w && w->storage == ONNXZIP_STORAGE_ENTRY && !strcmp(w->entry, "weight") && w->alignment >= 64);
+    CHECK(w && ((const float *)w->data)[3] == 1.5f);
+    if (lo) CHECK(w && (const uint8_t *)w->data >= lo && (const uint8_t *)w->data + w->nbytes <= lo + size);
+    const onnxzip_tensor *s = onnxzip_find_tensor(a, "small");
+    CHECK(s && s->storage == ONNXZIP_STORAGE_INLINE && s->entry == NULL && s->nbytes == 16);
+    CHECK(onnxzip_tensor_at(a, 2)->data == w->data); /* one entry, two tensors */
+    CHECK(onnxzip_find_tensor(a, "nope") == NULL && onnxzip_tensor_at(a, 3) == NULL);
+    const void *mb;
+    size_t ml;
+    CHECK_RC(onnxzip_model_bytes(a, &mb, &ml), 0);
+    const onnxzip_entry *last = onnxzip_entry_at(a, 1);
+    CHECK(!strcmp(last->name, "__MODEL_PROTO") && last->size == ml);
+    const Onnx__ModelProto *m, *m2;
+    CHECK_RC(onnxzip_model_proto(a, &m), 0);
+    CHECK(m && m->graph && m->graph->n_initializer == 3 && m->ir_version == 8);
+    CHECK(m && m->graph->initializer[0]->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL);
+    CHECK_RC(onnxzip_model_proto(a, &m2), 0);
+    CHECK(m == m2); /* parsed once */
+}
+
+static void nulls(void)
+{
+    onnxzip_archive *a = NULL;
+    onnxzip_close(NULL);
+    onnxzip_close(&a);
+    CHECK(onnxzip_tensor_count(NULL) == 0 && onnxzip_entry_count(NULL) == 0);
+    CHECK(onnxzip_tensor_at(NULL, 0) == NULL && onnxzip_find_tensor(NULL, "x") == NULL);
+    CHECK_RC(onnxzip_open(NULL, 0, &a), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_open("/nonexistent/x", 0, &a), ONNXZIP_EIO);
+    CHECK(a == NULL && strstr(onnxzip_last_error()->message, "/nonexistent/x"));
+    CHECK_RC(onnxzip_open_fd(-1, 0, &a), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_open_buffer(NULL, 0, 0, &a), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_open_buffer("", 0, 0, &a), ONNXZIP_ENOTZIP);
+    CHECK_RC(onnxzip_open("/", 0, &a), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_verify(NULL), ONNXZIP_EINVAL);
+}
+
+static void names(void)
+{
+#define CHECK_NAME_(name, value, desc)                                     \
+    CHECK(!strcmp(onnxzip_strerror(value), desc));                       \
+    CHECK(!strcmp(onnxzip_status_name(value), "ONNXZIP_" #name));
+    ONNXZIP_STATUS_MAP(CHECK_NAME_)
+#undef CHECK_NAME_
+    CHECK(!strcmp(onnxzip_strerror(-9999), "unknown error"));
+    CHECK(!strcmp(onnxzip_dtype_name(16), "BFLOAT16") && !strcmp(onnxzip_dtype_name(99), "UNKNOWN"));
+    CHECK(onnxzip_version_number() == ONNXZIP_VERSION_NUMBER && onnxzip_version()[0] == '0' + ONNXZIP_VERSION_MAJOR);
+}
+
+int main(void)
+{
+    char *dir = tu_tmpdir();
+    const char *path = make_archive(dir);
+    onnxzip_archive *a;
+    CHECK_RC(onnxzip_open(path, 0, &a), 0);
+    if (a) check_views(a, NULL, 0);
+    CHECK(a && !strcmp(onnxzip_archive_path(a), path));
+    onnxzip_close(&a);
+    CHECK(a == NULL);
+
+    int fd = open(path, O_RDONLY);
+    CHECK_RC(onnxzip_open_fd(fd, 0, &a), 0);
+    close(fd); /* the views outlive the descriptor */
+    if (a) check_views(a, NULL, 0);
+    onnxzip_close(&a);
+
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = malloc(1 << 20);
+    size_t n = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    CHECK_RC(onnxzip_open_buffer(buf, n, ONNXZIP_OPEN_VERIFY, &a), 0);
+    if (a) check_views(a, buf, n);
+    onnxzip_close(&a);
+    const onnxzip_entry *e;
+    CHECK_RC(onnxzip_open_buffer(buf, n, 0, &a), 0);
+    e = onnxzip_entry_at(a, 0);
+    buf[e->data_offset + 7] ^= 1; /* a flipped weight bit: open is fine, verify is not */
+    CHECK_RC(onnxzip_verify(a), ONNXZIP_ECRC);
+    CHECK(onnxzip_last_error()->offset == (int64_t)e->data_offset);
+    CHECK(strstr(onnxzip_last_error()->message, "'weight'") != NULL);
+    onnxzip_close(&a);
+    CHECK_RC(onnxzip_open_buffer(buf, n, ONNXZIP_OPEN_VERIFY, &a), ONNXZIP_ECRC);
+    CHECK(a == NULL);
+    free(buf);
+    nulls();
+    names();
+    tu_rmtree(dir);
+    free(dir);
+    return tu_finish("reader_api");
+}

@@ -1,0 +1,178 @@
+/* The writer: alignment at every legal A (with filler entries at 65536),
+ * streaming from files, argument validation, atomic output, no temp files. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static uint8_t pattern(uint64_t i) { return (uint8_t)(i * 2654435761u >> 13) | 1; }
+
+/* Writes entries of awkward sizes at alignment A, reopens, checks offsets and
+ * bytes. `first_size` lets the caller force the 65536 filler case. */
+static void roundtrip(const char *dir, uint32_t A, uint64_t first_size, int expect_filler)
+{
+    const char *path = tu_path(dir, "a.onnxzip");
+    static const uint64_t sizes[] = { 1000, 0, 1, 63, 64, 65, 4097 };
+    const char *names[] = { "a", "b", "c_1", "D", "e", "f", "g" };
+    uint8_t *buf = malloc(1 << 17);
+    for (uint64_t i = 0; i < (1 << 17); i++) buf[i] = pattern(i);
+    onnxzip_write_options o;
+    onnxzip_write_options_init(&o);
+    o.alignment = A;
+    onnxzip_writer *w;
+    CHECK_RC(onnxzip_writer_create(path, &o, &w), 0);
+    tu_tensor t[7];
+    for (int i = 0; i < 7; i++) {
+        uint64_t n = i == 0 && first_size ? first_size : sizes[i];
+        CHECK_RC(onnxzip_writer_add_memory(w, names[i], buf, n), 0);
+        t[i] = (tu_tensor){ names[i], 2 /* UINT8 */, { (int64_t)n }, 1, names[i], 0 };
+    }
+    size_t mlen;
+    uint8_t *model = tu_model(t, 7, &mlen);
+    CHECK_RC(onnxzip_writer_set_model(w, model, mlen), 0);
+    CHECK_RC(onnxzip_writer_finish(&w), 0);
+    CHECK(w == NULL);
+    onnxzip_archive *a;
+    CHECK_RC(onnxzip_open(path, ONNXZIP_OPEN_VERIFY, &a), 0);
+    int fillers = 0;
+    for (size_t i = 0; a && i < onnxzip_entry_count(a); i++) {
+        const onnxzip_entry *e = onnxzip_entry_at(a, i);
+        if (!strncmp(e->name, "__PAD_", 6)) {
+            fillers++;
+            continue;
+        }
+        CHECK(e->data_offset % A == 0);
+    }
+    CHECK(fillers == expect_filler);
+    for (int i = 0; a && i < 7; i++) {
+        const onnxzip_tensor *v = onnxzip_find_tensor(a, names[i]);
+        CHECK(v && v->storage == ONNXZIP_STORAGE_ENTRY && v->alignment >= A);
+        CHECK(v && v->nbytes == (uint64_t)t[i].dims[0] && !memcmp(v->data, buf, v->nbytes));
+    }
+    onnxzip_close(&a);
+    free(model);
+    free(buf);
+}
+
+static void from_file(const char *dir)
+{
+    const char *src = tu_path(dir, "src.bin"), *path = tu_path(dir, "f.onnxzip");
+    int fd = open(src, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    uint8_t head[100];
+    for (int i = 0; i < 100; i++) head[i] = (uint8_t)(i + 1);
+    CHECK(pwrite(fd, head, 100, 3 << 20) == 100);
+    CHECK(ftruncate(fd, (5 << 20) + 7) == 0); /* zeros around: holes in the output */
+    onnxzip_writer *w;
+    CHECK_RC(onnxzip_writer_create(path, NULL, &w), 0);
+    CHECK_RC(onnxzip_writer_add_file_range(w, "x", fd, 5, (5 << 20) + 2), 0);
+    tu_tensor t = { "x", 2, { (5 << 20) + 2 }, 1, "x", 0 };
+    size_t mlen;
+    uint8_t *model = tu_model(&t, 1, &mlen);
+    CHECK_RC(onnxzip_writer_set_model(w, model, mlen), 0);
+    CHECK_RC(onnxzip_writer_finish(&w), 0);
+    onnxzip_archive *a;
+    CHECK_RC(onnxzip_open(path, ONNXZIP_OPEN_VERIFY, &a), 0);
+    const onnxzip_tensor *v = onnxzip_find_tensor(a, "x");
+    CHECK(v && !memcmp((const uint8_t *)v->data + (3 << 20) - 5, head, 100));
+    CHECK(v && ((const uint8_t *)v->data)[0] == 0 && ((const uint8_t *)v->data)[v->nbytes - 1] == 0);
+    struct stat st;
+    /* Two 1 MiB chunks hold the 100 bytes; the other 3 MiB of zeros are holes. */
+    CHECK(stat(path, &st) == 0 && (uint64_t)st.st_blocks * 512 < (3u << 20));
+    /* A range past the end of the source is an error, not a short entry. */
+    CHECK_RC(onnxzip_writer_create(path, NULL, &w), 0);
+    CHECK_RC(onnxzip_writer_add_file_range(w, "y", fd, 5 << 20, 100), ONNXZIP_ETRUNC);
+    CHECK_RC(onnxzip_writer_finish(&w), ONNXZIP_ETRUNC);
+    onnxzip_close(&a);
+    close(fd);
+    free(model);
+}
+
+static void refusals(const char *dir)
+{
+    const char *path = tu_path(dir, "bad.onnxzip");
+    onnxzip_writer *w;
+    onnxzip_write_options o;
+    onnxzip_write_options_init(&o);
+    uint32_t bad_align[] = { 0, 32, 63, 100, 131072 };
+    for (int i = 0; i < 5; i++) {
+        o.alignment = bad_align[i];
+        CHECK_RC(onnxzip_writer_create(path, &o, &w), ONNXZIP_EINVAL);
+        CHECK(w == NULL);
+    }
+    CHECK_RC(onnxzip_writer_create(NULL, NULL, &w), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_writer_create(tu_path(dir, "missing/x.onnxzip"), NULL, &w), ONNXZIP_EIO);
+    CHECK_RC(onnxzip_writer_create(path, NULL, &w), 0);
+    const char *bad_names[] = { "", "a.b", "../evil", "/abs", "a\\b", "__MODEL_PROTO", "__PAD_1", "__x", "9a" };
+    for (int i = 0; i < 9; i++) CHECK_RC(onnxzip_writer_add_memory(w, bad_names[i], "x", 1), ONNXZIP_ENAME);
+    CHECK_RC(onnxzip_writer_add_memory(w, "Weight", "x", 1), 0);
+    CHECK_RC(onnxzip_writer_add_memory(w, "weight", "x", 1), ONNXZIP_EDUPNAME);
+    char longname[300];
+    memset(longname, 'n', 299);
+    longname[299] = '\0';
+    CHECK_RC(onnxzip_writer_add_memory(w, longname, "x", 1), ONNXZIP_ELIMIT);
+    CHECK_RC(onnxzip_writer_finish(&w), ONNXZIP_ENOMODEL);
+    CHECK(access(path, F_OK) != 0);
+
+    /* References are checked at finish: missing entry, wrong size. */
+    tu_tensor missing = { "t", 1, { 1 }, 1, "nope", 0 }, wrong = { "t", 1, { 2 }, 1, "w", 0 };
+    const tu_tensor *cases[] = { &missing, &wrong };
+    int want[] = { ONNXZIP_EREF, ONNXZIP_ESIZE };
+    for (int i = 0; i < 2; i++) {
+        size_t mlen;
+        uint8_t *model = tu_model(cases[i], 1, &mlen);
+        CHECK_RC(onnxzip_writer_create(path, NULL, &w), 0);
+        CHECK_RC(onnxzip_writer_add_memory(w, "w", "abcd", 4), 0);
+        CHECK_RC(onnxzip_writer_set_model(w, model, mlen), 0);
+        CHECK_RC(onnxzip_writer_finish(&w), want[i]);
+        CHECK(access(path, F_OK) != 0);
+        free(model);
+    }
+    CHECK_RC(onnxzip_writer_create(path, NULL, &w), 0);
+    onnxzip_writer_abort(&w);
+    CHECK(w == NULL);
+    onnxzip_writer_abort(&w);
+    onnxzip_writer_abort(NULL);
+    CHECK(tu_count_files(dir, ".tmp-") == 0);
+}
+
+static void replaces_atomically(const char *dir)
+{
+    const char *path = tu_path(dir, "r.onnxzip");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(write(fd, "old", 3) == 3);
+    close(fd);
+    onnxzip_writer *w;
+    CHECK_RC(onnxzip_writer_create(path, NULL, &w), 0);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && st.st_size == 3); /* untouched until finish */
+    size_t mlen;
+    uint8_t *model = tu_model(NULL, 0, &mlen);
+    CHECK_RC(onnxzip_writer_set_model(w, model, mlen), 0);
+    CHECK_RC(onnxzip_writer_finish(&w), 0);
+    onnxzip_archive *a;
+    CHECK_RC(onnxzip_open(path, 0, &a), 0);
+    CHECK(onnxzip_entry_count(a) == 1 && onnxzip_tensor_count(a) == 0);
+    onnxzip_close(&a);
+    free(model);
+}
+
+int main(void)
+{
+    char *dir = tu_tmpdir();
+    uint32_t aligns[] = { 64, 128, 4096, 32768, 65536 };
+    for (int i = 0; i < 5; i++) roundtrip(dir, aligns[i], 0, 0);
+    /* First data at 65536; 65536 + 65500 + header(30 + "b" + 6) is 1 past a
+     * boundary: 65535 bytes of padding would be needed, more than an extra
+     * field holds, so a filler entry must appear. */
+    roundtrip(dir, 65536, 65500, 1);
+    from_file(dir);
+    refusals(dir);
+    replaces_atomically(dir);
+    CHECK(tu_count_files(dir, ".tmp-") == 0);
+    tu_rmtree(dir);
+    free(dir);
+    return tu_finish("writer");
+}

@@ -1,0 +1,144 @@
+#include <dirent.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+int tu_passed, tu_failed;
+
+void tu_check(int ok, const char *expr, const char *file, int line)
+{
+    if (ok) {
+        tu_passed++;
+        return;
+    }
+    tu_failed++;
+    fprintf(stderr, "FAIL %s:%d: %s\n", file, line, expr);
+}
+
+void tu_check_rc(int got, int want, const char *expr, const char *file, int line)
+{
+    if (got == want) {
+        tu_passed++;
+        return;
+    }
+    tu_failed++;
+    fprintf(stderr, "FAIL %s:%d: %s returned %s, expected %s\n  last error: %s\n", file, line, expr,
+            onnxzip_status_name(got), onnxzip_status_name(want), onnxzip_last_error()->message);
+}
+
+int tu_finish(const char *name)
+{
+    printf("%s: %d passed, %d failed\n", name, tu_passed, tu_failed);
+    return tu_failed ? 1 : 0;
+}
+
+char *tu_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/onnxzip-test-XXXXXX", base && *base ? base : "/tmp");
+    char *d = mkdtemp(tmpl);
+    if (!d) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    return strdup(d);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+void tu_rmtree(const char *dir)
+{
+    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *tu_path(const char *dir, const char *name)
+{
+    static char buf[4][4096];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+int tu_count_files(const char *dir, const char *needle)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strstr(e->d_name, needle)) n++;
+    if (d) closedir(d);
+    return n;
+}
+
+/* Tiny protobuf writer, enough to build test models by hand. */
+typedef struct pbw {
+    uint8_t *p;
+    size_t len, cap;
+} pbw;
+
+static void put(pbw *b, const void *d, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2 + 64;
+        b->p = realloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->len, d, n);
+    b->len += n;
+}
+
+static void varint(pbw *b, uint64_t v)
+{
+    uint8_t t[10];
+    size_t n = 0;
+    while (v >= 0x80) t[n++] = (uint8_t)(v | 0x80), v >>= 7;
+    t[n++] = (uint8_t)v;
+    put(b, t, n);
+}
+
+static void lenfield(pbw *b, unsigned num, const void *d, size_t n)
+{
+    varint(b, num << 3 | 2);
+    varint(b, n);
+    put(b, d, n);
+}
+
+uint8_t *tu_model(const tu_tensor *t, size_t n, size_t *len)
+{
+    pbw graph = { 0 }, model = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        pbw tp = { 0 };
+        for (int d = 0; d < t[i].ndims; d++) varint(&tp, 1 << 3), varint(&tp, (uint64_t)t[i].dims[d]);
+        varint(&tp, 2 << 3);
+        varint(&tp, (uint64_t)t[i].dtype);
+        lenfield(&tp, 8, t[i].name, strlen(t[i].name));
+        if (t[i].entry) {
+            pbw kv = { 0 };
+            lenfield(&kv, 1, "location", 8);
+            lenfield(&kv, 2, t[i].entry, strlen(t[i].entry));
+            lenfield(&tp, 13, kv.p, kv.len);
+            varint(&tp, 14 << 3);
+            varint(&tp, 1);
+            free(kv.p);
+        } else {
+            uint8_t *z = calloc(1, t[i].raw_len + 1);
+            lenfield(&tp, 9, z, t[i].raw_len);
+            free(z);
+        }
+        lenfield(&graph, 5, tp.p, tp.len);
+        free(tp.p);
+    }
+    varint(&model, 1 << 3);
+    varint(&model, 8); /* ir_version */
+    lenfield(&model, 7, graph.p ? graph.p : (uint8_t *)"", graph.len);
+    free(graph.p);
+    *len = model.len;
+    return model.p;
+}

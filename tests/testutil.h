@@ -1,0 +1,42 @@
+/* A minimal test harness: CHECK()s count, failures print where and why. */
+#ifndef ONNXZIP_TESTUTIL_H
+#define ONNXZIP_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "onnxzip/onnxzip.h"
+
+extern int tu_passed, tu_failed;
+
+void tu_check(int ok, const char *expr, const char *file, int line);
+#define CHECK(cond) tu_check(!!(cond), #cond, __FILE__, __LINE__)
+/* Checks a status code, printing the library's message when it differs. */
+void tu_check_rc(int got, int want, const char *expr, const char *file, int line);
+#define CHECK_RC(expr, want) tu_check_rc((expr), (want), #expr, __FILE__, __LINE__)
+
+/* Prints "NAME: N passed, M failed" and returns the exit status. */
+int tu_finish(const char *name);
+
+/* A fresh temporary directory (removed by tu_rmtree), and a path inside it. */
+char *tu_tmpdir(void);
+void tu_rmtree(const char *dir);
+const char *tu_path(const char *dir, const char *name);
+
+/* Number of directory entries whose name contains `needle`. */
+int tu_count_files(const char *dir, const char *needle);
+
+/* Serialized ModelProto with one initializer per (name, dtype, dims, nbytes)
+ * referencing entry `entries[i]` (NULL entry: inline raw_data of zeros). */
+typedef struct tu_tensor {
+    const char *name;
+    int32_t dtype;
+    int64_t dims[4];
+    int ndims;
+    const char *entry;
+    uint64_t raw_len; /* for inline tensors */
+} tu_tensor;
+uint8_t *tu_model(const tu_tensor *t, size_t n, size_t *len);
+
+#endif
