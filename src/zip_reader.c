@@ -137,18 +137,20 @@ static int parse_extras(const uint8_t *p, uint16_t len, extras *x)
     return 0;
 }
 
-/* Replaces 0xFFFFFFFF-marked values by zip64 ones, in APPNOTE order. */
+/* Replaces 0xFFFFFFFF-marked values by zip64 ones, in APPNOTE order. The
+ * zip64 field holds exactly the marked fields (APPNOTE 4.5.3): a field that is
+ * short, or that carries values for unmarked fields, is rejected. */
 static int resolve_zip64(const extras *x, uint64_t *usize, uint64_t *csize, uint64_t *lho)
 {
     uint64_t *slots[3] = { usize, csize, lho };
     uint32_t used = 0;
     for (int i = 0; i < 3; i++) {
-        if (!slots[i] || *slots[i] != U32_MARK) continue;
+        if (*slots[i] != U32_MARK) continue;
         if (!x->has_zip64 || x->zip64_len < used + 8) return -1;
         *slots[i] = oz_rd64(x->zip64 + used);
         used += 8;
     }
-    return 0;
+    return x->has_zip64 && x->zip64_len != used ? -1 : 0;
 }
 
 
@@ -190,8 +192,8 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
                       "central directory", c->path, shown);
     uint64_t usize = oz_rd32(h + CH_USIZE), csize = oz_rd32(h + CH_CSIZE), lho = oz_rd32(h + CH_LHO);
     if (resolve_zip64(&x, &usize, &csize, &lho))
-        return oz_err(ONNXZIP_EZIP64, (int64_t)at, "%s: entry '%s': zip64 extra field missing or too short for "
-                      "its 0xFFFFFFFF-marked fields", c->path, shown);
+        return oz_err(ONNXZIP_EZIP64, (int64_t)at, "%s: entry '%s': central zip64 extra field does not hold "
+                      "exactly the 0xFFFFFFFF-marked fields", c->path, shown);
     if (oz_rd16(h + CH_DISK) != 0)
         return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s' starts on another disk", c->path, shown);
     int rc = check_flags_method(c, oz_rd16(h + CH_FLAGS), oz_rd16(h + CH_METHOD), shown, at);
@@ -243,11 +245,22 @@ static int check_local(ctx *c, oz_zentry *ze, const uint8_t *central)
     if (parse_extras(h + ZIP_LOCAL_SIZE + nlen, elen, &x))
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': malformed or duplicated extra field in the "
                       "local header", c->path, shown);
+    /* A local zip64 field holds both sizes (APPNOTE 4.5.3); when present it
+     * must agree with the 32-bit fields it does not replace. */
     uint64_t usize = oz_rd32(h + LH_USIZE), csize = oz_rd32(h + LH_CSIZE);
-    if ((usize == U32_MARK || csize == U32_MARK) &&
-        (!x.has_zip64 || x.zip64_len < 16 || (usize = oz_rd64(x.zip64), csize = oz_rd64(x.zip64 + 8), 0)))
+    int marked = usize == U32_MARK || csize == U32_MARK;
+    if ((marked || x.has_zip64) && (!x.has_zip64 || x.zip64_len < 16))
         return oz_err(ONNXZIP_EZIP64, (int64_t)lho, "%s: entry '%s': local zip64 extra field missing or short",
                       c->path, shown);
+    if (x.has_zip64) {
+        uint64_t zu = oz_rd64(x.zip64), zc = oz_rd64(x.zip64 + 8);
+        if ((usize != U32_MARK && usize != zu) || (csize != U32_MARK && csize != zc))
+            return oz_err(ONNXZIP_EZIP64, (int64_t)lho, "%s: entry '%s': local zip64 sizes (%llu, %llu) disagree "
+                          "with the 32-bit size fields", c->path, shown, (unsigned long long)zc,
+                          (unsigned long long)zu);
+        usize = zu;
+        csize = zc;
+    }
     if (usize != ze->pub.size || csize != ze->pub.size)
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local sizes (%llu, %llu) differ from the "
                       "central directory's (%llu)", c->path, shown, (unsigned long long)csize,
