@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+"""oracles — archives written by `onnxzip pack` checked by independent readers.
+
+    oracles.py ONNXZIP_EXE LIBZIP_ORACLE_EXE [--corpus DIR] [--keep DIR]
+
+Builds the small models of testmodels.py (every place a tensor can live, many
+dtypes, awkward names), packs each with --size-threshold 0 at --align 64 and
+--align 4096, and checks every archive with:
+  zipcheck   — this suite's own struct-level parser (layout, alignment, CRC);
+  libzip     — libzip_oracle (ZIP_CHECKCONS, reads every entry, CRC);
+  unzip -t   — Info-ZIP's test mode;
+  zipinfo    — Info-ZIP's listing: exit 0 and lists exactly the entries;
+  zipfile    — Python's zipfile testzip();
+  verify     — `onnxzip verify` accepts it;
+  ls-json    — `onnxzip ls --json` entries agree with zipcheck's parse, and
+               its tensors agree with the original model;
+  load       — unzip into a directory, rename __MODEL_PROTO to model.onnx,
+               onnx.load() it: equal to the original model.
+With --corpus DIR, the *.onnx files in DIR/models are checked the same way
+(at --align 64); an absent DIR is reported plainly and skipped.
+Prints "oracles: N passed, M failed"; exits 1 if any check failed.
+"""
+import json
+import os
+import sys
+import tempfile
+import traceback
+import zipfile
+
+sys.dont_write_bytecode = True  # never write __pycache__ into the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import onnx  # noqa: E402
+
+import ozcommon  # noqa: E402
+import testmodels  # noqa: E402
+import zipcheck  # noqa: E402
+
+ALIGNS = (64, 4096)
+
+
+class Runner:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+        self.failures = []
+
+    def check(self, label, fn):
+        try:
+            err = fn()
+        except Exception as ex:  # a crash of a check is a failure, with its trace
+            err = f"exception: {ex!r}\n{traceback.format_exc(limit=3)}"
+        if err:
+            self.failed += 1
+            self.failures.append(f"{label}: {err}")
+            print(f"FAIL {label}: {err}")
+        else:
+            self.passed += 1
+            print(f"ok   {label}")
+        return not err
+
+
+def _proc_err(p, what):
+    if p.returncode != 0:
+        tail = (p.stderr or p.stdout).decode("utf-8", "replace").strip().splitlines()
+        return f"{what} exited {p.returncode}: " + " | ".join(tail[-3:])
+    return None
+
+
+def check_archive(r, label, arc_path, align, onnxzip, libzip_oracle, orig):
+    state = {}
+
+    def c_zipcheck():
+        a, errs = zipcheck.check_file(arc_path, align)
+        state["arc"] = a
+        return "; ".join(errs[:5]) if errs else None
+
+    def c_libzip():
+        return _proc_err(ozcommon.run([libzip_oracle, arc_path]), "libzip_oracle")
+
+    def c_unzip():
+        return _proc_err(ozcommon.run(["unzip", "-t", "-q", arc_path]), "unzip -t -q")
+
+    def c_zipinfo():
+        p = ozcommon.run(["zipinfo", "-1", arc_path])
+        e = _proc_err(p, "zipinfo -1")
+        if e:
+            return e
+        listed = p.stdout.decode("utf-8", "replace").splitlines()
+        with zipfile.ZipFile(arc_path) as z:
+            names = [i.filename for i in z.infolist()]
+        a = state.get("arc")
+        if a is not None:
+            names = [x.name for x in a.entries]
+        if listed != names:
+            return f"zipinfo lists {len(listed)} names, archive has {len(names)}; first " \
+                   f"difference: {next(((x, y) for x, y in zip(listed, names) if x != y), None)}"
+        p = ozcommon.run(["zipinfo", arc_path])
+        return _proc_err(p, "zipinfo")
+
+    def c_zipfile():
+        with zipfile.ZipFile(arc_path) as z:
+            bad = z.testzip()
+        return f"testzip() reports '{bad}'" if bad is not None else None
+
+    def c_verify():
+        return _proc_err(ozcommon.run([onnxzip, "verify", arc_path]), "onnxzip verify")
+
+    def c_ls():
+        p = ozcommon.run([onnxzip, "ls", arc_path, "--json"])
+        e = _proc_err(p, "onnxzip ls --json")
+        if e:
+            return e
+        j = json.loads(p.stdout)
+        a = state.get("arc")
+        if a is None:
+            return "zipcheck could not parse the archive"
+        got = [(x["name"], x["header_offset"], x["data_offset"], x["size"], x["crc32"])
+               for x in j["entries"]]
+        want = [(x.name, x.header_offset, x.data_offset, x.usize, x.crc) for x in a.entries]
+        if got != want:
+            d = next(((x, y) for x, y in zip(got, want) if x != y), (len(got), len(want)))
+            return f"ls entries disagree with zipcheck: first difference (ls, zipcheck) {d}"
+        for x in j["entries"]:
+            off = x["data_offset"]
+            exp = 65536 if off == 0 else min(off & -off, 65536)
+            if x.get("alignment") != exp:
+                return f"entry '{x['name']}' alignment {x.get('alignment')} != {exp}"
+        exp_t = ozcommon.expected_dump(orig)
+        got_t = j["tensors"]
+        if len(got_t) != len(exp_t):
+            return f"ls lists {len(got_t)} tensors, model has {len(exp_t)}"
+        ent = {x.name: x for x in a.entries}
+        for i, (et, gt) in enumerate(zip(exp_t, got_t)):
+            w = f"tensor #{i} ({et['where']})"
+            for k in ("name", "data_type", "dims", "storage"):
+                if et[k] != gt.get(k):
+                    return f"{w}: {k} {gt.get(k)!r} != expected {et[k]!r}"
+            if gt.get("kind") != ozcommon.KIND_NAMES[et["kind"]] and \
+                    gt.get("kind") != et["kind"]:
+                return f"{w}: kind {gt.get('kind')!r} != expected " \
+                       f"{ozcommon.KIND_NAMES[et['kind']]!r}"
+            if et["storage"] == "entry":
+                z = ent.get(gt.get("entry"))
+                if z is None:
+                    return f"{w}: entry {gt.get('entry')!r} not in the archive"
+                if gt.get("nbytes") != et["nbytes"] or \
+                        gt.get("offset") != z.data_offset and gt.get("offset") != 0:
+                    return f"{w}: nbytes/offset {gt.get('nbytes')}/{gt.get('offset')} vs " \
+                           f"{et['nbytes']}/entry at {z.data_offset}"
+        return None
+
+    def c_load():
+        with tempfile.TemporaryDirectory(dir=os.path.dirname(arc_path)) as d:
+            m, _n = ozcommon.extract_and_load(arc_path, d)
+        a = ozcommon.normalize(onnx.ModelProto.FromString(orig.SerializeToString()))
+        return ozcommon.model_diff(a, ozcommon.normalize(m))
+
+    r.check(f"{label} zipcheck", c_zipcheck)
+    r.check(f"{label} libzip", c_libzip)
+    r.check(f"{label} unzip-t", c_unzip)
+    r.check(f"{label} zipinfo", c_zipinfo)
+    r.check(f"{label} zipfile", c_zipfile)
+    r.check(f"{label} verify", c_verify)
+    r.check(f"{label} ls-json", c_ls)
+    r.check(f"{label} load", c_load)
+
+
+def pack_and_check(r, label, model_path, orig, work, align, onnxzip, libzip_oracle):
+    arc = os.path.join(work, f"{label}.a{align}.onnxzip".replace("/", "_"))
+    ok = r.check(f"{label}@{align} pack", lambda: _proc_err(ozcommon.run(
+        [onnxzip, "pack", model_path, "-o", arc, "--align", str(align),
+         "--size-threshold", "0"]), "onnxzip pack"))
+    if ok:
+        check_archive(r, f"{label}@{align}", arc, align, onnxzip, libzip_oracle, orig)
+
+
+def main(argv):
+    args = argv[1:]
+    corpus = keep = None
+    pos = []
+    while args:
+        a = args.pop(0)
+        if a == "--corpus" and args:
+            corpus = args.pop(0)
+        elif a == "--keep" and args:
+            keep = args.pop(0)
+        else:
+            pos.append(a)
+    if len(pos) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    onnxzip, libzip_oracle = pos
+    r = Runner()
+    tmp = None
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        work = keep
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="onnxzip-oracles-")
+        work = tmp.name
+    for name, build in testmodels.MODELS.items():
+        m = build()
+        mp = os.path.join(work, f"{name}.onnx")
+        onnx.save(m, mp)
+        orig = onnx.load(mp)
+        for align in ALIGNS:
+            pack_and_check(r, name, mp, orig, work, align, onnxzip, libzip_oracle)
+    if corpus is not None:
+        mdir = os.path.join(corpus, "models")
+        if not os.path.isdir(mdir):
+            print(f"corpus absent: {mdir}")
+        else:
+            for fn in sorted(os.listdir(mdir)):
+                if fn.endswith(".onnx"):
+                    mp = os.path.join(mdir, fn)
+                    pack_and_check(r, f"corpus/{fn}", mp, onnx.load(mp), work, 64, onnxzip,
+                                   libzip_oracle)
+    if tmp is not None:
+        tmp.cleanup()
+    if r.failures:
+        print("\nfailures:")
+        for f in r.failures:
+            print("  " + f.splitlines()[0])
+    print(f"oracles: {r.passed} passed, {r.failed} failed")
+    return 1 if r.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
