@@ -1,3 +1,5 @@
+#include <stdio.h>
+
 #include "onnx_walk.h"
 #include "pbwire.h"
 
@@ -132,40 +134,67 @@ static int read_tensor(oz_walk *w, const uint8_t *p, size_t n, oz_tensor_info *t
     return 0;
 }
 
-static int emit_reference(oz_buf *out, const char *entry)
+static int put_len(oz_buf *out, uint32_t num, const void *p, uint64_t n)
 {
-    size_t n = strlen(entry);
-    uint8_t kv[16 + OZ_MAX_NAME];
-    size_t k = 0;
-    kv[k++] = 0x0a; /* key (1, LEN) */
-    kv[k++] = 8;
-    memcpy(kv + k, "location", 8);
-    k += 8;
-    kv[k++] = 0x12; /* value (2, LEN) */
-    k += oz_varint_encode(kv + k, n);
-    memcpy(kv + k, entry, n);
-    k += n;
-    int rc = oz_buf_varint(out, 13 << 3 | PB_LEN);
-    if (!rc) rc = oz_buf_varint(out, k);
-    if (!rc) rc = oz_buf_append(out, kv, k);
+    int rc = oz_buf_varint(out, (uint64_t)num << 3 | PB_LEN);
+    if (!rc) rc = oz_buf_varint(out, n);
+    if (!rc) rc = oz_buf_append(out, p, (size_t)n);
+    return rc;
+}
+
+/* One StringStringEntryProto in external_data (field 13). */
+static int put_kv(oz_buf *out, const char *key, const char *value)
+{
+    oz_buf kv = { 0 };
+    int rc = put_len(&kv, 1, key, strlen(key));
+    if (!rc) rc = put_len(&kv, 2, value, strlen(value));
+    if (!rc) rc = put_len(out, 13, kv.p, kv.len);
+    oz_buf_free(&kv);
+    return rc;
+}
+
+static int emit_external(oz_buf *out, const oz_rewrite *rw)
+{
+    char num[24];
+    int rc = put_kv(out, "location", rw->location);
+    if (!rc && rw->has_offset) {
+        snprintf(num, sizeof num, "%llu", (unsigned long long)rw->offset);
+        rc = put_kv(out, "offset", num);
+    }
+    if (!rc && rw->has_length) {
+        snprintf(num, sizeof num, "%llu", (unsigned long long)rw->length);
+        rc = put_kv(out, "length", num);
+    }
+    if (!rc && rw->checksum) rc = put_kv(out, "checksum", rw->checksum);
     if (!rc) rc = oz_buf_varint(out, 14 << 3 | PB_VARINT);
     if (!rc) rc = oz_buf_varint(out, 1); /* EXTERNAL */
     return rc;
 }
 
-/* Copies the tensor without its data fields (9, 13, 14), inserting the new
- * reference where field order puts fields 13 and 14. */
-static int rewrite_tensor(oz_buf *out, const uint8_t *p, size_t n, const char *entry)
+/* The fields a rewrite replaces: every data field but string_data. */
+static int is_data_field(uint32_t num)
+{
+    return num == 4 || num == 5 || num == 7 || num == 9 || num == 10 || num == 11 || num == 13 || num == 14;
+}
+
+/* Copies the tensor without its data fields, placing the new ones where
+ * field-number order puts them (raw_data 9; external_data 13 + location 14),
+ * as protobuf serializers do, so re-serializing by ONNX changes nothing. */
+static int rewrite_tensor(oz_buf *out, const uint8_t *p, size_t n, const oz_rewrite *rw)
 {
     pb_reader r = { p, p + n };
+    uint32_t slot = rw->action == OZ_INLINE ? 9 : 14;
     int placed = 0, rc = 0;
     while (r.p < r.end && !rc) {
         pb_field f;
         pb_next(&r, &f); /* already validated by read_tensor */
-        if (!placed && f.num > 14) placed = 1, rc = emit_reference(out, entry);
-        if (!rc && f.num != 9 && f.num != 13 && f.num != 14) rc = oz_buf_append(out, f.start, (size_t)(r.p - f.start));
+        if (!placed && f.num > slot) {
+            placed = 1;
+            rc = rw->action == OZ_INLINE ? put_len(out, 9, rw->data, rw->size) : emit_external(out, rw);
+        }
+        if (!rc && !is_data_field(f.num)) rc = oz_buf_append(out, f.start, (size_t)(r.p - f.start));
     }
-    if (!rc && !placed) rc = emit_reference(out, entry);
+    if (!rc && !placed) rc = rw->action == OZ_INLINE ? put_len(out, 9, rw->data, rw->size) : emit_external(out, rw);
     return rc;
 }
 
@@ -179,10 +208,11 @@ static int visit_tensor(oz_walk *w, const uint8_t *p, size_t n, const scope *s)
     t.graph_depth = s->depth ? s->depth - 1 : 0; /* main graph: 0 */
     int rc = read_tensor(w, p, n, &t);
     if (rc) return rc;
-    const char *entry = NULL;
-    if ((rc = w->visit(w->ctx, &t, &entry))) return rc;
+    oz_rewrite rw;
+    memset(&rw, 0, sizeof rw);
+    if ((rc = w->visit(w->ctx, &t, &rw))) return rc;
     if (!w->out) return 0;
-    return entry ? rewrite_tensor(w->out, p, n, entry) : oz_buf_append(w->out, p, n);
+    return rw.action == OZ_KEEP ? oz_buf_append(w->out, p, n) : rewrite_tensor(w->out, p, n, &rw);
 }
 
 static int walk_msg(oz_walk *w, enum msg_type type, const uint8_t *p, size_t n, scope s);

@@ -33,9 +33,25 @@ typedef struct oz_tensor_info {
     uint32_t graph_depth;
 } oz_tensor_info;
 
-/* What a visitor wants done with a tensor when rewriting: NULL keeps it as
- * it is; a name replaces its data fields by a reference to that entry. */
-typedef int (*oz_tensor_visit)(void *ctx, const oz_tensor_info *t, const char **externalize);
+/* What a visitor wants done with a tensor when rewriting. Except for KEEP,
+ * the tensor's data fields (typed fields but string_data, raw_data,
+ * external_data, data_location) are replaced; every other field is kept. */
+typedef enum oz_action { OZ_KEEP = 0, OZ_EXTERNAL, OZ_INLINE } oz_action;
+
+typedef struct oz_rewrite {
+    oz_action action;
+    /* OZ_EXTERNAL: the keys written, in ONNX's order */
+    const char *location;
+    int has_offset, has_length;
+    uint64_t offset, length;
+    const char *checksum; /* NULL: no checksum key */
+    /* OZ_INLINE: the raw_data bytes */
+    const uint8_t *data;
+    uint64_t size;
+} oz_rewrite;
+
+/* Called for every tensor; `rw` is zeroed (KEEP) on entry. */
+typedef int (*oz_tensor_visit)(void *ctx, const oz_tensor_info *t, oz_rewrite *rw);
 
 typedef struct oz_walk {
     oz_tensor_visit visit;

@@ -50,7 +50,7 @@ static int choose_name(pack *p, const oz_tensor_info *t)
     }
 }
 
-static int on_tensor(void *ctx, const oz_tensor_info *t, const char **externalize)
+static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
 {
     pack *p = ctx;
     if (t->data_location == 1)
@@ -62,7 +62,7 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, const char **externaliz
         return tensor_fail(p, t, ONNXZIP_ESIZE, "raw_data length does not match its dims and data type");
     int rc = choose_name(p, t);
     if (!rc) rc = onnxzip_writer_add_file_range(p->w, p->entry, p->fd, (uint64_t)(t->raw.p - p->base), t->raw.len);
-    if (!rc) *externalize = p->entry;
+    if (!rc) *rw = (oz_rewrite){ .action = OZ_EXTERNAL, .location = p->entry };
     return rc;
 }
 

@@ -106,11 +106,11 @@ static int resolve(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
     return check_size(b, t, t->raw.len);
 }
 
-static int on_tensor(void *ctx, const oz_tensor_info *t, const char **externalize)
+static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
 {
     build *b = ctx;
     oz_tensors *ts = b->ts;
-    (void)externalize;
+    (void)rw;
     if (ts->n == ts->cap) {
         if (ts->n >= OZ_MAX_TENSORS)
             return oz_err(ONNXZIP_ELIMIT, -1, "%s: more than %u tensors", b->path, OZ_MAX_TENSORS);

@@ -160,15 +160,22 @@ static int record_entry(onnxzip_writer *w, const char *name, oz_name_class cls, 
     return 0;
 }
 
-/* Builds the local header for an entry starting at w->pos; returns its length.
- * The CRC is patched after the data is written. */
-static size_t build_local(onnxzip_writer *w, const char *name, uint64_t size, int with_align)
+/* The padding N that aligns the data of an entry whose local header starts
+ * at w->pos (spec 4.3). */
+static uint64_t padding_for(const onnxzip_writer *w, const char *name, uint64_t size)
+{
+    uint64_t b = w->pos + ZIP_LOCAL_SIZE + strlen(name) + (size >= U32_MARK ? 20 : 0) + 6;
+    return (w->align - b % w->align) % w->align;
+}
+
+/* Builds the local header for an entry starting at w->pos, with an alignment
+ * field recording `claim` and `pad` padding bytes; returns its length. The
+ * CRC is patched after the data is written. */
+static size_t build_local(onnxzip_writer *w, const char *name, uint64_t size, uint16_t claim, size_t pad)
 {
     size_t nlen = strlen(name);
     int z64 = size >= U32_MARK;
-    size_t fixed = ZIP_LOCAL_SIZE + nlen + (z64 ? 20 : 0), pad = 0, extra;
-    if (with_align) pad = (w->align - (w->pos + fixed + 6) % w->align) % w->align;
-    extra = (z64 ? 20 : 0) + (with_align ? 6 + pad : 0);
+    size_t extra = (z64 ? 20 : 0) + 6 + pad;
     uint8_t *h = w->header;
     memset(h, 0, ZIP_LOCAL_SIZE + nlen + extra);
     oz_wr32(h, ZIP_LOCAL_SIG);
@@ -187,19 +194,10 @@ static size_t build_local(onnxzip_writer *w, const char *name, uint64_t size, in
         oz_wr64(x + 12, size);
         x += 20;
     }
-    if (with_align) {
-        oz_wr16(x, EF_ALIGN);
-        oz_wr16(x + 2, (uint16_t)(2 + pad));
-        oz_wr16(x + 4, (uint16_t)(w->align > 32768 ? 32768 : w->align));
-    }
+    oz_wr16(x, EF_ALIGN);
+    oz_wr16(x + 2, (uint16_t)(2 + pad));
+    oz_wr16(x + 4, claim);
     return ZIP_LOCAL_SIZE + nlen + extra;
-}
-
-static int needs_filler(const onnxzip_writer *w, const char *name, uint64_t size)
-{
-    size_t z64 = size >= U32_MARK ? 20 : 0, fixed = ZIP_LOCAL_SIZE + strlen(name) + z64;
-    uint64_t pad = (w->align - (w->pos + fixed + 6) % w->align) % w->align;
-    return z64 + 6 + pad > MAX_EXTRA;
 }
 
 typedef struct source {
@@ -230,22 +228,37 @@ static int copy_data(onnxzip_writer *w, const source *s, oz_checksum *cs)
     return 0;
 }
 
-static int add_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s);
+static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s, uint16_t claim,
+                       size_t pad);
 
-static int add_filler(onnxzip_writer *w)
+/* An extra area holds at most 65535 bytes: when the padding N does not fit
+ * (A = 65536 only), an empty filler entry whose header is exactly N bytes
+ * long goes first, and the entry then needs none (spec 4.3). */
+static int add_filler(onnxzip_writer *w, uint64_t n)
 {
     char name[32];
-    snprintf(name, sizeof name, "__PAD_%u", w->fillers++);
+    int f = snprintf(name, sizeof name, "__PAD_%u", w->fillers++);
     source empty = { (const uint8_t *)"", -1, 0, 0 };
-    return add_entry(w, name, OZ_NAME_FILLER, &empty);
+    return write_entry(w, name, OZ_NAME_FILLER, &empty, 0, (size_t)(n - ZIP_LOCAL_SIZE - 6 - (uint64_t)f));
 }
 
 static int add_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s)
 {
+    uint64_t pad = padding_for(w, name, s->size);
+    if ((s->size >= U32_MARK ? 20 : 0) + 6 + pad > MAX_EXTRA) {
+        int rc = add_filler(w, pad);
+        if (rc) return rc;
+        pad = padding_for(w, name, s->size);
+    }
+    return write_entry(w, name, cls, s, (uint16_t)(w->align > 32768 ? 32768 : w->align), (size_t)pad);
+}
+
+static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s, uint16_t claim,
+                       size_t pad)
+{
     int rc;
-    if (cls != OZ_NAME_FILLER && needs_filler(w, name, s->size) && (rc = add_filler(w))) return rc;
     uint64_t lho = w->pos;
-    size_t hlen = build_local(w, name, s->size, cls != OZ_NAME_FILLER);
+    size_t hlen = build_local(w, name, s->size, claim, pad);
     if ((rc = pwrite_all(w, w->header, hlen, lho))) return rc;
     w->pos += hlen;
     uint64_t data_off = w->pos;
