@@ -14,6 +14,7 @@
 #include "tensors.h"
 #include "writer.h"
 #include "zip_format.h"
+#include "zip_records.h"
 
 #define IO_CHUNK (1u << 20)
 #define MAX_EXTRA 0xFFFFu
@@ -150,80 +151,76 @@ static int record_entry(onnxzip_writer *w, const char *name, oz_name_class cls, 
     *e = (oz_zentry){ .pub = { .name = copy, .header_offset = lho, .data_offset = data_off, .size = size,
                                .has_xxh3 = 1 },
                       .name_len = (uint32_t)len, .cls = cls };
-    int rc = oz_strmap_put(&w->zip.names, copy, len, (uint32_t)w->zip.n, NULL);
-    if (rc >= 0) rc = oz_strmap_put(&w->folded, copy, len, (uint32_t)w->zip.n, NULL);
-    if (rc < 0) {
-        free(copy);
-        return rc;
-    }
-    w->zip.n++;
-    return 0;
+    /* Counted before the maps borrow the name, so that abort frees it even
+     * when an insertion fails. */
+    uint32_t index = (uint32_t)w->zip.n++;
+    int rc = oz_strmap_put(&w->zip.names, copy, len, index, NULL);
+    if (rc >= 0) rc = oz_strmap_put(&w->folded, copy, len, index, NULL);
+    return rc < 0 ? rc : 0;
 }
 
-/* The padding N that aligns the data of an entry whose local header starts
- * at w->pos (spec 4.3). */
 static uint64_t padding_for(const onnxzip_writer *w, const char *name, uint64_t size)
 {
-    uint64_t b = w->pos + ZIP_LOCAL_SIZE + strlen(name) + (size >= U32_MARK ? 20 : 0) + 6;
-    return (w->align - b % w->align) % w->align;
+    return oz_zip_padding(w->pos, strlen(name), size, w->align);
 }
 
-/* Builds the local header for an entry starting at w->pos, with an alignment
- * field recording `claim` and `pad` padding bytes; returns its length. The
- * CRC is patched after the data is written. */
-static size_t build_local(onnxzip_writer *w, const char *name, uint64_t size, uint16_t claim, size_t pad)
-{
-    size_t nlen = strlen(name);
-    int z64 = size >= U32_MARK;
-    size_t extra = (z64 ? 20 : 0) + 6 + pad;
-    uint8_t *h = w->header;
-    memset(h, 0, ZIP_LOCAL_SIZE + nlen + extra);
-    oz_wr32(h, ZIP_LOCAL_SIG);
-    oz_wr16(h + 4, z64 || w->pos >= U32_MARK ? ZIP_VERSION_ZIP64 : ZIP_VERSION_PLAIN);
-    oz_wr16(h + 12, ZIP_DOS_DATE_1980);
-    oz_wr32(h + LH_CSIZE, z64 ? U32_MARK : (uint32_t)size);
-    oz_wr32(h + LH_USIZE, z64 ? U32_MARK : (uint32_t)size);
-    oz_wr16(h + LH_NAMELEN, (uint16_t)nlen);
-    oz_wr16(h + LH_EXTRALEN, (uint16_t)extra);
-    memcpy(h + ZIP_LOCAL_SIZE, name, nlen);
-    uint8_t *x = h + ZIP_LOCAL_SIZE + nlen;
-    if (z64) { /* zip64 first: the padding is computed after it is placed */
-        oz_wr16(x, EF_ZIP64);
-        oz_wr16(x + 2, 16);
-        oz_wr64(x + 4, size);
-        oz_wr64(x + 12, size);
-        x += 20;
-    }
-    oz_wr16(x, EF_ALIGN);
-    oz_wr16(x + 2, (uint16_t)(2 + pad));
-    oz_wr16(x + 4, claim);
-    return ZIP_LOCAL_SIZE + nlen + extra;
-}
-
+/* Where an entry's bytes come from: memory, a file range, or a callback. */
 typedef struct source {
-    const uint8_t *mem; /* memory source, or NULL for fd */
+    const uint8_t *mem; /* memory source, or NULL for fd / callback */
     int fd;
     uint64_t offset, size;
+    oz_stream_fn read;  /* callback source (mem NULL, fd -1), or NULL */
+    void *user;
 } source;
 
-static int copy_data(onnxzip_writer *w, const source *s, oz_checksum *cs)
+/* Reads up to n bytes of the source at `done` into w->chunk; *got = 0 at its end. */
+static int read_source(onnxzip_writer *w, const char *name, const source *s, uint64_t done, size_t n, size_t *got)
 {
+    char shown[OZ_PRINTABLE_CAP];
+    if (s->read) {
+        *got = 0;
+        int rc = s->read(s->user, w->chunk, n, got);
+        if (rc) return rc < 0 ? rc : oz_err(ONNXZIP_EIO, -1, "%s: entry '%s': the source failed (%d)", w->path,
+                                            oz_printable(name, strlen(name), shown, sizeof shown), rc);
+        if (*got > n)
+            return oz_err(ONNXZIP_EINVAL, -1, "%s: entry '%s': the source returned %zu bytes for a read of %zu",
+                          w->path, oz_printable(name, strlen(name), shown, sizeof shown), *got, n);
+        return 0;
+    }
+    for (;;) {
+        ssize_t k = pread(s->fd, w->chunk, n, (off_t)(s->offset + done));
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return io_err(w, "cannot read the source");
+        *got = (size_t)k;
+        return 0;
+    }
+}
+
+static int copy_data(onnxzip_writer *w, const char *name, const source *s, oz_checksum *cs)
+{
+    char shown[OZ_PRINTABLE_CAP];
+    int rc;
     for (uint64_t done = 0; done < s->size;) {
         size_t n = s->size - done < IO_CHUNK ? (size_t)(s->size - done) : IO_CHUNK;
         const uint8_t *p = s->mem ? s->mem + done : w->chunk;
         if (!s->mem) {
-            ssize_t k = pread(s->fd, w->chunk, n, (off_t)(s->offset + done));
-            if (k < 0 && errno == EINTR) continue;
-            if (k < 0) return io_err(w, "cannot read the source");
-            if (k == 0)
-                return oz_err(ONNXZIP_ETRUNC, -1, "%s: source ended %llu bytes early", w->path,
-                              (unsigned long long)(s->size - done));
-            n = (size_t)k;
+            if ((rc = read_source(w, name, s, done, n, &n))) return rc;
+            if (n == 0)
+                return oz_err(ONNXZIP_ETRUNC, -1, "%s: entry '%s': the source ended %llu bytes early (of %llu)",
+                              w->path, oz_printable(name, strlen(name), shown, sizeof shown),
+                              (unsigned long long)(s->size - done), (unsigned long long)s->size);
         }
         oz_checksum_update(cs, p, n);
-        int rc = write_data(w, p, n);
-        if (rc) return rc;
+        if ((rc = write_data(w, p, n))) return rc;
         done += n;
+    }
+    if (s->read) { /* the stream must end here; reading its end also lets it check itself (e.g. a CRC) */
+        size_t more;
+        if ((rc = read_source(w, name, s, s->size, 1, &more))) return rc;
+        if (more)
+            return oz_err(ONNXZIP_ESIZE, -1, "%s: entry '%s': the source holds more than the %llu bytes announced",
+                          w->path, oz_printable(name, strlen(name), shown, sizeof shown),
+                          (unsigned long long)s->size);
     }
     return 0;
 }
@@ -238,7 +235,7 @@ static int add_filler(onnxzip_writer *w, uint64_t n)
 {
     char name[32];
     int f = snprintf(name, sizeof name, "__PAD_%u", w->fillers++);
-    source empty = { (const uint8_t *)"", -1, 0, 0 };
+    source empty = { (const uint8_t *)"", -1, 0, 0, NULL, NULL };
     return write_entry(w, name, OZ_NAME_FILLER, &empty, 0, (size_t)(n - ZIP_LOCAL_SIZE - 6 - (uint64_t)f));
 }
 
@@ -258,13 +255,13 @@ static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, c
 {
     int rc;
     uint64_t lho = w->pos;
-    size_t hlen = build_local(w, name, s->size, claim, pad);
+    size_t hlen = oz_zip_local(w->header, name, s->size, w->pos, claim, pad);
     if ((rc = pwrite_all(w, w->header, hlen, lho))) return rc;
     w->pos += hlen;
     uint64_t data_off = w->pos;
     oz_checksum cs;
     oz_checksum_init(&cs);
-    if ((rc = copy_data(w, s, &cs))) return rc;
+    if ((rc = copy_data(w, name, s, &cs))) return rc;
     uint8_t crc[4];
     oz_wr32(crc, cs.crc);
     if ((rc = pwrite_all(w, crc, 4, lho + LH_CRC))) return rc;
@@ -299,14 +296,21 @@ static int add_checked(onnxzip_writer *w, const char *name, const source *s)
 int onnxzip_writer_add_memory(onnxzip_writer *w, const char *name, const void *data, uint64_t size)
 {
     if (!data && size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add_memory: NULL data");
-    source s = { data ? data : (const uint8_t *)"", -1, 0, size };
+    source s = { data ? data : (const uint8_t *)"", -1, 0, size, NULL, NULL };
     return add_checked(w, name, &s);
 }
 
 int onnxzip_writer_add_file_range(onnxzip_writer *w, const char *name, int fd, uint64_t offset, uint64_t size)
 {
     if (fd < 0) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add_file_range: bad fd");
-    source s = { NULL, fd, offset, size };
+    source s = { NULL, fd, offset, size, NULL, NULL };
+    return add_checked(w, name, &s);
+}
+
+int oz_writer_add_stream(onnxzip_writer *w, const char *name, uint64_t size, oz_stream_fn read, void *user)
+{
+    if (!read) return oz_err(ONNXZIP_EINVAL, -1, "oz_writer_add_stream: NULL callback");
+    source s = { NULL, -1, 0, size, read, user };
     return add_checked(w, name, &s);
 }
 
@@ -321,87 +325,12 @@ int onnxzip_writer_set_model(onnxzip_writer *w, const void *model, size_t size)
     return rc;
 }
 
-static int central_record(oz_buf *cd, const oz_zentry *e)
-{
-    const onnxzip_entry *p = &e->pub;
-    int big_size = p->size >= U32_MARK, big_off = p->header_offset >= U32_MARK;
-    size_t z64 = (size_t)(big_size ? 16 : 0) + (big_off ? 8 : 0);
-    size_t extra = (z64 ? 4 + z64 : 0) + 4 + EF_DIGEST_SIZE;
-    int rc = oz_buf_reserve(cd, ZIP_CENTRAL_SIZE + e->name_len + extra);
-    if (rc) return rc;
-    uint8_t *h = cd->p + cd->len;
-    memset(h, 0, ZIP_CENTRAL_SIZE);
-    oz_wr32(h, ZIP_CENTRAL_SIG);
-    oz_wr16(h + 4, ZIP_VERSION_MADE_BY);
-    oz_wr16(h + 6, big_size || big_off ? ZIP_VERSION_ZIP64 : ZIP_VERSION_PLAIN);
-    oz_wr16(h + 14, ZIP_DOS_DATE_1980);
-    oz_wr32(h + CH_CRC, p->crc32);
-    oz_wr32(h + CH_CSIZE, big_size ? U32_MARK : (uint32_t)p->size);
-    oz_wr32(h + CH_USIZE, big_size ? U32_MARK : (uint32_t)p->size);
-    oz_wr16(h + CH_NAMELEN, (uint16_t)e->name_len);
-    oz_wr16(h + CH_EXTRALEN, (uint16_t)extra);
-    oz_wr32(h + 38, 0100644u << 16); /* regular file, rw-r--r-- */
-    oz_wr32(h + CH_LHO, big_off ? U32_MARK : (uint32_t)p->header_offset);
-    uint8_t *x = h + ZIP_CENTRAL_SIZE;
-    memcpy(x, p->name, e->name_len);
-    x += e->name_len;
-    if (z64) { /* only the marked fields, in APPNOTE order */
-        oz_wr16(x, EF_ZIP64);
-        oz_wr16(x + 2, (uint16_t)z64);
-        x += 4;
-        if (big_size) oz_wr64(x, p->size), oz_wr64(x + 8, p->size), x += 16;
-        if (big_off) oz_wr64(x, p->header_offset), x += 8;
-    }
-    oz_wr16(x, EF_DIGEST);
-    oz_wr16(x + 2, EF_DIGEST_SIZE);
-    x[4] = ONNXZIP_FORMAT_VERSION_MAJOR;
-    x[5] = DIGEST_XXH3_64;
-    oz_wr64(x + 6, p->xxh3);
-    cd->len += ZIP_CENTRAL_SIZE + e->name_len + extra;
-    return 0;
-}
-
-static int end_records(onnxzip_writer *w, oz_buf *cd, uint64_t cd_off)
-{
-    uint64_t cd_size = cd->len, n = w->zip.n;
-    int z64 = n >= U16_MARK || cd_size >= U32_MARK || cd_off >= U32_MARK;
-    int rc = oz_buf_reserve(cd, ZIP64_EOCD_SIZE + ZIP64_LOCATOR_SIZE + ZIP_EOCD_SIZE);
-    if (rc) return rc;
-    uint8_t *p = cd->p + cd->len;
-    if (z64) {
-        uint64_t rec = cd_off + cd_size;
-        memset(p, 0, ZIP64_EOCD_SIZE + ZIP64_LOCATOR_SIZE);
-        oz_wr32(p, ZIP64_EOCD_SIG);
-        oz_wr64(p + 4, ZIP64_EOCD_SIZE - 12);
-        oz_wr16(p + 12, ZIP_VERSION_MADE_BY);
-        oz_wr16(p + 14, ZIP_VERSION_ZIP64);
-        oz_wr64(p + 24, n);
-        oz_wr64(p + 32, n);
-        oz_wr64(p + 40, cd_size);
-        oz_wr64(p + 48, cd_off);
-        p += ZIP64_EOCD_SIZE;
-        oz_wr32(p, ZIP64_LOCATOR_SIG);
-        oz_wr64(p + 8, rec);
-        oz_wr32(p + 16, 1);
-        p += ZIP64_LOCATOR_SIZE;
-    }
-    memset(p, 0, ZIP_EOCD_SIZE);
-    oz_wr32(p, ZIP_EOCD_SIG);
-    uint16_t n16 = n >= U16_MARK ? U16_MARK : (uint16_t)n;
-    oz_wr16(p + 8, n16);
-    oz_wr16(p + 10, n16);
-    oz_wr32(p + 12, cd_size >= U32_MARK ? U32_MARK : (uint32_t)cd_size);
-    oz_wr32(p + 16, cd_off >= U32_MARK ? U32_MARK : (uint32_t)cd_off);
-    cd->len = (size_t)(p + ZIP_EOCD_SIZE - cd->p);
-    return 0;
-}
-
 static int write_directory(onnxzip_writer *w)
 {
     oz_buf cd = { 0 };
     int rc = 0;
-    for (size_t i = 0; i < w->zip.n && !rc; i++) rc = central_record(&cd, &w->zip.entries[i]);
-    if (!rc) rc = end_records(w, &cd, w->pos);
+    for (size_t i = 0; i < w->zip.n && !rc; i++) rc = oz_zip_central(&cd, &w->zip.entries[i]);
+    if (!rc) rc = oz_zip_end(&cd, w->zip.n, cd.len, w->pos);
     if (!rc) rc = pwrite_all(w, cd.p, cd.len, w->pos);
     if (!rc) w->pos += cd.len;
     oz_buf_free(&cd);
@@ -426,10 +355,10 @@ static int finish(onnxzip_writer *w)
     if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier; nothing was written", w->path);
     if (!w->has_model) return oz_err(ONNXZIP_ENOMODEL, -1, "%s: no model was set (onnxzip_writer_set_model)", w->path);
     oz_tensors ts;
-    int rc = oz_tensors_build(&ts, &w->zip, NULL, w->model.p, w->model.len, 0, w->path);
+    int rc = oz_tensors_build(&ts, &w->zip, NULL, NULL, w->model.p, w->model.len, 0, w->path);
     if (rc) return rc;
     oz_tensors_free(&ts);
-    source m = { w->model.p ? w->model.p : (const uint8_t *)"", -1, 0, w->model.len };
+    source m = { w->model.p ? w->model.p : (const uint8_t *)"", -1, 0, w->model.len, NULL, NULL };
     if ((rc = add_entry(w, OZ_MODEL_NAME, OZ_NAME_MODEL, &m)) || (rc = write_directory(w))) return rc;
     if (fsync(w->fd)) return io_err(w, "cannot sync the temporary file");
     if (close(w->fd)) {

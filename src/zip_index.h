@@ -1,7 +1,7 @@
 /* The zip layer: an archive's entries as validated by the reader and as
  * recorded by the writer. */
-#ifndef ONNXZIP_ZIP_H
-#define ONNXZIP_ZIP_H
+#ifndef ONNXZIP_ZIP_INDEX_H
+#define ONNXZIP_ZIP_INDEX_H
 
 #include "entry_name.h"
 #include "internal.h"
@@ -19,6 +19,8 @@ typedef struct oz_zip {
     size_t n;
     size_t model_index;
     uint64_t cd_offset, cd_size;
+    uint64_t end; /* end of the archive proper: the file size, or less when
+                     an update trailer says so (spec 15.2) */
     oz_strmap names; /* exact entry name -> index */
     char *name_store; /* NUL-terminated copies of all names */
 } oz_zip;
