@@ -8,10 +8,81 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "pbwire.h"
 #include "onnx.pb-c.h"
 
-static int open_mapped(const uint8_t *base, uint64_t size, int mapped, const char *path, unsigned flags,
-                       onnxzip_archive **out)
+/* Zip or protobuf, by content: a zip starts with a local header or is an
+ * empty archive, or ends with an end of central directory record. */
+static int looks_like_zip(const uint8_t *b, uint64_t size)
+{
+    if (size >= 4 && (oz_rd32(b) == 0x04034b50u || oz_rd32(b) == 0x06054b50u)) return 1;
+    uint64_t first = size > 0xFFFF + 22 ? size - 0xFFFF - 22 : 0;
+    for (uint64_t p = size >= 22 ? size - 22 + 1 : 0; p-- > first;)
+        if (oz_rd32(b + p) == 0x06054b50u && p + 22 + oz_rd16(b + p + 20) == size) return 1;
+    return 0;
+}
+
+static int open_archive(onnxzip_archive *a)
+{
+    int rc = oz_zip_parse(&a->zip, a->base, a->size, a->path);
+    if (rc) return rc;
+    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
+    /* The model is copied: an in-place update may later truncate the region
+     * it lies in (spec 15.5); weights never move and stay mapped. */
+    a->model_len = (size_t)m->pub.size;
+    if (!(a->model_copy = malloc(a->model_len ? a->model_len : 1)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
+    memcpy(a->model_copy, a->base + m->pub.data_offset, a->model_len);
+    a->model = a->model_copy;
+    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
+    return oz_tensors_build(&a->tensors, &a->zip, NULL, a->base, a->model, a->model_len, m->pub.data_offset,
+                            a->path);
+}
+
+/* Every ONNX file begins with a ModelProto field (in practice ir_version):
+ * a first tag that is not one, with its wire type, is not ONNX. */
+static int looks_like_model(const uint8_t *b, uint64_t size)
+{
+    pb_reader r = { b, b + size };
+    pb_field f;
+    if (pb_next(&r, &f)) return 0;
+    switch (f.num) {
+    case 1: case 5: return f.wt == PB_VARINT;
+    case 2: case 3: case 4: case 6: case 7: case 8: case 14: case 20: case 25: case 26: return f.wt == PB_LEN;
+    default: return 0;
+    }
+}
+
+/* A classic .onnx: the whole file is the model; side files, if any, are
+ * found relative to its directory (only known when opened by path). */
+static int open_classic(onnxzip_archive *a, int by_path)
+{
+    if (!looks_like_model(a->base, a->size))
+        return oz_err(ONNXZIP_ENOTZIP, -1, "%s: neither a zip archive nor an ONNX model (no ModelProto field at "
+                      "its start)", a->path);
+    if (a->size > OZ_MAX_MODEL)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: %llu bytes: too large for a protobuf model (2 GiB - 1)", a->path,
+                      (unsigned long long)a->size);
+    a->model = a->base;
+    a->model_len = (size_t)a->size;
+    if (by_path) {
+        const char *slash = strrchr(a->path, '/');
+        char *dir = slash ? strndup(a->path, (size_t)(slash - a->path) + 1) : strdup(".");
+        int rc = dir ? oz_extdata_init(&a->ext, dir) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+        free(dir);
+        if (rc) return rc;
+        a->ext_open = 1;
+    }
+    int rc = oz_tensors_build(&a->tensors, NULL, a->ext_open ? &a->ext : NULL, a->base, a->model, a->model_len, 0,
+                              a->path);
+    a->layout = a->tensors.n_external ? ONNXZIP_LAYOUT_EXTERNAL : ONNXZIP_LAYOUT_CLASSIC;
+    return rc;
+}
+
+/* `by_path`: the file was opened by a path whose directory holds any
+ * external data files. */
+static int open_mapped(const uint8_t *base, uint64_t size, int mapped, int by_path, const char *path,
+                       unsigned flags, onnxzip_archive **out)
 {
     onnxzip_archive *a = calloc(1, sizeof *a);
     char *p = strdup(path);
@@ -24,13 +95,8 @@ static int open_mapped(const uint8_t *base, uint64_t size, int mapped, const cha
     *a = (onnxzip_archive){ .base = base, .size = size, .mapped = mapped, .path = p };
     /* Headers are scattered: no readahead of the weights around them. */
     if (mapped) madvise((void *)base, size, MADV_RANDOM);
-    int rc = oz_zip_parse(&a->zip, base, size, p);
-    if (!rc) {
-        const oz_zentry *m = &a->zip.entries[a->zip.model_index];
-        a->model = base + m->pub.data_offset;
-        a->model_len = (size_t)m->pub.size;
-        rc = oz_tensors_build(&a->tensors, &a->zip, base, a->model, a->model_len, m->pub.data_offset, p);
-    }
+    int rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
+           : looks_like_zip(base, size) ? open_archive(a) : open_classic(a, by_path);
     if (mapped) madvise((void *)base, size, MADV_NORMAL);
     if (!rc && (flags & ONNXZIP_OPEN_VERIFY)) rc = onnxzip_verify(a);
     if (rc) {
@@ -41,22 +107,53 @@ static int open_mapped(const uint8_t *base, uint64_t size, int mapped, const cha
     return 0;
 }
 
-static int map_fd(int fd, const char *path, unsigned flags, onnxzip_archive **out)
+/* Maps the file at a 64 KiB-aligned address, so that data aligned in the file
+ * up to the largest alignment a writer may choose is aligned in memory too:
+ * reserve room, map the file at the aligned spot, return the rest. */
+static void *map_aligned(int fd, size_t size)
+{
+    const size_t A = 65536;
+    uint8_t *room = mmap(NULL, size + A, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (room == MAP_FAILED) return MAP_FAILED;
+    uint8_t *at = (uint8_t *)(((uintptr_t)room + A - 1) & ~(uintptr_t)(A - 1));
+    void *p = mmap(at, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(room, size + A);
+        return MAP_FAILED;
+    }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), end = ((size_t)(at - room) + size + page - 1) & ~(page - 1);
+    if (at > room) munmap(room, (size_t)(at - room));
+    if (end < size + A) munmap(room + end, size + A - end);
+    return p;
+}
+
+static int map_locked(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out);
+
+/* Opens under the shared update lock: an in-place model update cannot flip or
+ * truncate the file while it is being validated (spec 15.5). */
+static int map_fd(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out)
+{
+    oz_update_lock(fd, F_RDLCK);
+    int rc = map_locked(fd, by_path, path, flags, out);
+    oz_update_lock(fd, F_UNLCK);
+    return rc;
+}
+
+static int map_locked(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out)
 {
     struct stat st;
     if (fstat(fd, &st))
         return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", path);
-    if (st.st_size < 22)
-        return oz_err(ONNXZIP_ENOTZIP, -1, "%s: not a zip archive (%lld bytes)", path, (long long)st.st_size);
+    if (st.st_size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", path);
     if ((uint64_t)st.st_size > SIZE_MAX)
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: too large to map on this platform", path);
-    void *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    void *base = map_aligned(fd, (size_t)st.st_size);
     if (base == MAP_FAILED)
         return oz_err(ONNXZIP_EIO, -1, "%s: cannot map %lld bytes: %s", path, (long long)st.st_size,
                       strerror(errno));
-    return open_mapped(base, (uint64_t)st.st_size, 1, path, flags, out);
+    return open_mapped(base, (uint64_t)st.st_size, 1, by_path, path, flags, out);
 }
 
 int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out)
@@ -65,7 +162,7 @@ int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out)
     if (!path || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open: NULL argument");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", path, strerror(errno));
-    int rc = map_fd(fd, path, flags, out);
+    int rc = map_fd(fd, 1, path, flags, out);
     close(fd); /* the mapping keeps the file */
     return rc;
 }
@@ -76,14 +173,14 @@ int onnxzip_open_fd(int fd, unsigned flags, onnxzip_archive **out)
     if (fd < 0 || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_fd: bad argument");
     char name[32];
     snprintf(name, sizeof name, "<fd %d>", fd);
-    return map_fd(fd, name, flags, out);
+    return map_fd(fd, 0, name, flags, out);
 }
 
 int onnxzip_open_buffer(const void *data, size_t size, unsigned flags, onnxzip_archive **out)
 {
     if (out) *out = NULL;
     if (!data || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_buffer: NULL argument");
-    return open_mapped(data, size, 0, "<buffer>", flags, out);
+    return open_mapped(data, size, 0, 0, "<buffer>", flags, out);
 }
 
 void onnxzip_close(onnxzip_archive **ap)
@@ -93,6 +190,8 @@ void onnxzip_close(onnxzip_archive **ap)
     if (a->parsed) onnx__model_proto__free_unpacked(a->parsed, NULL);
     oz_tensors_free(&a->tensors);
     oz_zip_free(&a->zip);
+    if (a->ext_open) oz_extdata_free(&a->ext);
+    free(a->model_copy);
     if (a->mapped) munmap((void *)a->base, (size_t)a->size);
     free(a->path);
     free(a);
@@ -146,6 +245,11 @@ int onnxzip_model_proto(onnxzip_archive *a, const struct Onnx__ModelProto **mode
     }
     *model = a->parsed;
     return 0;
+}
+
+onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a)
+{
+    return a ? a->layout : ONNXZIP_LAYOUT_ARCHIVE;
 }
 
 const char *onnxzip_archive_path(const onnxzip_archive *a)

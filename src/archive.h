@@ -2,8 +2,9 @@
 #ifndef ONNXZIP_ARCHIVE_H
 #define ONNXZIP_ARCHIVE_H
 
+#include "extdata.h"
 #include "tensors.h"
-#include "zip.h"
+#include "zip_index.h"
 
 struct Onnx__ModelProto;
 
@@ -11,11 +12,15 @@ struct onnxzip_archive {
     const uint8_t *base;
     uint64_t size;
     int mapped; /* 1: base is our mmap, unmapped at close; 0: borrowed */
+    onnxzip_layout layout;
+    oz_extdata ext; /* classic external data: side files, mapped once */
+    int ext_open;
     char *path;
     oz_zip zip;
     oz_tensors tensors;
-    const uint8_t *model;
+    const uint8_t *model; /* the model bytes: a copy for archives, the mapping otherwise */
     size_t model_len;
+    uint8_t *model_copy;
     struct Onnx__ModelProto *parsed;
 };
 

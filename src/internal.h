@@ -50,6 +50,13 @@ static inline void oz_wr64(uint8_t *p, uint64_t v)
     oz_wr32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* The update lock (spec 15.5): an open file description lock on one byte far
+ * past any real data, so it never meets an application's own locks. Readers
+ * hold it shared while they open; an updater holds it exclusively only
+ * around its atomic steps. type: F_RDLCK, F_WRLCK or F_UNLCK. Best effort:
+ * where OFD locks are unsupported it does nothing. */
+void oz_update_lock(int fd, short type);
+
 /* Largest power of two dividing `off`, capped at 65536 (the writer's maximum). */
 static inline uint32_t oz_alignment_of(uint64_t off)
 {

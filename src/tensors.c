@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "dtype.h"
+#include "extdata.h"
 #include "onnx_walk.h"
 #include "tensors.h"
 
@@ -33,6 +34,7 @@ static void *arena_alloc(oz_tensors *ts, size_t n)
 typedef struct build {
     oz_tensors *ts;
     const oz_zip *z;
+    oz_extdata *ext;
     const uint8_t *file, *model;
     uint64_t model_offset;
     const char *path;
@@ -89,9 +91,33 @@ static int resolve_external(build *b, const oz_tensor_info *t, onnxzip_tensor *v
     return check_size(b, t, len);
 }
 
+/* A classic model's side file, opened under the path rules and mapped once. */
+static int resolve_file(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
+{
+    if (!b->ext)
+        return fail(b, t, ONNXZIP_EUNSUPPORTED, "external data needs the model's directory (open it by path)", NULL);
+    if (t->has_unknown_key || t->repeated_key)
+        return fail(b, t, ONNXZIP_EREF, "unknown or repeated external_data key", NULL);
+    oz_extfile *f;
+    uint64_t off, len;
+    int rc = oz_extdata_resolve(b->ext, t, b->path, &f, &off, &len);
+    if (!rc) rc = oz_extdata_map(b->ext, f);
+    if (rc) return rc;
+    if (!oz_dtype_bits(t->data_type))
+        return fail(b, t, ONNXZIP_EDTYPE, "external data of a type without fixed element size: ",
+                    onnxzip_dtype_name(t->data_type));
+    v->storage = ONNXZIP_STORAGE_FILE;
+    v->entry = f->location;
+    v->file_offset = off;
+    v->nbytes = len;
+    v->data = f->map ? f->map + off : (const uint8_t *)"";
+    b->ts->n_external++;
+    return check_size(b, t, len);
+}
+
 static int resolve(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
 {
-    if (t->data_location == 1) return resolve_external(b, t, v);
+    if (t->data_location == 1) return b->z ? resolve_external(b, t, v) : resolve_file(b, t, v);
     if (t->data_location != 0) return fail(b, t, ONNXZIP_EPROTO, "unknown data_location value", NULL);
     if (!t->has_raw) {
         v->storage = ONNXZIP_STORAGE_TYPED;
@@ -132,22 +158,23 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
                            .kind = t->kind, .graph_depth = t->graph_depth };
     int rc = resolve(b, t, v);
     if (rc) return rc;
-    if (v->storage != ONNXZIP_STORAGE_TYPED) {
-        v->alignment = oz_alignment_of(v->file_offset);
-        v->data = b->file ? b->file + v->file_offset : NULL;
-    }
+    if (v->storage == ONNXZIP_STORAGE_ENTRY) v->data = b->file ? b->file + v->file_offset : NULL;
+    if (v->storage == ONNXZIP_STORAGE_INLINE) v->data = b->file ? t->raw.p : NULL; /* in the model buffer */
+    /* The address's alignment tells a runtime whether it must copy. */
+    if (v->storage != ONNXZIP_STORAGE_TYPED)
+        v->alignment = oz_alignment_of(v->data ? (uint64_t)(uintptr_t)v->data : v->file_offset);
     rc = oz_strmap_put(&ts->by_name, name, strlen(name), (uint32_t)ts->n, NULL);
     if (rc < 0) return rc;
     ts->n++;
     return 0;
 }
 
-int oz_tensors_build(oz_tensors *ts, const oz_zip *z, const uint8_t *file, const uint8_t *model, size_t len,
-                     uint64_t model_offset, const char *path)
+int oz_tensors_build(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const uint8_t *file, const uint8_t *model,
+                     size_t len, uint64_t model_offset, const char *path)
 {
     memset(ts, 0, sizeof *ts);
     oz_strmap_init(&ts->by_name, 0);
-    build b = { ts, z, file, model, model_offset, path };
+    build b = { ts, z, ext, file, model, model_offset, path };
     oz_walk w = { .visit = on_tensor, .ctx = &b, .path = path, .base = model, .base_offset = model_offset };
     int rc = oz_walk_model(&w, model, len);
     if (rc) oz_tensors_free(ts);

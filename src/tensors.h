@@ -5,7 +5,7 @@
 #define ONNXZIP_TENSORS_H
 
 #include "strmap.h"
-#include "zip.h"
+#include "zip_index.h"
 
 typedef struct oz_arena_block oz_arena_block;
 
@@ -14,13 +14,19 @@ typedef struct oz_tensors {
     size_t n, cap;
     oz_strmap by_name; /* first tensor of each name */
     oz_arena_block *arena;
+    size_t n_external; /* tensors in side files (classic external data) */
 } oz_tensors;
 
+struct oz_extdata;
+
 /* Builds the index of the model held at `model` (`len` bytes, at file offset
- * `model_offset`). `file` is the mapped archive used for data pointers, or
- * NULL when only validating (pointers are then NULL). */
-int oz_tensors_build(oz_tensors *ts, const oz_zip *z, const uint8_t *file, const uint8_t *model,
-                     size_t len, uint64_t model_offset, const char *path);
+ * `model_offset`). EXTERNAL references resolve against the entries of `z`
+ * (an archive) or, when `z` is NULL, against the side files of `ext` (a
+ * classic external-data model; files are mapped). `file` is the mapping the
+ * model lies in, for data pointers, or NULL when only validating (pointers
+ * are then NULL). */
+int oz_tensors_build(oz_tensors *ts, const oz_zip *z, struct oz_extdata *ext, const uint8_t *file,
+                     const uint8_t *model, size_t len, uint64_t model_offset, const char *path);
 void oz_tensors_free(oz_tensors *ts);
 
 #endif

@@ -2,8 +2,9 @@
  * EOCD and zip64 records, central directory, local headers, layout and
  * names. It reads headers only, never entry data. */
 #include <stdlib.h>
+#include <zlib.h>
 
-#include "zip.h"
+#include "zip_index.h"
 #include "zip_format.h"
 
 typedef struct ctx {
@@ -45,9 +46,9 @@ static int read_zip64(ctx *c, uint64_t eocd, int required)
     }
     const uint8_t *loc = c->base + eocd - ZIP64_LOCATOR_SIZE;
     uint64_t loc_pos = eocd - ZIP64_LOCATOR_SIZE, rec = oz_rd64(loc + 8);
-    if (oz_rd32(loc + 4) != 0 || oz_rd32(loc + 16) > 1)
-        return oz_err(ONNXZIP_EEOCD, (int64_t)loc_pos, "%s: zip64 locator names another disk (multi-disk archives "
-                      "are not supported)", c->path);
+    if (oz_rd32(loc + 4) != 0 || oz_rd32(loc + 16) != 1)
+        return oz_err(ONNXZIP_EZIP64, (int64_t)loc_pos, "%s: zip64 locator: disk %u of %u disks; onnxzip archives "
+                      "are one disk (0 of 1)", c->path, oz_rd32(loc + 4), oz_rd32(loc + 16));
     if (rec > loc_pos || loc_pos - rec < ZIP64_EOCD_SIZE || oz_rd32(c->base + rec) != ZIP64_EOCD_SIG)
         return oz_err(ONNXZIP_EZIP64, (int64_t)loc_pos, "%s: zip64 locator points to offset %llu, where no zip64 "
                       "end of central directory record is", c->path, (unsigned long long)rec);
@@ -87,10 +88,14 @@ static int read_eocd(ctx *c)
     c->cd_end = eocd;
     int marked = c->n_entries == U16_MARK || c->cd_size == U32_MARK || c->cd_offset == U32_MARK;
     if ((rc = read_zip64(c, eocd, marked))) return rc;
-    if (c->cd_offset > c->cd_end || c->cd_end - c->cd_offset != c->cd_size)
-        return oz_err(ONNXZIP_EEOCD, (int64_t)c->cd_end, "%s: central directory (offset %llu, size %llu) does not "
-                      "end where the end records begin (offset %llu)", c->path, (unsigned long long)c->cd_offset,
-                      (unsigned long long)c->cd_size, (unsigned long long)c->cd_end);
+    if (c->cd_offset > c->cd_end || c->cd_end - c->cd_offset < c->cd_size)
+        return oz_err(ONNXZIP_EBOUNDS, (int64_t)c->cd_end, "%s: central directory (offset %llu, size %llu) runs "
+                      "past the end records at offset %llu (truncated or shifted file)", c->path,
+                      (unsigned long long)c->cd_offset, (unsigned long long)c->cd_size, (unsigned long long)c->cd_end);
+    if (c->cd_end - c->cd_offset != c->cd_size)
+        return oz_err(ONNXZIP_EOVERLAP, (int64_t)(c->cd_offset + c->cd_size), "%s: %llu unaccounted bytes between "
+                      "the central directory and the end records", c->path,
+                      (unsigned long long)(c->cd_end - c->cd_offset - c->cd_size));
     if (c->n_entries > OZ_MAX_ENTRIES)
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: %llu entries exceed the limit of %u", c->path,
                       (unsigned long long)c->n_entries, OZ_MAX_ENTRIES);
@@ -109,7 +114,9 @@ typedef struct extras {
     uint64_t digest;
 } extras;
 
-/* Walks the extra-field area: framing must be exact, known fields unique. */
+/* Walks the extra-field area: framing must be exact, known fields unique.
+ * Returns 0, -1 for bad framing or a duplicate field, -2 for a duplicate
+ * zip64 field (a zip64 error of its own in the spec). */
 static int parse_extras(const uint8_t *p, uint16_t len, extras *x)
 {
     memset(x, 0, sizeof *x);
@@ -120,7 +127,7 @@ static int parse_extras(const uint8_t *p, uint16_t len, extras *x)
         if (n > len - i - 4) return -1;
         const uint8_t *d = p + i + 4;
         if (id == EF_ZIP64) {
-            if (x->has_zip64++) return -1;
+            if (x->has_zip64++) return -2;
             x->zip64 = d;
             x->zip64_len = n;
         } else if (id == EF_ALIGN) {
@@ -137,9 +144,8 @@ static int parse_extras(const uint8_t *p, uint16_t len, extras *x)
     return 0;
 }
 
-/* Replaces 0xFFFFFFFF-marked values by zip64 ones, in APPNOTE order. The
- * zip64 field holds exactly the marked fields (APPNOTE 4.5.3): a field that is
- * short, or that carries values for unmarked fields, is rejected. */
+/* Replaces 0xFFFFFFFF-marked values by zip64 ones, in APPNOTE order. Bytes
+ * beyond the marked fields are ignored (spec 4.2). */
 static int resolve_zip64(const extras *x, uint64_t *usize, uint64_t *csize, uint64_t *lho)
 {
     uint64_t *slots[3] = { usize, csize, lho };
@@ -150,7 +156,7 @@ static int resolve_zip64(const extras *x, uint64_t *usize, uint64_t *csize, uint
         *slots[i] = oz_rd64(x->zip64 + used);
         used += 8;
     }
-    return x->has_zip64 && x->zip64_len != used ? -1 : 0;
+    return 0;
 }
 
 
@@ -175,9 +181,12 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
 {
     uint64_t at = *pos, cd_stop = c->cd_offset + c->cd_size;
     const uint8_t *h = c->base + at;
-    if (cd_stop - at < ZIP_CENTRAL_SIZE || oz_rd32(h) != ZIP_CENTRAL_SIG)
-        return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: central directory record %zu at offset %llu: bad signature "
-                      "or truncated", c->path, c->z->n, (unsigned long long)at);
+    if (cd_stop - at < ZIP_CENTRAL_SIZE)
+        return oz_err(ONNXZIP_ETRUNC, (int64_t)at, "%s: central directory ends inside record %zu (offset %llu)",
+                      c->path, c->z->n, (unsigned long long)at);
+    if (oz_rd32(h) != ZIP_CENTRAL_SIG)
+        return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: central directory record %zu at offset %llu: bad signature",
+                      c->path, c->z->n, (unsigned long long)at);
     uint16_t nlen = oz_rd16(h + CH_NAMELEN), elen = oz_rd16(h + CH_EXTRALEN), clen = oz_rd16(h + CH_COMMENTLEN);
     if (cd_stop - at - ZIP_CENTRAL_SIZE < (uint64_t)nlen + elen + clen)
         return oz_err(ONNXZIP_ETRUNC, (int64_t)at, "%s: central directory record %zu at offset %llu runs past the "
@@ -187,13 +196,15 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
     memcpy(name_out, h + ZIP_CENTRAL_SIZE, nlen);
     name_out[nlen] = '\0';
     extras x;
-    if (parse_extras(h + ZIP_CENTRAL_SIZE + nlen, elen, &x))
-        return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': malformed or duplicated extra field in the "
-                      "central directory", c->path, shown);
+    int ex = parse_extras(h + ZIP_CENTRAL_SIZE + nlen, elen, &x);
+    if (ex)
+        return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': %s in the central "
+                      "directory", c->path, shown, ex == -2 ? "two zip64 extra fields" : "malformed or duplicated "
+                      "extra field");
     uint64_t usize = oz_rd32(h + CH_USIZE), csize = oz_rd32(h + CH_CSIZE), lho = oz_rd32(h + CH_LHO);
     if (resolve_zip64(&x, &usize, &csize, &lho))
-        return oz_err(ONNXZIP_EZIP64, (int64_t)at, "%s: entry '%s': central zip64 extra field does not hold "
-                      "exactly the 0xFFFFFFFF-marked fields", c->path, shown);
+        return oz_err(ONNXZIP_EZIP64, (int64_t)at, "%s: entry '%s': zip64 extra field missing or too short for "
+                      "its 0xFFFFFFFF-marked fields", c->path, shown);
     if (oz_rd16(h + CH_DISK) != 0)
         return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s' starts on another disk", c->path, shown);
     int rc = check_flags_method(c, oz_rd16(h + CH_FLAGS), oz_rd16(h + CH_METHOD), shown, at);
@@ -242,9 +253,11 @@ static int check_local(ctx *c, oz_zentry *ze, const uint8_t *central)
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local CRC-32 %08x differs from central "
                       "CRC-32 %08x", c->path, shown, oz_rd32(h + LH_CRC), ze->pub.crc32);
     extras x;
-    if (parse_extras(h + ZIP_LOCAL_SIZE + nlen, elen, &x))
-        return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': malformed or duplicated extra field in the "
-                      "local header", c->path, shown);
+    int ex = parse_extras(h + ZIP_LOCAL_SIZE + nlen, elen, &x);
+    if (ex)
+        return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': %s in the local "
+                      "header", c->path, shown, ex == -2 ? "two zip64 extra fields" : "malformed or duplicated extra "
+                      "field");
     /* A local zip64 field holds both sizes (APPNOTE 4.5.3); when present it
      * must agree with the 32-bit fields it does not replace. */
     uint64_t usize = oz_rd32(h + LH_USIZE), csize = oz_rd32(h + LH_CSIZE);
@@ -296,13 +309,11 @@ static int check_name(ctx *c, oz_zentry *ze, oz_strmap *folded, size_t i)
     if (ze->cls == OZ_NAME_FILLER && ze->pub.size != 0)
         return oz_err(ONNXZIP_ECDIR, (int64_t)ze->pub.header_offset, "%s: filler entry '%s' is not empty",
                       c->path, shown);
-    if (ze->cls == OZ_NAME_TENSOR) {
-        uint64_t off = ze->pub.data_offset;
-        if (off % 64 != 0 || (ze->align_claim && off % ze->align_claim != 0))
-            return oz_err(ONNXZIP_EALIGN, (int64_t)off, "%s: entry '%s': data at offset %llu is not aligned to "
-                          "%u bytes", c->path, shown, (unsigned long long)off,
-                          ze->align_claim > 64 ? ze->align_claim : 64);
-    }
+    uint64_t off = ze->pub.data_offset;
+    if ((ze->cls == OZ_NAME_TENSOR && off % 64 != 0) || (ze->align_claim && off % ze->align_claim != 0))
+        return oz_err(ONNXZIP_EALIGN, (int64_t)off, "%s: entry '%s': data at offset %llu is not aligned to %u bytes%s",
+                      c->path, shown, (unsigned long long)off, ze->align_claim > 64 ? ze->align_claim : 64,
+                      ze->align_claim ? " (as its alignment field claims)" : "");
     return 0;
 }
 
@@ -312,7 +323,9 @@ static int cmp_offset(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Entries must tile [0, cd_offset) exactly: no overlap, no gap. */
+/* Entries must tile [0, cd_offset) exactly: no overlap, no gap, except dead
+ * space just before __MODEL_PROTO, which an interrupted model update leaves
+ * (spec 15.3). */
 static int check_layout(ctx *c)
 {
     oz_zip *z = c->z;
@@ -324,7 +337,8 @@ static int check_layout(ctx *c)
     int rc = 0;
     for (size_t i = 0; i < z->n && !rc; i++) {
         const oz_zentry *e = order[i];
-        if (e->pub.header_offset != expect) {
+        int dead_space_ok = e == &z->entries[z->model_index] && e->pub.header_offset > expect;
+        if (e->pub.header_offset != expect && !dead_space_ok) {
             char shown[OZ_PRINTABLE_CAP];
             oz_printable(e->pub.name, e->name_len, shown, sizeof shown);
             rc = oz_err(ONNXZIP_EOVERLAP, (int64_t)e->pub.header_offset, "%s: entry '%s' at offset %llu %s "
@@ -391,11 +405,23 @@ static int read_entries(ctx *c)
     return check_layout(c);
 }
 
+/* An update in progress ends the file with a trailer naming where the archive
+ * proper ends (spec 15.2); the bytes in between are ignored. */
+static uint64_t archive_size(const uint8_t *base, uint64_t size)
+{
+    if (size < 24 + ZIP_EOCD_SIZE) return size;
+    const uint8_t *t = base + size - 24;
+    if (memcmp(t, "OZUPDATE", 8) || oz_rd32(t + 16) != 1 || oz_rd32(t + 20) != (uint32_t)crc32(0, t, 20))
+        return size;
+    uint64_t end = oz_rd64(t + 8);
+    return end >= ZIP_EOCD_SIZE && end <= size - 24 ? end : size;
+}
+
 int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, const char *path)
 {
     memset(z, 0, sizeof *z);
     oz_strmap_init(&z->names, 0);
-    ctx c = { .base = base, .size = size, .path = path, .z = z };
+    ctx c = { .base = base, .size = archive_size(base, size), .path = path, .z = z };
     int rc = read_eocd(&c);
     if (!rc) rc = read_entries(&c);
     if (rc) {
@@ -404,6 +430,7 @@ int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, const char *path
     }
     z->cd_offset = c.cd_offset;
     z->cd_size = c.cd_size;
+    z->end = c.size;
     return 0;
 }
 
