@@ -14,7 +14,8 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_OUTPUT, OPT_ALIGN, OPT_THRESHOLD, OPT_QUIET };
+enum { OPT_HELP, OPT_OUTPUT, OPT_ALIGN, OPT_THRESHOLD, OPT_QUIET, OPT_DATA_DIR, OPT_KEEP_TYPED,
+       OPT_NO_ATTRS, OPT_DEDUP };
 
 static const cli_option options[] = {
     { "help",           'h', 0, OPT_HELP },
@@ -22,6 +23,10 @@ static const cli_option options[] = {
     { "align",          0,   1, OPT_ALIGN },
     { "size-threshold", 0,   1, OPT_THRESHOLD },
     { "quiet",          'q', 0, OPT_QUIET },
+    { "data-dir",       0,   1, OPT_DATA_DIR },
+    { "keep-typed",     0,   0, OPT_KEEP_TYPED },
+    { "no-convert-attributes", 0, 0, OPT_NO_ATTRS },
+    { "dedup",          0,   0, OPT_DEDUP },
     { NULL, 0, 0, 0 },
 };
 
@@ -34,11 +39,16 @@ typedef struct pack_args {
 
 static void usage(FILE *f)
 {
-    fputs("usage: onnxzip pack IN.onnx -o OUT [--align N] [--size-threshold BYTES] [-q]\n"
+    fputs("usage: onnxzip pack IN.onnx -o OUT [--align N] [--size-threshold BYTES]\n"
+          "                    [--data-dir DIR] [--keep-typed] [--no-convert-attributes]\n"
+          "                    [--dedup] [-q]\n"
           "\n"
-          "Converts a classic ONNX model into an onnxzip archive: every tensor whose\n"
-          "raw_data holds at least BYTES becomes an aligned, uncompressed entry.\n"
-          "OUT is replaced atomically and must not be the input file.\n"
+          "Converts a classic ONNX model, single-file or with external data, into an\n"
+          "onnxzip archive: every tensor whose payload (raw_data, external data, or\n"
+          "typed fields such as float_data) holds at least BYTES becomes an aligned,\n"
+          "uncompressed entry. External data is read under ONNX's path rules (no\n"
+          "absolute paths, '..', symlinks, special files or hard links). OUT is\n"
+          "replaced atomically and must not be the input file.\n"
           "\n"
           "options:\n"
           "  -o, --output OUT         archive to write (required)\n"
@@ -46,6 +56,11 @@ static void usage(FILE *f)
           "                           (default 64; 4096 suits page-granular mapping)\n"
           "      --size-threshold B   smallest payload moved to an entry, in bytes,\n"
           "                           with optional suffix K, M or G (default 1024)\n"
+          "      --data-dir DIR       where external data files are (default: the\n"
+          "                           model's directory)\n"
+          "      --keep-typed         leave float_data/int32_data/... tensors inline\n"
+          "      --no-convert-attributes  leave attribute tensors (Constant) inline\n"
+          "      --dedup              store identical payloads once\n"
           "  -q, --quiet              print nothing on success\n"
           "  -h, --help               show this help\n", f);
 }
@@ -80,6 +95,18 @@ static int parse_option(cli_parser *p, int id, pack_args *a)
         return parse_align(p->value, &a->opts.alignment);
     case OPT_THRESHOLD:
         return parse_threshold(p->value, &a->opts.size_threshold);
+    case OPT_DATA_DIR:
+        a->opts.data_dir = p->value;
+        return 0;
+    case OPT_KEEP_TYPED:
+        a->opts.flags |= ONNXZIP_PACK_KEEP_TYPED;
+        return 0;
+    case OPT_NO_ATTRS:
+        a->opts.flags |= ONNXZIP_PACK_NO_CONVERT_ATTRIBUTES;
+        return 0;
+    case OPT_DEDUP:
+        a->opts.flags |= ONNXZIP_PACK_DEDUP;
+        return 0;
     case OPT_QUIET:
         a->quiet = 1;
         return 0;
