@@ -57,7 +57,7 @@ extern "C" {
 
 /* Version of the archive format this library writes (spec/onnxzip-format.md). */
 #define ONNXZIP_FORMAT_VERSION_MAJOR 1
-#define ONNXZIP_FORMAT_VERSION_MINOR 0
+#define ONNXZIP_FORMAT_VERSION_MINOR 1
 
 /* The library's version as "MAJOR.MINOR.PATCH"; a static string. */
 ONNXZIP_API const char *onnxzip_version(void);
@@ -100,7 +100,9 @@ ONNXZIP_API unsigned onnxzip_version_number(void);
     X(ELIMIT,    -26, "a documented limit is exceeded")                          \
     X(ENOTFOUND, -27, "not found")                                               \
     X(EDTYPE,    -28, "unsupported tensor data type")                            \
-    X(EUNSUPPORTED, -29, "unsupported input")
+    X(EUNSUPPORTED, -29, "unsupported input")                                    \
+    X(EPATH,     -30, "external data path refused")                            \
+    X(EBUSY,     -31, "archive is being updated by another process")
 
 typedef enum onnxzip_status {
 #define ONNXZIP_STATUS_ENUM_(name, value, desc) ONNXZIP_##name = (value),
@@ -139,9 +141,17 @@ enum {
     ONNXZIP_OPEN_VERIFY = 1u << 0
 };
 
-/* Opens the archive at `path`: maps the whole file read-only, validates the
- * zip structure and the model's tensor references (spec §"Reader
- * requirements"), and builds the tensor index. No weight byte is read.
+/* Opens the model at `path`: maps the whole file read-only, validates it and
+ * builds the tensor index. No weight byte is read. Three layouts are
+ * recognized by content (see onnxzip_layout):
+ *   - an onnxzip archive: the zip structure and the model's references are
+ *     validated (spec §"Reader requirements"); views point into the mapping;
+ *   - a classic single-file .onnx: views point at the raw_data bytes inside the
+ *     mapped protobuf;
+ *   - a classic external-data .onnx: each side file is opened under the path
+ *     rules of onnxzip_pack() (relative, no "..", no symlinks, regular files
+ *     with one link, beneath the model's directory), mapped once, and views
+ *     point into those mappings.
  *
  * On success *out is a handle to release with onnxzip_close(); on failure
  * *out is NULL. The file may be closed, renamed or unlinked after open; it must
@@ -168,8 +178,16 @@ ONNXZIP_API void onnxzip_close(onnxzip_archive **a);
 typedef enum onnxzip_storage {
     ONNXZIP_STORAGE_ENTRY = 0,   /* in an archive entry (data_location EXTERNAL) */
     ONNXZIP_STORAGE_INLINE = 1,  /* in raw_data inside the model protobuf */
-    ONNXZIP_STORAGE_TYPED = 2    /* in typed fields (float_data, ...): data is NULL */
+    ONNXZIP_STORAGE_TYPED = 2,   /* in typed fields (float_data, ...): data is NULL */
+    ONNXZIP_STORAGE_FILE = 3     /* in a classic external-data side file, mapped */
 } onnxzip_storage;
+
+/* What onnxzip_open*() found, by content (never by file name). */
+typedef enum onnxzip_layout {
+    ONNXZIP_LAYOUT_ARCHIVE = 0,  /* an onnxzip archive */
+    ONNXZIP_LAYOUT_CLASSIC = 1,  /* a classic .onnx protobuf, every tensor inline */
+    ONNXZIP_LAYOUT_EXTERNAL = 2  /* a classic .onnx protobuf with external data files */
+} onnxzip_layout;
 
 /* Where in the model a tensor was found. */
 typedef enum onnxzip_tensor_kind {
@@ -189,10 +207,14 @@ typedef struct onnxzip_tensor {
     const int64_t *dims;     /* ndims values, each >= 0 */
     const void *data;        /* first byte, or NULL for ONNXZIP_STORAGE_TYPED */
     uint64_t nbytes;         /* payload length in bytes (0 for TYPED) */
-    uint64_t file_offset;    /* offset of data in the file (0 for TYPED) */
-    const char *entry;       /* archive entry name, or NULL unless STORAGE_ENTRY */
+    uint64_t file_offset;    /* offset of data in its file (the archive, the
+                                .onnx, or the side file); 0 for TYPED */
+    const char *entry;       /* STORAGE_ENTRY: the archive entry's name;
+                                STORAGE_FILE: the external_data location;
+                                otherwise NULL */
     uint32_t alignment;      /* largest power of two (<= 65536) dividing the
-                                data's file offset; 0 for TYPED */
+                                data's address in memory (so a runtime knows
+                                when it must copy); 0 for TYPED */
     onnxzip_storage storage;
     onnxzip_tensor_kind kind;
     uint32_t graph_depth;    /* 0 = main graph or function, 1+ = subgraph depth */
@@ -250,6 +272,9 @@ ONNXZIP_API int onnxzip_model_proto(onnxzip_archive *a,
  * digest. O(archive size). Returns 0, or ONNXZIP_ECRC / ONNXZIP_EDIGEST naming
  * the first bad entry. */
 ONNXZIP_API int onnxzip_verify(onnxzip_archive *a);
+
+/* Which layout the handle holds. */
+ONNXZIP_API onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a);
 
 /* The path given to onnxzip_open(), or "<fd N>" / "<buffer>"; never NULL
  * for a valid handle. */
@@ -318,27 +343,123 @@ ONNXZIP_API void onnxzip_writer_abort(onnxzip_writer **w);
 ONNXZIP_API int onnxzip_entry_name_for(const char *tensor_name, unsigned index, char *buf,
                                        size_t cap);
 
+/* Progress of a long operation: `done` of `total` payload bytes so far.
+ * Called from the working thread, at most every few MiB and once at the end. */
+typedef void (*onnxzip_progress_fn)(void *user, uint64_t done, uint64_t total);
+
+/* Flags for onnxzip_pack_options.flags. */
+enum {
+    /* Leave tensors held in typed fields (float_data, int32_data, ...) inline
+     * instead of converting them to raw little-endian entries. */
+    ONNXZIP_PACK_KEEP_TYPED = 1u << 0,
+    /* Leave attribute tensors (Constant values, ...) inline. */
+    ONNXZIP_PACK_NO_CONVERT_ATTRIBUTES = 1u << 1,
+    /* Store identical payloads once (XXH3, then a byte compare); every tensor
+     * with that payload references the one entry. */
+    ONNXZIP_PACK_DEDUP = 1u << 2
+};
+
 /* Options for onnxzip_pack(). Initialize with onnxzip_pack_options_init(). */
 typedef struct onnxzip_pack_options {
     uint32_t alignment;      /* as onnxzip_write_options.alignment; default 64 */
-    uint32_t flags;          /* reserved, 0 */
-    uint64_t size_threshold; /* raw_data payloads of at least this many bytes
-                                become entries; smaller stay inline; default 1024 */
+    uint32_t flags;          /* ONNXZIP_PACK_* */
+    uint64_t size_threshold; /* payloads of at least this many bytes become
+                                entries; smaller stay inline; default 1024 */
+    const char *data_dir;    /* directory of external data files; NULL: the
+                                model's own directory (like onnx's
+                                load_external_data_for_model) */
+    onnxzip_progress_fn progress; /* NULL: none */
+    void *progress_user;
     uint64_t reserved[4];
 } onnxzip_pack_options;
 
 /* Fills *opts with the defaults. NULL is a harmless no-op. */
 ONNXZIP_API void onnxzip_pack_options_init(onnxzip_pack_options *opts);
 
-/* Converts the classic single-file model at `in_path` into an archive at
- * `out_path`: every TensorProto whose raw_data holds at least
- * size_threshold bytes — initializers, attribute tensors (Constant), sparse
- * tensors, at any depth of subgraphs, functions and training graphs —
- * becomes an aligned entry; everything else of the model is kept byte for
- * byte. Weights are streamed from the input file. `out_path` must not name
- * the input (ONNXZIP_EINVAL). `opts` may be NULL for defaults. */
+/* Converts the classic model at `in_path` — single-file or with external
+ * data — into an archive at `out_path`. Every TensorProto whose payload holds
+ * at least size_threshold bytes — initializers, attribute tensors (Constant),
+ * sparse tensors, at any depth of subgraphs, functions and training graphs —
+ * becomes an aligned entry: raw_data and external data byte for byte, typed
+ * fields converted to ONNX's raw little-endian form (unless
+ * ONNXZIP_PACK_KEEP_TYPED); everything else of the model is kept byte for
+ * byte. Payloads are streamed from the input files, never all in memory.
+ *
+ * External data is read under the rules ONNX >= 1.22 enforces, each violation
+ * an ONNXZIP_EPATH error naming the tensor, the location and the rule:
+ * absolute locations, ".." components, symbolic links, non-regular files,
+ * files with more than one hard link, and anything resolving outside the data
+ * directory are refused; offset/length past the end of the file is
+ * ONNXZIP_ERANGE. `out_path` must not name the input (ONNXZIP_EINVAL).
+ * `opts` may be NULL for defaults. */
 ONNXZIP_API int onnxzip_pack(const char *in_path, const char *out_path,
                              const onnxzip_pack_options *opts);
+
+/* Layouts onnxzip_unpack() writes. */
+typedef enum onnxzip_unpack_layout {
+    ONNXZIP_UNPACK_SINGLE = 0,     /* NAME.onnx + one data file */
+    ONNXZIP_UNPACK_PER_TENSOR = 1, /* NAME.onnx + one file per entry */
+    ONNXZIP_UNPACK_INLINE = 2      /* one self-contained NAME.onnx (< 2 GiB) */
+} onnxzip_unpack_layout;
+
+/* Flags for onnxzip_unpack_options.flags. */
+enum {
+    /* Also write ONNX's optional "checksum" key (SHA-1 of each payload). */
+    ONNXZIP_UNPACK_CHECKSUM = 1u << 0
+};
+
+/* Options for onnxzip_unpack(). Initialize with onnxzip_unpack_options_init(). */
+typedef struct onnxzip_unpack_options {
+    onnxzip_unpack_layout layout; /* default ONNXZIP_UNPACK_SINGLE */
+    uint32_t alignment;  /* SINGLE: every tensor's offset in the data file is a
+                            multiple of this power of two (1..65536); default
+                            4096, the page size ONNX recommends for mmap */
+    const char *location; /* SINGLE: the data file's name (a plain file name in
+                             the model's directory); NULL: "NAME.onnx.data" */
+    uint32_t flags;       /* ONNXZIP_UNPACK_* */
+    onnxzip_progress_fn progress;
+    void *progress_user;
+    uint64_t reserved[4];
+} onnxzip_unpack_options;
+
+/* Fills *opts with the defaults. NULL is a harmless no-op. */
+ONNXZIP_API void onnxzip_unpack_options_init(onnxzip_unpack_options *opts);
+
+/* Converts the archive at `archive_path` back to classic ONNX: the model at
+ * `model_path` (e.g. "DIR/NAME.onnx") and, unless inline, its data files in
+ * the same directory. References use only the standard keys location,
+ * offset, length (and checksum on request). Everything is built in a
+ * temporary directory beside the target and renamed into place, model last;
+ * nothing is written outside the model's directory, and an existing file is
+ * only replaced by a complete one. ONNXZIP_ELIMIT when an inline model would
+ * exceed protobuf's 2 GiB. `opts` may be NULL for defaults. */
+ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
+                               const onnxzip_unpack_options *opts);
+
+/* Replaces the model of the archive at `archive_path` in place with the
+ * serialized ModelProto `model` (`size` bytes). Weights are neither read,
+ * rewritten nor moved; bytes written are O(size + central directory). The
+ * procedure is crash-safe (spec §"Model update"): a process killed at any
+ * instant leaves the archive readable with either the old or the new model,
+ * and readers opening concurrently see one or the other. Every EXTERNAL
+ * reference of the new model must resolve to an entry of the archive, and
+ * sizes must match (ONNXZIP_EREF, ONNXZIP_ERANGE, ONNXZIP_ESIZE): on any error
+ * the archive is unchanged. Concurrent updates of one archive are not
+ * supported (an advisory lock makes the second one fail with ONNXZIP_EBUSY). */
+ONNXZIP_API int onnxzip_update_model(const char *archive_path, const void *model, size_t size);
+
+/* Writes the payload of the first tensor named `tensor_name` (any storage but
+ * TYPED) to `out_path`, atomically (temporary file + rename). */
+ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name,
+                                       const char *out_path);
+
+/* Rewrites the zip archive at `in_path` — any zip, e.g. an onnxzip archive
+ * re-zipped with deflate by another tool, read through libzip — into an
+ * aligned onnxzip archive at `out_path` with the given options (NULL:
+ * defaults). Entries are decompressed and streamed; the input must hold a
+ * __MODEL_PROTO entry whose references resolve. */
+ONNXZIP_API int onnxzip_repack(const char *in_path, const char *out_path,
+                               const onnxzip_write_options *opts);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,217 @@
+/* onnxzip_update_model(): replace __MODEL_PROTO in place (spec §15, "Model
+ * update"). Weights are never read, rewritten or moved. Every state the file
+ * passes through is a valid archive with the old or the new model:
+ *
+ *   1. trailer   An update trailer is written past the end of the file (one
+ *                write within one page): readers then take the archive to end
+ *                where the trailer says, the old end, and ignore what follows.
+ *   2. append    The new tail — model entry, central directory, end records —
+ *                is written after the old archive, all but its last 24 bytes.
+ *   3. flip      The last 24 bytes replace the trailer (one write within one
+ *                page): the file now ends with the new end records; the old
+ *                model, directory and trailer are dead space before the new
+ *                model entry, which readers skip.
+ *   4. compact   The same new tail, laid out for the position right after the
+ *                last tensor entry, is written there (dead space: unseen).
+ *   5. truncate  ftruncate() cuts the file after that copy, atomically: a
+ *                plain archive with the new model and no dead space.
+ *
+ * Each step is followed by fsync, so power loss is covered as well as kill -9.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "archive.h"
+#include "checksum.h"
+#include "zip_format.h"
+#include "zip_records.h"
+
+#define PAGE 4096u
+
+typedef struct update {
+    const char *path;
+    int fd;
+    onnxzip_archive *a;
+    const uint8_t *model;
+    size_t size;
+    uint32_t crc, align;
+    uint64_t xxh3;
+    oz_zentry *entries; /* the archive's entries, the model last */
+    size_t n;
+} update;
+
+static int io_fail(const update *u, const char *what)
+{
+    return oz_err(ONNXZIP_EIO, -1, "%s: model update: %s: %s", u->path, what, strerror(errno));
+}
+
+static int pwrite_all(const update *u, const void *p, size_t n, uint64_t off)
+{
+    const uint8_t *b = p;
+    while (n) {
+        ssize_t k = pwrite(u->fd, b, n, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return io_fail(u, "cannot write");
+        b += k, n -= (size_t)k, off += (uint64_t)k;
+    }
+    return 0;
+}
+
+static int sync_file(const update *u)
+{
+    return fsync(u->fd) ? io_fail(u, "cannot sync") : 0;
+}
+
+void oz_update_lock(int fd, short type)
+{
+    struct flock l = { .l_type = type, .l_whence = SEEK_SET, .l_start = INT64_MAX - 1, .l_len = 1 };
+    while (fcntl(fd, F_OFD_SETLKW, &l) && errno == EINTR) {
+    }
+}
+
+/* One of the atomic steps, under the exclusive update lock so that no reader
+ * is halfway through its open when the file changes under it. */
+static int locked_write(const update *u, const void *p, size_t n, uint64_t off)
+{
+    oz_update_lock(u->fd, F_WRLCK);
+    int rc = pwrite_all(u, p, n, off);
+    oz_update_lock(u->fd, F_UNLCK);
+    return rc;
+}
+
+/* The tail for a model entry at `pos`: local header, model, central
+ * directory, end records. Moves *pos forward when the alignment padding
+ * would not fit one extra field (A = 65536): readers allow the gap. */
+static int build_tail(update *u, uint64_t *pos, oz_buf *tail)
+{
+    const char *name = OZ_MODEL_NAME;
+    uint64_t pad;
+    while ((pad = oz_zip_padding(*pos, strlen(name), u->size, u->align)) + 6 + (u->size >= U32_MARK ? 20 : 0) >
+           0xFFFF)
+        *pos += 64;
+    tail->len = 0;
+    int rc = oz_buf_reserve(tail, ZIP_LOCAL_SIZE + strlen(name) + 26 + (size_t)pad + u->size);
+    if (rc) return rc;
+    size_t hlen = oz_zip_local(tail->p, name, u->size, *pos, (uint16_t)(u->align > 32768 ? 32768 : u->align),
+                               (size_t)pad);
+    oz_wr32(tail->p + LH_CRC, u->crc);
+    tail->len = hlen;
+    if ((rc = oz_buf_append(tail, u->model, u->size))) return rc;
+    oz_zentry *m = &u->entries[u->n - 1];
+    m->pub.header_offset = *pos;
+    m->pub.data_offset = *pos + hlen;
+    size_t cd_start = tail->len;
+    for (size_t i = 0; i < u->n && !rc; i++) rc = oz_zip_central(tail, &u->entries[i]);
+    if (!rc) rc = oz_zip_end(tail, u->n, tail->len - cd_start, *pos + cd_start);
+    return rc;
+}
+
+/* 24 bytes: "OZUPDATE", u64 end of the valid archive, u32 format major,
+ * u32 CRC-32 of the first 20 bytes (spec 15.2). */
+static void build_trailer(uint8_t t[24], uint64_t archive_end)
+{
+    memcpy(t, "OZUPDATE", 8);
+    oz_wr64(t + 8, archive_end);
+    oz_wr32(t + 16, ONNXZIP_FORMAT_VERSION_MAJOR);
+    oz_wr32(t + 20, (uint32_t)crc32(0, t, 20));
+}
+
+static int copy_entries(update *u)
+{
+    const oz_zip *z = &u->a->zip;
+    u->n = z->n;
+    if (!(u->entries = malloc(z->n * sizeof *u->entries))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < z->n; i++)
+        if (i != z->model_index) u->entries[k++] = z->entries[i];
+    oz_zentry *m = &u->entries[k];
+    *m = z->entries[z->model_index];
+    m->pub.size = u->size;
+    m->pub.crc32 = u->crc;
+    m->pub.xxh3 = u->xxh3;
+    m->pub.has_xxh3 = 1;
+    uint32_t claim = m->align_claim; /* keep the archive's alignment */
+    u->align = claim >= 64 && !(claim & (claim - 1)) ? claim : 64;
+    return 0;
+}
+
+/* End of the last entry before the model: where the compacted tail goes. */
+static uint64_t weights_end(const update *u)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i + 1 < u->n; i++) {
+        uint64_t e = u->entries[i].pub.data_offset + u->entries[i].pub.size;
+        if (e > end) end = e;
+    }
+    return end;
+}
+
+static int run(update *u)
+{
+    struct stat st;
+    if (fstat(u->fd, &st)) return io_fail(u, "cannot stat");
+    oz_buf compact = { 0 }, appended = { 0 };
+    uint64_t c = weights_end(u), p;
+    int rc = build_tail(u, &c, &compact);
+    /* Appended after everything, and far enough that the compacted copy fits
+     * before it; its last 24 bytes within one page, so the flip is one
+     * page write. */
+    p = (uint64_t)st.st_size > c + compact.len ? (uint64_t)st.st_size : c + compact.len;
+    p = (p + 63) & ~(uint64_t)63;
+    while (!rc && !(rc = build_tail(u, &p, &appended)) && (p + appended.len - 24) / PAGE != (p + appended.len - 1) / PAGE)
+        p += 32;
+    uint8_t trailer[24];
+    build_trailer(trailer, u->a->zip.end);
+    uint64_t flip = p + appended.len - 24;
+    if (!rc && !(rc = locked_write(u, trailer, 24, flip)) && !(rc = sync_file(u)) &&                  /* 1 */
+        !(rc = pwrite_all(u, appended.p, appended.len - 24, p)) && !(rc = sync_file(u)) &&            /* 2 */
+        !(rc = locked_write(u, appended.p + appended.len - 24, 24, flip)) && !(rc = sync_file(u)) &&  /* 3 */
+        !(rc = pwrite_all(u, compact.p, compact.len, c)) && !(rc = sync_file(u))) {                   /* 4 */
+        oz_update_lock(u->fd, F_WRLCK);
+        if (ftruncate(u->fd, (off_t)(c + compact.len)))                                                /* 5 */
+            rc = io_fail(u, "cannot truncate");
+        oz_update_lock(u->fd, F_UNLCK);
+        if (!rc) rc = sync_file(u);
+    }
+    oz_buf_free(&compact);
+    oz_buf_free(&appended);
+    return rc;
+}
+
+int onnxzip_update_model(const char *path, const void *model, size_t size)
+{
+    if (!path || (!model && size)) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_update_model: NULL argument");
+    if (size > OZ_MAX_MODEL)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: a model of %zu bytes exceeds protobuf's 2 GiB", path, size);
+    update u = { .path = path, .model = model ? model : (const void *)"", .size = size };
+    if ((u.fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+        return oz_err(ONNXZIP_EIO, -1, "%s: cannot open for update: %s", path, strerror(errno));
+    int rc = 0;
+    if (flock(u.fd, LOCK_EX | LOCK_NB))
+        rc = errno == EWOULDBLOCK ? oz_err(ONNXZIP_EBUSY, -1, "%s: another update of this archive is running", path)
+                                  : oz_err(ONNXZIP_EIO, -1, "%s: cannot lock: %s", path, strerror(errno));
+    if (!rc) rc = onnxzip_open(path, 0, &u.a);
+    if (!rc && u.a->layout != ONNXZIP_LAYOUT_ARCHIVE)
+        rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive; set-model updates archives", path);
+    oz_tensors ts;
+    if (!rc && !(rc = oz_tensors_build(&ts, &u.a->zip, NULL, NULL, u.model, size, 0, path))) /* refs resolve */
+        oz_tensors_free(&ts);
+    if (!rc) {
+        oz_checksum cs;
+        oz_checksum_init(&cs);
+        oz_checksum_update(&cs, u.model, size);
+        u.crc = cs.crc;
+        u.xxh3 = XXH3_64bits_digest(&cs.xxh);
+        rc = copy_entries(&u);
+    }
+    if (!rc) rc = run(&u);
+    free(u.entries);
+    onnxzip_close(&u.a);
+    close(u.fd); /* releases the lock */
+    return rc;
+}

@@ -1,0 +1,221 @@
+/* onnxzip_update_model(): the model is replaced in place, weights untouched
+ * and unmoved, O(model) bytes written, refusals leave the archive unchanged,
+ * and a process killed at random points always leaves the old or the new
+ * model readable.
+ *
+ *   test_update            a small archive, 300 kills
+ *   test_update big        a 1 GiB sparse archive, 40 kills, bytes written */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "testutil.h"
+
+typedef struct fixture {
+    const char *path;
+    int n;
+    uint64_t each;
+    uint8_t *model[2]; /* two valid models of different sizes */
+    size_t len[2];
+    uint64_t offsets[64];
+} fixture;
+
+/* A model referencing every entry, padded with a doc_string of `pad` bytes
+ * (field 6, appended: ONNX allows fields in any order). */
+static uint8_t *model_with(const fixture *f, size_t pad, size_t *len)
+{
+    tu_tensor t[64] = { { 0 } };
+    char names[64][16];
+    for (int i = 0; i < f->n; i++) {
+        snprintf(names[i], sizeof names[i], "w%d", i);
+        t[i] = (tu_tensor){ names[i], 2, { (int64_t)f->each }, 1, names[i], 0 };
+    }
+    size_t n;
+    uint8_t *m = tu_model(t, (size_t)f->n, &n);
+    uint8_t hdr[8] = { 0x32 }; /* field 6, LEN */
+    size_t h = 1;
+    for (size_t v = pad; v >= 0x80; v >>= 7) hdr[h++] = (uint8_t)(v | 0x80);
+    hdr[h] = (uint8_t)(pad >> (7 * (h - 1)));
+    h++;
+    m = realloc(m, n + h + pad);
+    memcpy(m + n, hdr, h);
+    memset(m + n + h, 'x', pad);
+    *len = n + h + pad;
+    return m;
+}
+
+static void build(fixture *f, const char *dir)
+{
+    const char *src = tu_path(dir, "src.bin");
+    int fd = open(src, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && ftruncate(fd, (off_t)f->each) == 0);
+    CHECK(pwrite(fd, "weights!", 8, 0) == 8);
+    onnxzip_writer *w;
+    CHECK_RC(onnxzip_writer_create(f->path, NULL, &w), 0);
+    for (int i = 0; i < f->n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", i);
+        CHECK_RC(onnxzip_writer_add_file_range(w, name, fd, 0, f->each), 0);
+    }
+    f->model[0] = model_with(f, 1000, &f->len[0]);
+    f->model[1] = model_with(f, 70000, &f->len[1]);
+    CHECK_RC(onnxzip_writer_set_model(w, f->model[0], f->len[0]), 0);
+    CHECK_RC(onnxzip_writer_finish(&w), 0);
+    close(fd);
+    unlink(src);
+    onnxzip_archive *a;
+    CHECK_RC(onnxzip_open(f->path, 0, &a), 0);
+    for (int i = 0; a && i < f->n; i++) f->offsets[i] = onnxzip_entry_at(a, (size_t)i)->data_offset;
+    onnxzip_close(&a);
+}
+
+/* Which model the archive holds now: 0, 1, or -1 (unreadable or other). */
+static int which_model(const fixture *f)
+{
+    onnxzip_archive *a;
+    if (onnxzip_open(f->path, 0, &a)) {
+        fprintf(stderr, "  unreadable: %s\n", onnxzip_last_error()->message);
+        return -1;
+    }
+    const void *m;
+    size_t n;
+    onnxzip_model_bytes(a, &m, &n);
+    int k = n == f->len[0] && !memcmp(m, f->model[0], n) ? 0 : n == f->len[1] && !memcmp(m, f->model[1], n) ? 1 : -1;
+    for (int i = 0; i < f->n; i++) /* weights never move */
+        if (onnxzip_entry_at(a, (size_t)i)->data_offset != f->offsets[i]) k = -1;
+    const onnxzip_tensor *t = onnxzip_find_tensor(a, "w0");
+    if (!t || memcmp(t->data, "weights!", 8)) k = -1;
+    onnxzip_close(&a);
+    return k;
+}
+
+static uint64_t bytes_written(void)
+{
+    FILE *io = fopen("/proc/self/io", "r");
+    char line[128];
+    unsigned long long v = 0;
+    while (io && fgets(line, sizeof line, io))
+        if (sscanf(line, "wchar: %llu", &v) == 1) break;
+    if (io) fclose(io);
+    return v;
+}
+
+static void basics(fixture *f)
+{
+    uint64_t before = bytes_written();
+    CHECK_RC(onnxzip_update_model(f->path, f->model[1], f->len[1]), 0);
+    uint64_t written = bytes_written() - before;
+    CHECK(which_model(f) == 1);
+    printf("set-model on a %llu-byte archive: %llu bytes written for a %zu-byte model\n",
+           (unsigned long long)(f->n * f->each), (unsigned long long)written, f->len[1]);
+    CHECK(written < 3 * f->len[1] + 65536); /* two copies of the tail, not the weights */
+    onnxzip_archive *a;
+    CHECK_RC(onnxzip_open(f->path, ONNXZIP_OPEN_VERIFY, &a), 0);
+    onnxzip_close(&a);
+    CHECK_RC(onnxzip_update_model(f->path, f->model[0], f->len[0]), 0); /* shrinking works too */
+    CHECK(which_model(f) == 0);
+    struct stat st;
+    CHECK(stat(f->path, &st) == 0);
+    CHECK((uint64_t)st.st_size < f->n * f->each + f->len[0] + 4096); /* compacted: no dead space left */
+}
+
+static uint32_t file_crc(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    uint8_t buf[1 << 16];
+    uLong crc = crc32(0, NULL, 0);
+    for (size_t k; fp && (k = fread(buf, 1, sizeof buf, fp)) > 0;) crc = crc32(crc, buf, (uInt)k);
+    if (fp) fclose(fp);
+    return (uint32_t)crc;
+}
+
+static void refusals(fixture *f, const char *dir)
+{
+    uint32_t crc = file_crc(f->path);
+    tu_tensor bad = { "t", 2, { 4 }, 1, "missing", 0 }, wrong = { "t", 2, { 5 }, 1, "w0", 0 };
+    size_t n;
+    uint8_t *m = tu_model(&bad, 1, &n);
+    CHECK_RC(onnxzip_update_model(f->path, m, n), ONNXZIP_EREF);
+    free(m);
+    m = tu_model(&wrong, 1, &n);
+    CHECK_RC(onnxzip_update_model(f->path, m, n), ONNXZIP_ESIZE);
+    free(m);
+    CHECK_RC(onnxzip_update_model(f->path, "\xff\xff", 2), ONNXZIP_EPROTO);
+    int fd = open(f->path, O_RDONLY);
+    CHECK(flock(fd, LOCK_EX) == 0);
+    CHECK_RC(onnxzip_update_model(f->path, f->model[1], f->len[1]), ONNXZIP_EBUSY);
+    close(fd);
+    CHECK(file_crc(f->path) == crc); /* refused: not one byte changed */
+    const char *classic = tu_path(dir, "classic.onnx");
+    fd = open(classic, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(write(fd, "\x08\x08", 2) == 2);
+    close(fd);
+    CHECK_RC(onnxzip_update_model(classic, f->model[0], f->len[0]), ONNXZIP_EUNSUPPORTED);
+    CHECK_RC(onnxzip_update_model(NULL, "", 0), ONNXZIP_EINVAL);
+}
+
+/* Kills an updating child at random instants; after each kill the archive
+ * must hold the old or the new model. Counts the states left behind. */
+static void kill_loop(fixture *f, int rounds)
+{
+    int states[3] = { 0 }, bad = 0;
+    srand((unsigned)time(NULL));
+    for (int r = 0; r < rounds; r++) {
+        int from = which_model(f);
+        if (from < 0) {
+            bad++;
+            break;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            onnxzip_update_model(f->path, f->model[!from], f->len[!from]);
+            _exit(0);
+        }
+        struct timespec ts = { 0, (long)(rand() % 4000) * 1000L };
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        struct stat st;
+        stat(f->path, &st);
+        FILE *fp = fopen(f->path, "rb");
+        char tail[8] = { 0 };
+        if (fp && !fseek(fp, st.st_size - 24, SEEK_SET) && fread(tail, 1, 8, fp) == 8 && !memcmp(tail, "OZUPDATE", 8))
+            states[1]++; /* killed between trailer and flip */
+        else if ((uint64_t)st.st_size > f->n * f->each + f->len[1] + 4096)
+            states[2]++; /* killed between flip and truncation: dead space */
+        else
+            states[0]++; /* before the trailer, or done */
+        if (fp) fclose(fp);
+        bad += which_model(f) < 0;
+    }
+    printf("kill -9 loop: %d rounds, %d unreadable; states seen: %d plain, %d trailer, %d dead space\n", rounds, bad,
+           states[0], states[1], states[2]);
+    CHECK(bad == 0);
+    CHECK(onnxzip_update_model(f->path, f->model[1], f->len[1]) == 0 && which_model(f) == 1); /* recovers */
+}
+
+int main(int argc, char **argv)
+{
+    int big = argc > 1 && !strcmp(argv[1], "big");
+    char *dir = tu_tmpdir();
+    fixture f = { .path = tu_path(dir, "u.onnxzip"), .n = big ? 16 : 4, .each = big ? 64ull << 20 : 4096 };
+    char path[4096];
+    snprintf(path, sizeof path, "%s", f.path);
+    f.path = path;
+    build(&f, dir);
+    basics(&f);
+    refusals(&f, dir);
+    kill_loop(&f, big ? 40 : 300);
+    free(f.model[0]);
+    free(f.model[1]);
+    tu_rmtree(dir);
+    free(dir);
+    return tu_finish(big ? "update_1gib" : "update");
+}
