@@ -1,11 +1,13 @@
 /*
- * cli.c — error printing, strict number parsing, text and JSON escaping and
- * option parsing shared by the onnxzip subcommands.
+ * cli.c — error printing, strict number parsing, text and JSON escaping,
+ * option parsing and the progress line shared by the onnxzip subcommands.
  */
 #include "cli.h"
 
 #include <stdarg.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <onnxzip/onnxzip.h>
 
@@ -298,4 +300,75 @@ int cli_next(cli_parser *p, const cli_option *opts)
     if (arg[1] == '-')
         return parse_long(p, opts, arg);
     return parse_short(p, opts, arg);
+}
+
+/* ---------------------------------------------------------------------------
+ * Progress
+ * ------------------------------------------------------------------------- */
+
+static double cli_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "812.0 KiB", "1.5 GiB": one decimal in the largest fitting binary unit. */
+static void cli_human_bytes(char *buf, size_t cap, uint64_t n)
+{
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)n;
+    unsigned u = 0;
+
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%llu B", (unsigned long long)n);
+    else
+        snprintf(buf, cap, "%.1f %s", v, units[u]);
+}
+
+int cli_progress_init(cli_progress_state *s, const char *label, int quiet)
+{
+    s->label = label;
+    s->start = cli_now();
+    s->last = 0;
+    s->shown = 0;
+    return !quiet && isatty(STDERR_FILENO);
+}
+
+void cli_progress(void *user, uint64_t done, uint64_t total)
+{
+    cli_progress_state *s = user;
+    double t = cli_now(), elapsed = t - s->start, rate;
+    char d[32], tot[32], eta[32] = "--:--";
+
+    if (s->shown && done < total && t - s->last < 0.25)
+        return;
+    s->last = t;
+    rate = elapsed > 0 ? (double)done / 1048576.0 / elapsed : 0;
+    if (rate > 0 && total >= done) {
+        unsigned long left = (unsigned long)((double)(total - done) / 1048576.0 / rate + 0.5);
+        if (left >= 3600)
+            snprintf(eta, sizeof eta, "%lu:%02lu:%02lu", left / 3600, left / 60 % 60, left % 60);
+        else
+            snprintf(eta, sizeof eta, "%02lu:%02lu", left / 60, left % 60);
+    }
+    cli_human_bytes(d, sizeof d, done);
+    cli_human_bytes(tot, sizeof tot, total);
+    fprintf(stderr, "\r%s: %s / %s, %.1f MiB/s, ETA %s\033[K", s->label, d, tot, rate, eta);
+    fflush(stderr);
+    s->shown = 1;
+}
+
+void cli_progress_end(cli_progress_state *s)
+{
+    if (!s->shown)
+        return;
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    s->shown = 0;
 }

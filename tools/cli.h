@@ -20,6 +20,10 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 int cmd_pack(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_unpack(int argc, char **argv);
+int cmd_repack(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
+int cmd_set_model(int argc, char **argv);
 
 /* Prints "onnxzip: <last error message> [<status name>]" for a library
  * failure that returned `status`; returns CLI_EXIT_FAIL. */
@@ -84,5 +88,24 @@ void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv);
  * (the operand in p->value), CLI_END, or CLI_BAD after printing why to
  * stderr (the caller then prints its usage). */
 int cli_next(cli_parser *p, const cli_option *opts);
+
+/* Progress of a long operation, for a library onnxzip_progress_fn: a "\r"
+ * line on stderr with bytes done/total, MiB/s and the time left, redrawn at
+ * most four times a second. */
+typedef struct cli_progress_state {
+    const char *label;  /* e.g. "unpacking" */
+    double start, last; /* monotonic seconds */
+    int shown;          /* a line is on the terminal */
+} cli_progress_state;
+
+/* Starts a display; returns 1 when it should be used: stderr is a terminal
+ * and not `quiet`. Then pass cli_progress with `s` as the callback's user. */
+int cli_progress_init(cli_progress_state *s, const char *label, int quiet);
+
+/* An onnxzip_progress_fn; `user` is a cli_progress_state. */
+void cli_progress(void *user, uint64_t done, uint64_t total);
+
+/* Erases the line, if one is shown, so that the next output starts clean. */
+void cli_progress_end(cli_progress_state *s);
 
 #endif /* ONNXZIP_TOOLS_CLI_H */

@@ -44,6 +44,7 @@ static const char *storage_name(onnxzip_storage s)
     case ONNXZIP_STORAGE_ENTRY:  return "entry";
     case ONNXZIP_STORAGE_INLINE: return "inline";
     case ONNXZIP_STORAGE_TYPED:  return "typed";
+    case ONNXZIP_STORAGE_FILE:   return "file";
     }
     return "unknown";
 }

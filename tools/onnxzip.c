@@ -18,6 +18,10 @@ static const command commands[] = {
     { "pack",   cmd_pack,   "convert a classic .onnx model into an onnxzip archive" },
     { "ls",     cmd_ls,     "list an archive's entries and tensors (--json for scripts)" },
     { "verify", cmd_verify, "check every entry's CRC-32 and XXH3 digest" },
+    { "unpack", cmd_unpack, "convert an archive back to a classic .onnx model (+ data files)" },
+    { "repack", cmd_repack, "rewrite any zip of an onnxzip model (e.g. deflated) as an aligned archive" },
+    { "extract", cmd_extract, "write one tensor's raw bytes to a file" },
+    { "set-model", cmd_set_model, "replace an archive's model in place, weights untouched" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -38,6 +42,7 @@ static void usage(FILE *f)
           "  onnxzip pack model.onnx -o model.onnxzip [--align 4096] [--size-threshold 4K]\n"
           "  onnxzip ls model.onnxzip [--json]\n"
           "  onnxzip verify model.onnxzip\n"
+          "  onnxzip unpack model.onnxzip -o dir/model.onnx [--layout single|per-tensor|inline]\n"
           "\n"
           "Run 'onnxzip <command> --help' for a command's options.\n"
           "Exit status: 0 on success, 1 on failure, 2 on a bad command line.\n", f);

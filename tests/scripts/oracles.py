@@ -5,8 +5,12 @@
 
 Builds the small models of testmodels.py (every place a tensor can live, many
 dtypes, awkward names), packs each with --size-threshold 0 at --align 64 and
---align 4096, and checks every archive with:
-  zipcheck   — this suite's own struct-level parser (layout, alignment, CRC);
+--align 4096 (one model at --align 65536, where spec 4.3 requires a __PAD_0
+filler entry, checked byte offset by byte offset), and checks every archive
+with:
+  deterministic — packing again gives the same bytes (spec 12.1 #9);
+  zipcheck   — this suite's own struct-level parser (layout, alignment, CRC,
+               XXH3 digests, the writer's fixed values);
   libzip     — libzip_oracle (ZIP_CHECKCONS, reads every entry, CRC);
   unzip -t   — Info-ZIP's test mode;
   zipinfo    — Info-ZIP's listing: exit 0 and lists exactly the entries;
@@ -14,8 +18,12 @@ dtypes, awkward names), packs each with --size-threshold 0 at --align 64 and
   verify     — `onnxzip verify` accepts it;
   ls-json    — `onnxzip ls --json` entries agree with zipcheck's parse, and
                its tensors agree with the original model;
+  names      — every EXTERNAL tensor's `location` is the entry name spec 7.2
+               derives from the tensor name (computed here from the spec);
   load       — unzip into a directory, rename __MODEL_PROTO to model.onnx,
                onnx.load() it: equal to the original model.
+Also packs the model of spec Appendix A and compares its first local header,
+data and central record with the spec's hex dump.
 With --corpus DIR, the *.onnx files in DIR/models are checked the same way
 (at --align 64); an absent DIR is reported plainly and skipped.
 Prints "oracles: N passed, M failed"; exits 1 if any check failed.
@@ -139,15 +147,33 @@ def check_archive(r, label, arc_path, align, onnxzip, libzip_oracle, orig):
                     gt.get("kind") != et["kind"]:
                 return f"{w}: kind {gt.get('kind')!r} != expected " \
                        f"{ozcommon.KIND_NAMES[et['kind']]!r}"
+            if gt.get("graph_depth") != et["depth"]:
+                return f"{w}: graph_depth {gt.get('graph_depth')} != {et['depth']}"
+            try:
+                dname = onnx.TensorProto.DataType.Name(et["data_type"])
+            except ValueError:
+                dname = None
+            if dname is not None and gt.get("dtype") != dname:
+                return f"{w}: dtype {gt.get('dtype')!r} != {dname!r}"
             if et["storage"] == "entry":
                 z = ent.get(gt.get("entry"))
                 if z is None:
                     return f"{w}: entry {gt.get('entry')!r} not in the archive"
-                if gt.get("nbytes") != et["nbytes"] or \
-                        gt.get("offset") != z.data_offset and gt.get("offset") != 0:
-                    return f"{w}: nbytes/offset {gt.get('nbytes')}/{gt.get('offset')} vs " \
-                           f"{et['nbytes']}/entry at {z.data_offset}"
+                # the writer writes no offset/length: the tensor is its whole entry
+                if (gt.get("nbytes"), gt.get("offset")) != (et["nbytes"], z.data_offset) or \
+                        z.usize != et["nbytes"]:
+                    return f"{w}: nbytes/offset {gt.get('nbytes')}/{gt.get('offset')}, " \
+                           f"expected {et['nbytes']}/{z.data_offset} (entry of {z.usize} bytes)"
+                off = z.data_offset
+                exp = 65536 if off == 0 else min(off & -off, 65536)
+                if gt.get("alignment") != exp:
+                    return f"{w}: alignment {gt.get('alignment')} != {exp}"
         return None
+
+    def c_names():
+        with zipfile.ZipFile(arc_path) as z:
+            mb = z.read(ozcommon.MODEL_ENTRY)
+        return "; ".join(ozcommon.check_locations(orig, mb, 0)) or None
 
     def c_load():
         with tempfile.TemporaryDirectory(dir=os.path.dirname(arc_path)) as d:
@@ -162,16 +188,89 @@ def check_archive(r, label, arc_path, align, onnxzip, libzip_oracle, orig):
     r.check(f"{label} zipfile", c_zipfile)
     r.check(f"{label} verify", c_verify)
     r.check(f"{label} ls-json", c_ls)
+    r.check(f"{label} names", c_names)
     r.check(f"{label} load", c_load)
 
 
 def pack_and_check(r, label, model_path, orig, work, align, onnxzip, libzip_oracle):
     arc = os.path.join(work, f"{label}.a{align}.onnxzip".replace("/", "_"))
-    ok = r.check(f"{label}@{align} pack", lambda: _proc_err(ozcommon.run(
-        [onnxzip, "pack", model_path, "-o", arc, "--align", str(align),
-         "--size-threshold", "0"]), "onnxzip pack"))
-    if ok:
+
+    def pack(out):
+        return _proc_err(ozcommon.run([onnxzip, "pack", model_path, "-o", out, "--align",
+                                       str(align), "--size-threshold", "0", "--keep-typed"]), "onnxzip pack")
+
+    def deterministic():
+        again = arc + ".again"
+        e = pack(again)
+        if e:
+            return e
+        with open(arc, "rb") as f1, open(again, "rb") as f2:
+            same = f1.read() == f2.read()
+        os.unlink(again)
+        return None if same else "a second pack of the same model differs (spec 12.1 #9)"
+
+    if r.check(f"{label}@{align} pack", lambda: pack(arc)):
+        r.check(f"{label}@{align} deterministic", deterministic)
         check_archive(r, f"{label}@{align}", arc, align, onnxzip, libzip_oracle, orig)
+
+
+# spec Appendix A: the first local header + data, and the first central
+# record, of an archive whose first tensor is encoder.0.weight = float32
+# [1, 2, 3, 4] at A = 64.
+APPENDIX_A_LOCAL = bytes.fromhex("""
+    50 4b 03 04 0a 00 00 00 00 00 00 00 21 00 54 14
+    a7 8b 10 00 00 00 10 00 00 00 10 00 12 00 65 6e
+    63 6f 64 65 72 5f 30 5f 77 65 69 67 68 74 35 d9
+    0e 00 40 00 00 00 00 00 00 00 00 00 00 00 00 00
+    00 00 80 3f 00 00 00 40 00 00 40 40 00 00 80 40""")
+APPENDIX_A_CENTRAL = bytes.fromhex("""
+    50 4b 01 02 2d 03 0a 00 00 00 00 00 00 00 21 00
+    54 14 a7 8b 10 00 00 00 10 00 00 00 10 00 0e 00
+    00 00 00 00 00 00 00 00 a4 81 00 00 00 00 65 6e
+    63 6f 64 65 72 5f 30 5f 77 65 69 67 68 74 4f 5a
+    0a 00 01 01 b4 0d 51 c4 2e 52 2f a8""")
+
+
+def check_appendix_a(onnxzip, work):
+    import numpy as np
+    from onnx import helper, numpy_helper
+    g = helper.make_graph([], "a", [], [], initializer=[numpy_helper.from_array(
+        np.array([1, 2, 3, 4], dtype=np.float32), "encoder.0.weight")])
+    mp = os.path.join(work, "appendix_a.onnx")
+    arc = os.path.join(work, "appendix_a.onnxzip")
+    onnx.save(helper.make_model(g), mp)
+    e = _proc_err(ozcommon.run([onnxzip, "pack", mp, "-o", arc, "--size-threshold", "0", "--keep-typed"]),
+                  "onnxzip pack")
+    if e:
+        return e
+    with open(arc, "rb") as f:
+        b = f.read()
+    a = zipcheck.parse_archive(b)
+    got_l, got_c = b[:80], b[a.cd_offset:a.cd_offset + 76]
+    if got_l != APPENDIX_A_LOCAL:
+        return f"first 80 bytes {got_l.hex()} != spec Appendix A {APPENDIX_A_LOCAL.hex()}"
+    if got_c != APPENDIX_A_CENTRAL:
+        return f"first central record {got_c.hex()} != spec Appendix A {APPENDIX_A_CENTRAL.hex()}"
+    return None
+
+
+def check_filler(arc_path):
+    """Spec 4.3's filler procedure, by the numbers: entry a's data at 65536,
+    then __PAD_0 at H = 131036 with N_f = 65535 - 36 - 7 = 65492 padding
+    bytes and Alignment 0, then w's header at H + 65535 with N = 0 and its
+    data at 196608 = 3 x 65536, then the model."""
+    if not os.path.exists(arc_path):
+        return "no archive"
+    a, errs = zipcheck.check_file(arc_path, 65536)
+    if a is None:
+        return "; ".join(errs)
+    got = [(e.name, e.header_offset, e.data_offset, e.align_extra) for e in a.entries[:3]]
+    want = [("a", 0, 65536, (32768, 65499)), ("__PAD_0", 131036, 131036 + 30 + 7 + 6 + 65492,
+                                                (0, 65492)),
+            ("w", 131036 + 65535, 196608, (32768, 0))]
+    if got != want:
+        return f"layout {got}, spec 4.3 gives {want}"
+    return None
 
 
 def main(argv):
@@ -203,8 +302,12 @@ def main(argv):
         mp = os.path.join(work, f"{name}.onnx")
         onnx.save(m, mp)
         orig = onnx.load(mp)
-        for align in ALIGNS:
+        for align in testmodels.ALIGNS.get(name, ALIGNS):
             pack_and_check(r, name, mp, orig, work, align, onnxzip, libzip_oracle)
+            if name == "filler_65536":
+                r.check(f"{name}@{align} filler", lambda: check_filler(
+                    os.path.join(work, f"{name}.a{align}.onnxzip")))
+    r.check("spec Appendix A bytes", lambda: check_appendix_a(onnxzip, work))
     if corpus is not None:
         mdir = os.path.join(corpus, "models")
         if not os.path.isdir(mdir):

@@ -91,7 +91,7 @@ def expected_dump(m, threshold=0):
     out = []
     for t, kind, depth, where in iter_tensors(m):
         rec = {"name": t.name, "data_type": t.data_type, "dims": list(t.dims), "where": where,
-               "kind": kind}
+               "kind": kind, "depth": depth}
         if t.HasField("raw_data"):
             rec["storage"] = "entry" if len(t.raw_data) >= threshold else "inline"
             rec["nbytes"] = len(t.raw_data)
@@ -234,33 +234,124 @@ def run(cmd, timeout=120, **kw):
                           **kw)
 
 
-def dtype_itemsize(dt):
-    """Bytes per element for fixed-size ONNX types, None for others (STRING,
-    sub-byte types: handled by the caller)."""
-    table = {TensorProto.FLOAT: 4, TensorProto.UINT8: 1, TensorProto.INT8: 1,
-             TensorProto.UINT16: 2, TensorProto.INT16: 2, TensorProto.INT32: 4,
-             TensorProto.INT64: 8, TensorProto.BOOL: 1, TensorProto.FLOAT16: 2,
-             TensorProto.DOUBLE: 8, TensorProto.UINT32: 4, TensorProto.UINT64: 8,
-             TensorProto.COMPLEX64: 8, TensorProto.COMPLEX128: 16, TensorProto.BFLOAT16: 2}
-    return table.get(dt)
+# spec section 9: bytes per element, or (1, k) for k elements per byte
+SPEC_DTYPES = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8,
+               14: 8, 15: 16, 16: 2, 17: 1, 18: 1, 19: 1, 20: 1, 21: (1, 2), 22: (1, 2),
+               23: (1, 2), 24: 1, 25: (1, 4), 26: (1, 4)}
 
 
-def raw_size_mismatch(t):
-    """A reason string when a raw_data tensor's length disagrees with
-    dims x dtype (a malformed tensor a reader must refuse), else None."""
-    if not t.HasField("raw_data"):
-        return None
-    sz = dtype_itemsize(t.data_type)
-    if sz is None:
+def spec_byte_size(data_type, dims):
+    """Bytes spec 9 requires, or None when the type may not be stored."""
+    sz = SPEC_DTYPES.get(data_type)
+    if sz is None or any(d < 0 for d in dims):
         return None
     n = 1
-    for d in t.dims:
+    for d in dims:
         n *= d
-    if n * sz != len(t.raw_data):
-        return (f"tensor '{t.name}' raw_data has {len(t.raw_data)} bytes, dims {list(t.dims)} x "
-                f"{sz} = {n * sz}")
+    if isinstance(sz, tuple):
+        return (n + sz[1] - 1) // sz[1]
+    return n * sz
+
+
+def spec_violation(m):
+    """A reason string when the model breaks a rule of spec 9/10 that makes a
+    conforming writer refuse it (raw_data of a type that may not be stored,
+    a negative dim, a length != dims x type, rank > 64, graph depth > 63),
+    else None."""
+    for t, _k, depth, w in iter_tensors(m):
+        if depth > 63:
+            return f"{w}: graph depth {depth} > 63"
+        if len(t.dims) > 64:
+            return f"{w}: rank {len(t.dims)} > 64"
+        if not t.HasField("raw_data"):
+            continue
+        want = spec_byte_size(t.data_type, list(t.dims))
+        if want is None:
+            return f"{w}: raw_data with data_type {t.data_type} / dims {list(t.dims)}"
+        if want != len(t.raw_data):
+            return (f"{w}: tensor '{t.name}' raw_data has {len(t.raw_data)} bytes, dims "
+                    f"{list(t.dims)} of type {t.data_type} need {want}")
     return None
 
 
 __all__ = ["iter_tensors", "expected_dump", "compare_dump", "parse_dump", "extract_and_load",
-           "normalize", "model_diff", "run", "raw_size_mismatch", "is_external", "AttributeProto"]
+           "normalize", "model_diff", "run", "spec_violation", "is_external", "AttributeProto"]
+
+
+# --------------------------------------------------------------------------
+# Entry names (spec 7.2), written from the spec, independent of the library.
+# --------------------------------------------------------------------------
+
+_IDENT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def entry_base(tensor_name: str) -> str:
+    raw = tensor_name.encode("utf-8")
+    mapped = "".join(chr(c) if c in _IDENT else "_" for c in raw)
+    if not mapped or mapped[0].isdigit():
+        mapped = "t_" + mapped
+    elif mapped.startswith("__"):
+        mapped = "t" + mapped
+    return mapped[:240]
+
+
+def entry_name(tensor_name: str, taken_lower: set) -> str:
+    """The first of base, base_2, base_3, ... not taken (ASCII down-cased);
+    adds it to taken_lower."""
+    base = entry_base(tensor_name)
+    i = 1
+    name = base
+    while name.lower() in taken_lower:
+        i += 1
+        name = f"{base}_{i}"
+    taken_lower.add(name.lower())
+    return name
+
+
+def _self_test_names():
+    """The examples of spec 7.2; a failure is a bug of this oracle."""
+    rows = [(["encoder.0.weight"], ["encoder_0_weight"]), (["W", "w"], ["W", "w_2"]),
+            (["W", "w", "w_2"], ["W", "w_2", "w_2_2"]),
+            (["conv.weight", "conv_weight"], ["conv_weight", "conv_weight_2"]),
+            (["", ""], ["t_", "t__2"]), (["0bias"], ["t_0bias"]), (["__x"], ["t__x"]),
+            (["a/b:0"], ["a_b_0"]), (["\u6743\u91cd"], ["t______"]), (["a" * 300], ["a" * 240])]
+    for names, want in rows:
+        taken = set()
+        got = [entry_name(n, taken) for n in names]
+        assert got == want, (names, got, want)
+
+
+_self_test_names()
+
+
+def expected_locations(m, threshold=0):
+    """Entry names a conforming writer gives the tensors it moves (raw_data of
+    at least `threshold` bytes), in model order: list of (path, name)."""
+    taken = set()
+    out = []
+    for t, _k, _d, w in iter_tensors(m):
+        if t.HasField("raw_data") and len(t.raw_data) >= threshold:
+            out.append((w, entry_name(t.name, taken)))
+    return out
+
+
+def check_locations(orig, packed_model_bytes, threshold=0):
+    """Compares the `location` of each EXTERNAL tensor of the packed model
+    with the spec's mapping applied to the original. Returns errors."""
+    packed = onnx.ModelProto.FromString(packed_model_bytes)
+    want = expected_locations(orig, threshold)
+    got = []
+    for t, _k, _d, w in iter_tensors(packed):
+        if is_external(t):
+            locs = [e.value for e in t.external_data if e.key == "location"]
+            keys = [e.key for e in t.external_data]
+            if keys != ["location"]:
+                return [f"{w}: external_data keys {keys}; a writer writes 'location' only "
+                        f"(spec 8.3)"]
+            got.append((w, locs[0]))
+    if got != want:
+        if len(got) != len(want):
+            return [f"{len(got)} EXTERNAL tensors in the archive, expected {len(want)}"]
+        d = next((g, x) for g, x in zip(got, want) if g != x)
+        return [f"entry name at {d[0][0]}: '{d[0][1]}', spec 7.2 gives '{d[1][1]}'"]
+    return []

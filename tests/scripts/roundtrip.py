@@ -10,11 +10,15 @@ printed and it is skipped). Exits 77 (skip) only when no model was found at all.
 
 For each model, in one Python process (onnx imported once):
   1. onnx.load() the original; a model onnx cannot load is skipped (counted).
-  2. `onnxzip pack MODEL -o ARCHIVE --size-threshold 0`. A failure is a test
-     failure, except a refusal this script can justify independently (a tensor
-     whose raw_data length disagrees with dims x dtype): such refusals are
-     listed by name in the output, never hidden.
-  3. zipcheck (structure, 64-byte alignment, CRC-32).
+  2. `onnxzip pack MODEL -o ARCHIVE --size-threshold 0 --keep-typed` (raw_data
+     moves byte for byte; typed-field conversion is tested by unpack_roundtrip). A failure is a test
+     failure, except a refusal this script can justify independently from the
+     spec (raw_data whose length disagrees with dims x type, or of a type that
+     may not be stored; rank > 64; graph depth > 63): such refusals are listed
+     by name in the output, never hidden. Packing such a model is a failure.
+  3. zipcheck (structure, 64-byte alignment, CRC-32, XXH3, writer values), and
+     every EXTERNAL tensor's `location` equals the entry name spec 7.2
+     derives from its tensor name in model order.
   4. `dump_tensors ARCHIVE` (the library's view of every tensor, read through
      onnxzip_open) against a walk of the ORIGINAL model: same tensors in model
      order with equal name, dtype, dims, storage ("entry" for every raw_data
@@ -34,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 
 sys.dont_write_bytecode = True  # never write __pycache__ into the source tree
@@ -89,22 +94,22 @@ def one(path, onnxzip, dump_exe, work):
                 r.msgs.append("original keeps tensors EXTERNAL after onnx.load")
                 return r
             expected = ozcommon.expected_dump(orig)
-            mismatch = [x for x in (ozcommon.raw_size_mismatch(t) for t, _k, _d, _w in
-                                    ozcommon.iter_tensors(orig)) if x]
+            violation = ozcommon.spec_violation(orig)
         r.ntensors = len(expected)
         arc = os.path.join(d, "a.onnxzip")
-        p = ozcommon.run([onnxzip, "pack", path, "-o", arc, "--size-threshold", "0"], timeout=300)
+        p = ozcommon.run([onnxzip, "pack", path, "-o", arc, "--size-threshold", "0", "--keep-typed"], timeout=300)
         if p.returncode != 0:
             msg = _err(p, "pack")
-            if mismatch and p.returncode == 1:
+            if violation and p.returncode == 1:
                 r.status = "refused"
-                r.msgs.append(f"{msg} — justified: {mismatch[0]}")
+                r.msgs.append(f"{msg} — justified: {violation}")
             else:
                 r.status = "fail"
                 r.msgs.append(msg)
             return r
-        if mismatch:
-            r.msgs.append(f"note: pack accepted a malformed tensor: {mismatch[0]}")
+        if violation:
+            r.status = "fail"
+            r.msgs.append(f"pack accepted a model a conforming writer must refuse: {violation}")
         _a, errs = zipcheck.check_file(arc, 64)
         if errs:
             r.status = "fail"
@@ -122,6 +127,16 @@ def one(path, onnxzip, dump_exe, work):
             if errs:
                 r.status = "fail"
                 r.msgs.extend("dump_tensors: " + e for e in errs[:4])
+        try:
+            with zipfile.ZipFile(arc) as z:
+                mb = z.read(ozcommon.MODEL_ENTRY)
+            with _onnx_lock:
+                errs = ozcommon.check_locations(orig, mb, 0)
+        except Exception as ex:
+            errs = [f"cannot read {ozcommon.MODEL_ENTRY}: {ex!r}"]
+        if errs:
+            r.status = "fail"
+            r.msgs.extend("names: " + e for e in errs)
         ex_dir = os.path.join(d, "x")
         os.mkdir(ex_dir)
         with _onnx_lock:

@@ -173,10 +173,25 @@ def odd_sizes():
     return _model(helper.make_graph([], "sizes", [], [], initializer=inits))
 
 
+def filler_65536():
+    """At --align 65536 the second entry needs 65535 padding bytes, more than
+    an extra area holds (spec 4.3): the writer must emit a __PAD_0 filler.
+    Entry a (name 1 byte) has its data at 65536; 65500 data bytes put w's
+    header at H = 131036, B = H + 37 = 1 (mod 65536), N = 65535 > 65529."""
+    r = _rng(4)
+    inits = [_arr("a", r.integers(0, 255, 65500, dtype=np.uint8)),
+             _arr("w", np.arange(4, dtype=np.float32))]
+    return _model(helper.make_graph([], "filler", [], [], initializer=inits))
+
+
 MODELS = {
     "dtypes_and_names": dtypes_and_names,
     "structure": structure,
     "empty_name_initializer": empty_name_initializer,
     "same_name_scopes": same_name_scopes,
     "odd_sizes": odd_sizes,
+    "filler_65536": filler_65536,
 }
+
+# Alignments to pack each model with (default: 64 and 4096).
+ALIGNS = {"filler_65536": (65536,)}

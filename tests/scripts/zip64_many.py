@@ -77,7 +77,7 @@ def main(argv):
         onnx.save(build_model(n), mp)
         print(f"built a model of {n} initializers in {time.time() - t0:.1f} s")
         arc = os.path.join(d, "many.onnxzip")
-        p = proc("pack", [onnxzip, "pack", mp, "-o", arc, "--size-threshold", "0"])
+        p = proc("pack", [onnxzip, "pack", mp, "-o", arc, "--size-threshold", "0", "--keep-typed"])
         if p.returncode == 0:
             proc("onnxzip verify", [onnxzip, "verify", arc])
             t0 = time.time()

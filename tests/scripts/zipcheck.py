@@ -498,6 +498,9 @@ def check_writer(b, arc: Archive, align: int, check_crc: bool) -> List[str]:
                 want = _digest(memoryview(b)[e.data_offset:e.data_end])
                 if got != want:
                     errs.append(f"{w}: XXH3-64 field {got:016x} != XXH3-64 of the data {want:016x}")
+    offs = [e.header_offset for e in arc.entries]
+    if offs != sorted(offs):
+        errs.append("central records are not in local-header order (12.1 #3)")
     need64 = arc.count >= 0xFFFF or arc.cd_offset >= M32 or arc.cd_size >= M32
     if arc.zip64 != need64:
         errs.append(f"zip64 end records {'present' if arc.zip64 else 'missing'}; needed: {need64}")

@@ -1,0 +1,243 @@
+#!/usr/bin/env node
+// run_model.js — run one ONNX model with ONNX Runtime (onnxruntime-node, CPU)
+// on deterministic inputs and write its outputs bit-exactly as JSON.
+//
+//   node run_model.js MODEL OUT.json [INPUT_SPEC.json]
+//
+// MODEL is given to ORT as a path, so ORT resolves external data relative to
+// the model's directory (the classic external-data layouts, and an unzipped
+// onnxzip archive whose __MODEL_PROTO was renamed to model.onnx).
+//
+// Inputs: for every graph input ORT reports, the element type and shape come
+// from session.inputMetadata (onnxruntime-node >= 1.22). With an older ORT,
+// INPUT_SPEC.json must supply them: {"NAME": {"type": "float32", "shape":
+// [1, "N", 3]}, ...} (ort_layouts.py writes it from the model with the onnx
+// package). Symbolic or unknown dimensions become 1, except these known cases,
+// chosen by input name and rank:
+//   sr                   scalar int64 16000          (Silero VAD sample rate)
+//   input, rank 2        [1, 512]                    (Silero VAD audio chunk)
+//   x, rank 4 [?,3,?,?]  [1, 3, 64, 192]             (PaddleOCR det/cls image;
+//                                                    det needs multiples of 32)
+// Values come from xorshift32 seeded from the input's name (so they do not
+// depend on input order): floats uniform in [-1, 1), integers in 0..9,
+// bools 0/1, strings "s<k>".
+//
+// Session: graphOptimizationLevel 'disabled', one intra-op and one inter-op
+// thread, sequential execution, CPU execution provider only, so that the
+// same model in every layout runs the same kernels in the same order.
+//
+// OUT.json: {"inputs": {NAME: {dims, type, hex}}, "outputs": {NAME: {dims,
+// type, hex}}} where hex is the tensor's raw bytes (little-endian, as ORT
+// returns them) in lower-case hex; string tensors are hexed as the UTF-8 of
+// their JSON array. A tensor of more than 64 KiB (only intermediate values,
+// which ort_layouts.py's "+probe" variants expose, get that big) has
+// {dims, type, bytes, sha256} instead of hex, to keep OUT.json small. Exits 0 on success; on any failure prints
+// "run_model: MODEL: message" to stderr and exits 1 (2 on a bad command line).
+'use strict';
+
+const crypto = require('crypto');
+const fs = require('fs');
+
+function die(model, msg, code) {
+  process.stderr.write(`run_model: ${model}: ${msg}\n`);
+  process.exit(code === undefined ? 1 : code);
+}
+
+const argv = process.argv.slice(2);
+if (argv.length < 2 || argv.length > 3) {
+  process.stderr.write('usage: node run_model.js MODEL OUT.json [INPUT_SPEC.json]\n');
+  process.exit(2);
+}
+const [modelPath, outPath, specPath] = argv;
+
+let ort;
+try {
+  ort = require('onnxruntime-node');
+} catch (e) {
+  die(modelPath, `cannot load onnxruntime-node (run 'npm ci --ignore-scripts' in tests/ort): ${e.message}`);
+}
+
+// ---- deterministic values --------------------------------------------------
+
+function fnv1a(s) {
+  let h = 0x811c9dc5;
+  for (const b of Buffer.from(s, 'utf8')) {
+    h ^= b;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+function xorshift32(seed) {
+  let x = (seed >>> 0) || 0x9e3779b9;
+  return () => {
+    x ^= x << 13; x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5; x >>>= 0;
+    return x;
+  };
+}
+
+// float in [-1, 1) with 24 random bits: exactly representable in float32
+const toFloat = (u) => ((u >>> 8) / 8388608) - 1;
+const toInt = (u) => u % 10;
+
+// float32 value -> IEEE half bits (round to nearest even); values here are in
+// [-1, 1) so no overflow handling beyond the generic path is needed
+function halfBits(f) {
+  const b = new DataView(new ArrayBuffer(4));
+  b.setFloat32(0, f);
+  const x = b.getUint32(0);
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff;
+  let mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  let e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let h = mant >>> shift;
+    const rem = mant & ((1 << shift) - 1);
+    const half = 1 << (shift - 1);
+    if (rem > half || (rem === half && (h & 1))) h += 1;
+    return sign | h;
+  }
+  let h = (e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && (h & 1))) h += 1;
+  return sign | h;
+}
+
+function bfloat16Bits(f) {
+  const b = new DataView(new ArrayBuffer(4));
+  b.setFloat32(0, f);
+  const x = b.getUint32(0);
+  return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+function makeData(type, n, next) {
+  let a;
+  switch (type) {
+    case 'float32': a = new Float32Array(n); for (let i = 0; i < n; i++) a[i] = toFloat(next()); return a;
+    case 'float64': a = new Float64Array(n); for (let i = 0; i < n; i++) a[i] = toFloat(next()); return a;
+    case 'float16': a = new Uint16Array(n); for (let i = 0; i < n; i++) a[i] = halfBits(toFloat(next())); return a;
+    case 'bfloat16': a = new Uint16Array(n); for (let i = 0; i < n; i++) a[i] = bfloat16Bits(toFloat(next())); return a;
+    case 'int8': a = new Int8Array(n); break;
+    case 'uint8': a = new Uint8Array(n); break;
+    case 'int16': a = new Int16Array(n); break;
+    case 'uint16': a = new Uint16Array(n); break;
+    case 'int32': a = new Int32Array(n); break;
+    case 'uint32': a = new Uint32Array(n); break;
+    case 'int64': a = new BigInt64Array(n); for (let i = 0; i < n; i++) a[i] = BigInt(toInt(next())); return a;
+    case 'uint64': a = new BigUint64Array(n); for (let i = 0; i < n; i++) a[i] = BigInt(toInt(next())); return a;
+    case 'bool': a = new Uint8Array(n); for (let i = 0; i < n; i++) a[i] = next() & 1; return a;
+    case 'string': a = []; for (let i = 0; i < n; i++) a.push(`s${toInt(next())}`); return a;
+    default: throw new Error(`input element type '${type}' not supported by this test`);
+  }
+  for (let i = 0; i < n; i++) a[i] = toInt(next());
+  return a;
+}
+
+// ---- shapes ------------------------------------------------------------------
+
+const isFixed = (d) => typeof d === 'number' && Number.isInteger(d) && d >= 0;
+
+// Returns [dims, type] for an input, or throws.
+function resolveInput(name, type, shape) {
+  const rank = shape.length;
+  if (name === 'sr' && rank === 0 && type === 'int64') {
+    return { dims: [], type, fill: () => BigInt64Array.from([16000n]) };
+  }
+  if (name === 'input' && rank === 2 && type === 'float32' && !isFixed(shape[1])) {
+    return { dims: [isFixed(shape[0]) ? shape[0] : 1, 512], type };
+  }
+  if (name === 'x' && rank === 4 && shape[1] === 3 && !isFixed(shape[2]) && !isFixed(shape[3])) {
+    return { dims: [isFixed(shape[0]) ? shape[0] : 1, 3, 64, 192], type };
+  }
+  return { dims: shape.map((d) => (isFixed(d) ? d : 1)), type };
+}
+
+const HEX_MAX = 64 << 10;
+
+// {dims, type, hex} or, above HEX_MAX bytes, {dims, type, bytes, sha256}
+function record(t) {
+  const d = t.data;
+  const buf = Array.isArray(d) ? Buffer.from(JSON.stringify(d), 'utf8')
+    : Buffer.from(d.buffer, d.byteOffset, d.byteLength);
+  const r = { dims: Array.from(t.dims), type: t.type };
+  if (buf.length <= HEX_MAX) {
+    r.hex = buf.toString('hex');
+  } else {
+    r.bytes = buf.length;
+    r.sha256 = crypto.createHash('sha256').update(buf).digest('hex');
+  }
+  return r;
+}
+
+// ---- main ----------------------------------------------------------------------
+
+async function main() {
+  const options = {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'disabled',
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    logSeverityLevel: 3,
+  };
+  let session;
+  try {
+    session = await ort.InferenceSession.create(modelPath, options);
+  } catch (e) {
+    die(modelPath, `ORT refused the model: ${e.message}`);
+  }
+
+  let meta = null;
+  if (Array.isArray(session.inputMetadata) && session.inputMetadata.length === session.inputNames.length) {
+    meta = {};
+    for (const m of session.inputMetadata) {
+      if (!m.isTensor) die(modelPath, `input '${m.name}' is not a tensor; not supported by this test`);
+      meta[m.name] = { type: m.type, shape: Array.from(m.shape) };
+    }
+  } else if (specPath) {
+    meta = JSON.parse(fs.readFileSync(specPath, 'utf8'));
+  } else {
+    die(modelPath, 'this onnxruntime-node has no session.inputMetadata; pass INPUT_SPEC.json');
+  }
+
+  const feeds = {};
+  const inputs = {};
+  for (const name of session.inputNames) {
+    const m = meta[name];
+    if (!m) die(modelPath, `no type/shape for input '${name}'`);
+    let r;
+    try {
+      r = resolveInput(name, m.type, m.shape);
+      const n = r.dims.reduce((a, b) => a * b, 1);
+      const data = r.fill ? r.fill() : makeData(r.type, n, xorshift32(fnv1a(name) ^ 0x2545f491));
+      feeds[name] = new ort.Tensor(r.type, data, r.dims);
+    } catch (e) {
+      die(modelPath, `input '${name}': ${e.message}`);
+    }
+    inputs[name] = record(feeds[name]);
+  }
+
+  let results;
+  try {
+    results = await session.run(feeds);
+  } catch (e) {
+    die(modelPath, `ORT run failed: ${e.message}`);
+  }
+  const outputs = {};
+  for (const name of session.outputNames) {
+    const t = results[name];
+    if (!t) die(modelPath, `output '${name}' missing from the results`);
+    outputs[name] = record(t);
+  }
+  await session.release();
+  fs.writeFileSync(outPath, JSON.stringify({ inputs, outputs }) + '\n');
+}
+
+main().catch((e) => die(modelPath, e && e.stack ? e.stack : String(e)));

@@ -1,0 +1,115 @@
+/*
+ * cmd_extract.c — "onnxzip extract": write one tensor's raw bytes to a file.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include <onnxzip/onnxzip.h>
+
+enum { OPT_HELP, OPT_OUTPUT, OPT_QUIET };
+
+static const cli_option options[] = {
+    { "help",   'h', 0, OPT_HELP },
+    { "output", 'o', 1, OPT_OUTPUT },
+    { "quiet",  'q', 0, OPT_QUIET },
+    { NULL, 0, 0, 0 },
+};
+
+typedef struct extract_args {
+    const char *archive;
+    const char *tensor;
+    const char *out;
+    int quiet;
+} extract_args;
+
+static void usage(FILE *f)
+{
+    fputs("usage: onnxzip extract ARCHIVE TENSOR -o FILE [-q]\n"
+          "\n"
+          "Writes the payload of the first tensor named TENSOR (raw little-endian\n"
+          "bytes, as in ONNX raw_data) to FILE. FILE is replaced atomically and must\n"
+          "not be the archive. Tensors held in typed fields (float_data, ...) have\n"
+          "no raw bytes and are refused.\n"
+          "\n"
+          "options:\n"
+          "  -o, --output FILE        file to write (required)\n"
+          "  -q, --quiet              print nothing on success\n"
+          "  -h, --help               show this help\n", f);
+}
+
+static int parse_option(cli_parser *p, int id, extract_args *a)
+{
+    switch (id) {
+    case OPT_OUTPUT:
+        a->out = p->value;
+        return 0;
+    case OPT_QUIET:
+        a->quiet = 1;
+        return 0;
+    case CLI_OPERAND:
+        if (!a->archive)
+            a->archive = p->value;
+        else if (!a->tensor)
+            a->tensor = p->value;
+        else
+            return cli_usage_error("extract", usage, "unexpected argument '%s'", p->value);
+        return 0;
+    default:
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+}
+
+/* Returns -1 after printing help, 0 when parsed, or an exit code. */
+static int parse_args(int argc, char **argv, extract_args *a)
+{
+    cli_parser p;
+    int id, rc;
+
+    cli_parser_init(&p, "extract", argc, argv);
+    while ((id = cli_next(&p, options)) != CLI_END) {
+        if (id == OPT_HELP) {
+            usage(stdout);
+            return -1;
+        }
+        if ((rc = parse_option(&p, id, a)) != 0)
+            return rc;
+    }
+    if (!a->archive)
+        return cli_usage_error("extract", usage, "missing archive");
+    if (!a->tensor)
+        return cli_usage_error("extract", usage, "missing tensor name");
+    if (!a->out)
+        return cli_usage_error("extract", usage, "missing -o FILE");
+    if (!*a->archive || !*a->out)
+        return cli_usage_error("extract", usage, "empty file name");
+    return 0;
+}
+
+int cmd_extract(int argc, char **argv)
+{
+    extract_args a = { 0 };
+    onnxzip_archive *ar = NULL;
+    const onnxzip_tensor *t;
+    int rc = parse_args(argc, argv, &a);
+
+    if (rc != 0)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    if ((rc = onnxzip_open(a.archive, 0, &ar)) != 0)
+        return cli_lib_error(rc);
+    if ((rc = onnxzip_extract_tensor(ar, a.tensor, a.out)) != 0) {
+        rc = cli_lib_error(rc);
+        onnxzip_close(&ar);
+        return rc;
+    }
+    t = onnxzip_find_tensor(ar, a.tensor);
+    if (!a.quiet && t) {
+        fputs("extracted ", stdout);
+        cli_put_text(stdout, a.tensor);
+        printf(" (%" PRIu64 " bytes) -> %s\n", t->nbytes, a.out);
+    }
+    onnxzip_close(&ar);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,203 @@
+/*
+ * cmd_unpack.c — "onnxzip unpack": convert an archive back to a classic
+ * .onnx model with external data files (or one self-contained model).
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <onnxzip/onnxzip.h>
+
+enum { OPT_HELP, OPT_OUTPUT, OPT_LAYOUT, OPT_LOCATION, OPT_ALIGN, OPT_CHECKSUM, OPT_QUIET };
+
+static const cli_option options[] = {
+    { "help",     'h', 0, OPT_HELP },
+    { "output",   'o', 1, OPT_OUTPUT },
+    { "layout",   0,   1, OPT_LAYOUT },
+    { "location", 0,   1, OPT_LOCATION },
+    { "align",    0,   1, OPT_ALIGN },
+    { "checksum", 0,   0, OPT_CHECKSUM },
+    { "quiet",    'q', 0, OPT_QUIET },
+    { NULL, 0, 0, 0 },
+};
+
+typedef struct unpack_args {
+    const char *in;
+    const char *out;
+    int quiet;
+    int single_only; /* an option that only SINGLE uses was given */
+    onnxzip_unpack_options opts;
+} unpack_args;
+
+static void usage(FILE *f)
+{
+    fputs("usage: onnxzip unpack ARCHIVE -o DIR/NAME.onnx [--layout single|per-tensor|inline]\n"
+          "                      [--location FILE] [--align N] [--checksum] [-q]\n"
+          "\n"
+          "Converts an onnxzip archive back to a classic ONNX model that onnx.load()\n"
+          "and ONNX runtimes read: NAME.onnx and its external data files in DIR.\n"
+          "Everything is written to a temporary directory inside DIR and renamed\n"
+          "into place, the model last; DIR must exist.\n"
+          "\n"
+          "options:\n"
+          "  -o, --output PATH        the model to write, DIR/NAME.onnx (required)\n"
+          "      --layout L           single:     NAME.onnx + one data file (default)\n"
+          "                           per-tensor: NAME.onnx + one file per entry\n"
+          "                           inline:     one self-contained NAME.onnx\n"
+          "                                       (protobuf limits it to 2 GiB)\n"
+          "      --location FILE      single: the data file's name, a plain file name\n"
+          "                           (default NAME.onnx.data)\n"
+          "      --align N            single: every tensor's offset in the data file is\n"
+          "                           a multiple of N, a power of two in 1..65536\n"
+          "                           (default 4096, the page size for mmap)\n"
+          "      --checksum           also write ONNX's SHA-1 \"checksum\" key\n"
+          "  -q, --quiet              print nothing on success, no progress\n"
+          "  -h, --help               show this help\n", f);
+}
+
+static int parse_layout(const char *s, onnxzip_unpack_layout *out)
+{
+    if (strcmp(s, "single") == 0)
+        *out = ONNXZIP_UNPACK_SINGLE;
+    else if (strcmp(s, "per-tensor") == 0)
+        *out = ONNXZIP_UNPACK_PER_TENSOR;
+    else if (strcmp(s, "inline") == 0)
+        *out = ONNXZIP_UNPACK_INLINE;
+    else
+        return cli_usage_error("unpack", usage,
+                               "--layout: '%s' is not one of single, per-tensor, inline", s);
+    return 0;
+}
+
+static int parse_align(const char *s, uint32_t *out)
+{
+    uint64_t v;
+
+    if (cli_parse_u64(s, &v) != 0 || v < 1 || v > 65536 || (v & (v - 1)) != 0)
+        return cli_usage_error("unpack", usage,
+                               "--align: '%s' is not a power of two between 1 and 65536", s);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_option(cli_parser *p, int id, unpack_args *a)
+{
+    switch (id) {
+    case OPT_OUTPUT:
+        a->out = p->value;
+        return 0;
+    case OPT_LAYOUT:
+        return parse_layout(p->value, &a->opts.layout);
+    case OPT_LOCATION:
+        a->opts.location = p->value;
+        a->single_only = 1;
+        return 0;
+    case OPT_ALIGN:
+        a->single_only = 1;
+        return parse_align(p->value, &a->opts.alignment);
+    case OPT_CHECKSUM:
+        a->opts.flags |= ONNXZIP_UNPACK_CHECKSUM;
+        return 0;
+    case OPT_QUIET:
+        a->quiet = 1;
+        return 0;
+    case CLI_OPERAND:
+        if (a->in)
+            return cli_usage_error("unpack", usage, "unexpected argument '%s'", p->value);
+        a->in = p->value;
+        return 0;
+    default:
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+}
+
+/* Returns -1 after printing help, 0 when parsed, or an exit code. */
+static int parse_args(int argc, char **argv, unpack_args *a)
+{
+    cli_parser p;
+    int id, rc;
+
+    onnxzip_unpack_options_init(&a->opts);
+    cli_parser_init(&p, "unpack", argc, argv);
+    while ((id = cli_next(&p, options)) != CLI_END) {
+        if (id == OPT_HELP) {
+            usage(stdout);
+            return -1;
+        }
+        if ((rc = parse_option(&p, id, a)) != 0)
+            return rc;
+    }
+    if (!a->in)
+        return cli_usage_error("unpack", usage, "missing input archive");
+    if (!a->out)
+        return cli_usage_error("unpack", usage, "missing -o DIR/NAME.onnx");
+    if (!*a->in || !*a->out)
+        return cli_usage_error("unpack", usage, "empty file name");
+    if (a->single_only && a->opts.layout != ONNXZIP_UNPACK_SINGLE)
+        return cli_usage_error("unpack", usage,
+                               "--location and --align apply to --layout single only");
+    return 0;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* The tensors that were in entries, and the data files they now use. */
+static int count_moved(const char *archive, onnxzip_unpack_layout layout, size_t *tensors,
+                       size_t *files)
+{
+    onnxzip_archive *a = NULL;
+    int rc = onnxzip_open(archive, 0, &a);
+    size_t n, k = 0, distinct = 0;
+    const char **names;
+
+    if (rc != 0)
+        return cli_lib_error(rc);
+    n = onnxzip_tensor_count(a);
+    names = malloc((n ? n : 1) * sizeof *names);
+    if (!names) {
+        onnxzip_close(&a);
+        return cli_fail(ONNXZIP_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
+            names[k++] = onnxzip_tensor_at(a, i)->entry;
+    qsort(names, k, sizeof *names, cmp_str);
+    for (size_t i = 0; i < k; i++)
+        distinct += i == 0 || strcmp(names[i - 1], names[i]) != 0;
+    *tensors = k;
+    *files = layout == ONNXZIP_UNPACK_INLINE ? 0
+             : layout == ONNXZIP_UNPACK_SINGLE ? (distinct ? 1 : 0) : distinct;
+    free(names);
+    onnxzip_close(&a);
+    return 0;
+}
+
+int cmd_unpack(int argc, char **argv)
+{
+    unpack_args a = { 0 };
+    cli_progress_state ps;
+    size_t tensors = 0, files = 0;
+    int rc = parse_args(argc, argv, &a);
+
+    if (rc != 0)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    if (cli_progress_init(&ps, "unpacking", a.quiet)) {
+        a.opts.progress = cli_progress;
+        a.opts.progress_user = &ps;
+    }
+    rc = onnxzip_unpack(a.in, a.out, &a.opts);
+    cli_progress_end(&ps);
+    if (rc != 0)
+        return cli_lib_error(rc);
+    if (a.quiet)
+        return CLI_EXIT_OK;
+    if ((rc = count_moved(a.in, a.opts.layout, &tensors, &files)) != 0)
+        return rc;
+    printf("unpacked %s -> %s: %zu tensors in %zu data file(s)\n", a.in, a.out, tensors, files);
+    return CLI_EXIT_OK;
+}
