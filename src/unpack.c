@@ -15,6 +15,7 @@
 #include "sha1.h"
 
 #define IO_CHUNK (1u << 20)
+#define COPY_STEP (64u << 20) /* per copy_file_range call: progress granularity */
 #define PROGRESS_STEP ((uint64_t)8 << 20)
 #define MAX_ALIGN 65536u
 
@@ -24,6 +25,7 @@ void onnxzip_unpack_options_init(onnxzip_unpack_options *opts)
     memset(opts, 0, sizeof *opts);
     opts->layout = ONNXZIP_UNPACK_SINGLE;
     opts->alignment = 4096;
+    opts->size_threshold = 1024;
 }
 
 /* One distinct entry that becomes data (SINGLE, PER_TENSOR). */
@@ -40,6 +42,8 @@ typedef struct unpack {
     const char *name;              /* the model's file name within dir */
     char *dir, *tmp;               /* tmp: dir/.NAME.unpack-XXXXXX */
     int dirfd, tmpfd;
+    int arcfd;                     /* the archive, for copy_file_range */
+    uint8_t *chunk;                /* copy buffer where the kernel cannot copy */
     onnxzip_archive *a;
     ent *ents;
     size_t nents;
@@ -63,6 +67,12 @@ static int io_err(const char *dir, const char *name, const char *what)
 static int nomem(void)
 {
     return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+}
+
+/* Tensors that stay inline rather than go to a data file. */
+static int stays_inline(const unpack *u, const onnxzip_tensor *v)
+{
+    return u->o->layout == ONNXZIP_UNPACK_INLINE || v->nbytes < u->o->size_threshold;
 }
 
 static int is_plain_name(const char *s)
@@ -143,6 +153,8 @@ static int prepare(unpack *u, struct stat *arc, int *have_arc)
     int rc = check_target(u, u->name, *have_arc ? arc : NULL);
     if (!rc) rc = onnxzip_open(u->archive_path, 0, &u->a);
     if (rc) return rc;
+    if ((u->arcfd = open(u->archive_path, O_RDONLY | O_CLOEXEC)) < 0)
+        return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", u->archive_path, strerror(errno));
     if (onnxzip_archive_layout(u->a) != ONNXZIP_LAYOUT_ARCHIVE)
         return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive but a classic ONNX model; there is "
                       "nothing to unpack", u->archive_path);
@@ -158,7 +170,7 @@ static int collect(unpack *u)
     for (size_t i = 0; i < ts->n; i++) {
         const onnxzip_tensor *v = &ts->v[i];
         if (v->storage != ONNXZIP_STORAGE_ENTRY) continue;
-        if (u->o->layout == ONNXZIP_UNPACK_INLINE) { /* every tensor gets its own copy */
+        if (stays_inline(u, v)) { /* every inline tensor gets its own copy */
             u->total = u->total + v->nbytes < u->total ? UINT64_MAX : u->total + v->nbytes;
             continue;
         }
@@ -282,7 +294,7 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     const onnxzip_tensor *v = &u->a->tensors.v[u->next++];
     if ((v->storage == ONNXZIP_STORAGE_ENTRY) != (t->data_location == 1)) return desync(u, t);
     if (v->storage != ONNXZIP_STORAGE_ENTRY) return 0;
-    if (u->o->layout == ONNXZIP_UNPACK_INLINE) {
+    if (stays_inline(u, v)) {
         *rw = (oz_rewrite){ .action = OZ_INLINE, .data = v->data, .size = v->nbytes };
         progress(u, v->nbytes);
         return 0;
@@ -346,9 +358,35 @@ static int close_file(const unpack *u, int fd, const char *name, int rc)
     return rc;
 }
 
-static const uint8_t *entry_data(const unpack *u, const ent *x)
+/* Copies an entry's bytes from the archive into fd (at its position) in the
+ * kernel (copy_file_range), so payloads never pass through, or stay
+ * resident in, this process: peak memory does not grow with the weights.
+ * Falls back to pread + write where the kernel cannot copy. */
+static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
 {
-    return u->a->base + x->e->data_offset;
+    loff_t in = (loff_t)x->e->data_offset;
+    for (uint64_t left = x->e->size; left;) {
+        size_t n = left < COPY_STEP ? (size_t)left : COPY_STEP;
+        ssize_t k = u->chunk ? 0 : copy_file_range(u->arcfd, &in, fd, NULL, n, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+            return io_err(u->tmp, name, "cannot copy from the archive");
+        if (k < 0 && !(u->chunk = malloc(IO_CHUNK))) return nomem();
+        if (u->chunk) { /* the fallback, from now on */
+            k = pread(u->arcfd, u->chunk, n < IO_CHUNK ? n : IO_CHUNK, in);
+            if (k < 0 && errno == EINTR) continue;
+            int rc = k > 0 ? write_all(u, fd, name, u->chunk, (uint64_t)k, 0) : 0;
+            if (rc) return rc;
+            in += k > 0 ? k : 0;
+        }
+        if (k <= 0) {
+            if (k == 0) errno = EIO; /* the archive is shorter than its directory says */
+            return io_err(u->tmp, name, "cannot read the archive");
+        }
+        left -= (uint64_t)k;
+        progress(u, (uint64_t)k);
+    }
+    return 0;
 }
 
 static int write_single(unpack *u)
@@ -361,7 +399,7 @@ static int write_single(unpack *u)
             const ent *x = &u->ents[i];
             if ((x->e->size == 0) != empty) continue;
             rc = write_all(u, fd, u->location, zeros, x->file_off - pos, 0);
-            if (!rc) rc = write_all(u, fd, u->location, entry_data(u, x), x->e->size, 1);
+            if (!rc) rc = copy_payload(u, fd, u->location, x);
             pos = x->file_off + x->e->size;
         }
     return close_file(u, fd, u->location, rc);
@@ -374,7 +412,7 @@ static int write_data(unpack *u)
         const ent *x = &u->ents[i];
         int fd, rc = create_file(u, x->file, &fd);
         if (rc) return rc;
-        rc = close_file(u, fd, x->file, write_all(u, fd, x->file, entry_data(u, x), x->e->size, 1));
+        rc = close_file(u, fd, x->file, copy_payload(u, fd, x->file, x));
         if (rc) return rc;
     }
     return 0;
@@ -440,6 +478,8 @@ static void cleanup(unpack *u, int ok)
     oz_strmap_free(&u->by_entry);
     oz_strmap_free(&u->taken);
     onnxzip_close(&u->a);
+    if (u->arcfd >= 0) close(u->arcfd);
+    free(u->chunk);
 }
 
 static int run(unpack *u)
@@ -465,7 +505,7 @@ int onnxzip_unpack(const char *archive_path, const char *model_path, const onnxz
     onnxzip_unpack_options def;
     onnxzip_unpack_options_init(&def);
     unpack u = { .o = opts ? opts : &def, .archive_path = archive_path, .model_path = model_path, .dirfd = -1,
-                 .tmpfd = -1 };
+                 .tmpfd = -1, .arcfd = -1 };
     oz_strmap_init(&u.by_entry, 0);
     oz_strmap_init(&u.taken, 1);
     int rc = check_options(u.o);

@@ -328,11 +328,50 @@ static char *subdir(const char *root, const char *name)
     return strdup(p);
 }
 
+/* Options that move every tensor, however small: the layout cases check
+ * the files they write. */
+static const onnxzip_unpack_options *move_all(void)
+{
+    static onnxzip_unpack_options o;
+    onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
+    return &o;
+}
+
+/* With the default threshold (1024 bytes), only tensors at least that large
+ * go to the data file; the others come back inline, as onnx writes them. */
+static void test_default_threshold(const char *root, const char *arc)
+{
+    char *d = subdir(root, "default_threshold");
+    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), NULL), 0);
+    reader r;
+    uint8_t *m = read_model(d, "model.onnx", &r);
+    size_t moved = 0, inlined = 0;
+    for (size_t i = 0; m && i < NTEN; i++) {
+        const seen *s = &r.s[i];
+        const fx_tensor *t = &tensors[i];
+        if (t->entry < 0) continue;
+        if (t->len >= 1024) {
+            moved++;
+            CHECK(s->external && external_matches(d, s, t));
+        } else {
+            inlined++;
+            CHECK(!s->external && s->has_raw && s->raw.len == t->len && !memcmp(s->raw.p, expected_bytes(t), t->len));
+        }
+    }
+    CHECK(moved > 0 && inlined > 0);
+    free(m);
+    free(d);
+}
+
 static void test_layouts(const char *root, const char *arc)
 {
     onnxzip_unpack_options o;
     onnxzip_unpack_options_init(&o);
     CHECK(o.layout == ONNXZIP_UNPACK_SINGLE && o.alignment == 4096 && !o.location && !o.flags && !o.progress);
+    CHECK(o.size_threshold == 1024);
+    test_default_threshold(root, arc);
+    o.size_threshold = 0; /* the layout cases below move every tensor, however small */
 
     char *d = subdir(root, "single");
     progress_log pl = { 0 };
@@ -345,6 +384,7 @@ static void test_layouts(const char *root, const char *arc)
 
     d = subdir(root, "single_a1_sum");
     onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
     o.alignment = 1;
     o.location = "weights.bin";
     o.flags = ONNXZIP_UNPACK_CHECKSUM;
@@ -354,6 +394,7 @@ static void test_layouts(const char *root, const char *arc)
 
     d = subdir(root, "single_64k");
     onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
     o.alignment = 65536;
     CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), &o), 0);
     check_single(d, "model.onnx.data", 65536, 0);
@@ -361,6 +402,7 @@ static void test_layouts(const char *root, const char *arc)
 
     d = subdir(root, "per_tensor");
     onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
     o.layout = ONNXZIP_UNPACK_PER_TENSOR;
     CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), &o), 0);
     check_per_tensor(d);
@@ -394,7 +436,7 @@ static void test_no_entries(const char *root)
     CHECK_RC(onnxzip_writer_create(arc, NULL, &w), 0);
     CHECK_RC(onnxzip_writer_set_model(w, model, len), 0);
     CHECK_RC(onnxzip_writer_finish(&w), 0);
-    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "m.onnx"), NULL), 0);
+    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "m.onnx"), move_all()), 0);
     size_t n = 0;
     uint8_t *got = slurp(tu_path(d, "m.onnx"), &n);
     CHECK(got && n == len && !memcmp(got, model, len)); /* byte for byte */
@@ -431,24 +473,29 @@ static void test_errors(const char *root, const char *arc)
     static const char *const bad_locations[] = { "../x", "a/b", ".", "..", "", "/abs" };
     for (size_t i = 0; i < sizeof bad_locations / sizeof *bad_locations; i++) {
         onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
         o.location = bad_locations[i];
         unpack_fails(arc, d, &o, ONNXZIP_EINVAL);
     }
     static const uint32_t bad_align[] = { 0, 3, 96, 131072 };
     for (size_t i = 0; i < sizeof bad_align / sizeof *bad_align; i++) {
         onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
         o.alignment = bad_align[i];
         unpack_fails(arc, d, &o, ONNXZIP_EINVAL);
     }
     onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
     o.location = "model.onnx"; /* the model's own name */
     unpack_fails(arc, d, &o, ONNXZIP_EINVAL);
     o.location = "MODEL.ONNX";
     unpack_fails(arc, d, &o, ONNXZIP_EINVAL);
     onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
     o.layout = (onnxzip_unpack_layout)7;
     unpack_fails(arc, d, &o, ONNXZIP_EINVAL);
     onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
     o.flags = 1u << 9;
     unpack_fails(arc, d, &o, ONNXZIP_EINVAL);
     CHECK_RC(onnxzip_unpack(NULL, tu_path(d, "m.onnx"), NULL), ONNXZIP_EINVAL);
@@ -476,6 +523,7 @@ static void test_not_the_archive(const char *root)
     CHECK_RC(onnxzip_unpack(arc, arc, NULL), ONNXZIP_EINVAL);
     onnxzip_unpack_options o;
     onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
     o.location = "a.onnxzip"; /* the data file would replace the archive */
     CHECK_RC(onnxzip_unpack(arc, tu_path(d, "m.onnx"), &o), ONNXZIP_EINVAL);
     link(arc, tu_path(d, "hard.onnx")); /* another name of the same file */
@@ -503,7 +551,7 @@ static void test_replace(const char *root, const char *arc)
     fclose(f);
     CHECK(!symlink(victim, tu_path(d, "model.onnx")));
     CHECK(!symlink(victim, tu_path(d, "model.onnx.data")));
-    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), NULL), 0);
+    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), move_all()), 0);
     struct stat st;
     CHECK(!lstat(tu_path(d, "model.onnx"), &st) && S_ISREG(st.st_mode));
     CHECK(!lstat(tu_path(d, "model.onnx.data"), &st) && S_ISREG(st.st_mode));
@@ -511,7 +559,7 @@ static void test_replace(const char *root, const char *arc)
     unlink(victim);
     check_single(d, "model.onnx.data", 4096, 0);
     /* again over the files just written */
-    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), NULL), 0);
+    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), move_all()), 0);
     check_single(d, "model.onnx.data", 4096, 0);
     free(victim);
     free(d);
@@ -540,11 +588,13 @@ static void test_inline_limit(const char *root)
     CHECK_RC(onnxzip_writer_finish(&w), 0);
     onnxzip_unpack_options o;
     onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
     o.layout = ONNXZIP_UNPACK_INLINE;
     CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), &o), ONNXZIP_ELIMIT);
     CHECK(strstr(onnxzip_last_error()->message, "2 GiB") && strstr(onnxzip_last_error()->message, "single"));
     check_untouched(d, 2);
     onnxzip_unpack_options_init(&o);
+    o.size_threshold = 0;
     o.location = "w.bin";
     CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), &o), 0);
     struct stat st;

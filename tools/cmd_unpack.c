@@ -9,7 +9,7 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_OUTPUT, OPT_LAYOUT, OPT_LOCATION, OPT_ALIGN, OPT_CHECKSUM, OPT_QUIET };
+enum { OPT_HELP, OPT_OUTPUT, OPT_LAYOUT, OPT_LOCATION, OPT_ALIGN, OPT_CHECKSUM, OPT_QUIET, OPT_THRESHOLD };
 
 static const cli_option options[] = {
     { "help",     'h', 0, OPT_HELP },
@@ -19,6 +19,7 @@ static const cli_option options[] = {
     { "align",    0,   1, OPT_ALIGN },
     { "checksum", 0,   0, OPT_CHECKSUM },
     { "quiet",    'q', 0, OPT_QUIET },
+    { "size-threshold", 0, 1, OPT_THRESHOLD },
     { NULL, 0, 0, 0 },
 };
 
@@ -33,7 +34,8 @@ typedef struct unpack_args {
 static void usage(FILE *f)
 {
     fputs("usage: onnxzip unpack ARCHIVE -o DIR/NAME.onnx [--layout single|per-tensor|inline]\n"
-          "                      [--location FILE] [--align N] [--checksum] [-q]\n"
+          "                      [--location FILE] [--align N] [--size-threshold B]\n"
+          "                      [--checksum] [-q]\n"
           "\n"
           "Converts an onnxzip archive back to a classic ONNX model that onnx.load()\n"
           "and ONNX runtimes read: NAME.onnx and its external data files in DIR.\n"
@@ -51,6 +53,9 @@ static void usage(FILE *f)
           "      --align N            single: every tensor's offset in the data file is\n"
           "                           a multiple of N, a power of two in 1..65536\n"
           "                           (default 4096, the page size for mmap)\n"
+          "      --size-threshold B   single, per-tensor: tensors under B bytes stay\n"
+          "                           inline, as onnx's converters do (default 1024;\n"
+          "                           ONNX Runtime needs small shape constants inline)\n"
           "      --checksum           also write ONNX's SHA-1 \"checksum\" key\n"
           "  -q, --quiet              print nothing on success, no progress\n"
           "  -h, --help               show this help\n", f);
@@ -96,6 +101,11 @@ static int parse_option(cli_parser *p, int id, unpack_args *a)
     case OPT_ALIGN:
         a->single_only = 1;
         return parse_align(p->value, &a->opts.alignment);
+    case OPT_THRESHOLD:
+        if (cli_parse_size(p->value, &a->opts.size_threshold) != 0)
+            return cli_usage_error("unpack", usage, "--size-threshold: '%s' is not a byte count "
+                                   "(a non-negative integer, optional suffix K, M or G)", p->value);
+        return 0;
     case OPT_CHECKSUM:
         a->opts.flags |= ONNXZIP_UNPACK_CHECKSUM;
         return 0;

@@ -419,7 +419,12 @@ typedef struct onnxzip_unpack_options {
     uint32_t flags;       /* ONNXZIP_UNPACK_* */
     onnxzip_progress_fn progress;
     void *progress_user;
-    uint64_t reserved[4];
+    uint64_t size_threshold; /* SINGLE, PER_TENSOR: tensors of fewer bytes
+                                are written inline as raw_data, as onnx's
+                                converters do; default 1024. ONNX Runtime
+                                needs small constants that shape inference
+                                reads (e.g. Reshape shapes) to be inline. */
+    uint64_t reserved[3];
 } onnxzip_unpack_options;
 
 /* Fills *opts with the defaults. NULL is a harmless no-op. */
