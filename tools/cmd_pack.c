@@ -195,7 +195,14 @@ int cmd_pack(int argc, char **argv)
         return rc < 0 ? CLI_EXIT_OK : rc;
     if ((rc = check_not_same_file(a.in, a.out)) != 0)
         return rc;
-    if ((rc = onnxzip_pack(a.in, a.out, &a.opts)) != 0)
+    cli_progress_state ps;
+    if (cli_progress_init(&ps, "packing", a.quiet)) {
+        a.opts.progress = cli_progress;
+        a.opts.progress_user = &ps;
+    }
+    rc = onnxzip_pack(a.in, a.out, &a.opts);
+    cli_progress_end(&ps);
+    if (rc != 0)
         return cli_lib_error(rc);
     return a.quiet ? CLI_EXIT_OK : print_summary(a.in, a.out);
 }
