@@ -67,6 +67,7 @@ static int parse_kv(oz_walk *w, const pb_field *f, oz_tensor_info *t)
     if (seen == &t->has_location) t->location = value;
     if (seen == &t->has_offset) t->offset = value;
     if (seen == &t->has_length) t->length = value;
+    if (seen == &t->has_checksum) t->checksum = value;
 #undef OZ_KEY_IS_
     return 0;
 }

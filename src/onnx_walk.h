@@ -26,7 +26,7 @@ typedef struct oz_tensor_info {
     int data_location;      /* 0 DEFAULT, 1 EXTERNAL */
     int has_typed;          /* float_data, int32_data, string_data, ... present */
     int has_location, has_offset, has_length, has_checksum;
-    oz_span location, offset, length;
+    oz_span location, offset, length, checksum;
     int has_unknown_key, repeated_key;
     oz_span unknown_key;
     onnxzip_tensor_kind kind;

@@ -3,14 +3,42 @@
 #include <xxhash.h>
 #include <zlib.h>
 
+#include <strings.h>
+
 #include "archive.h"
 #include "checksum.h"
+#include "onnx_walk.h"
+#include "sha1.h"
+
+/* ONNX's optional external_data "checksum": SHA-1 hex of the payload. */
+typedef struct sums {
+    const onnxzip_archive *a;
+    size_t next; /* pairs the walk with the tensor index, which is in walk order */
+} sums;
+
+static int check_sum(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
+{
+    sums *s = ctx;
+    (void)rw;
+    const onnxzip_tensor *v = &s->a->tensors.v[s->next++];
+    if (!t->has_checksum || v->storage != ONNXZIP_STORAGE_FILE) return 0;
+    char hex[41], name[OZ_PRINTABLE_CAP], want[OZ_PRINTABLE_CAP];
+    oz_sha1_hex(v->data, v->nbytes, hex);
+    if (t->checksum.len == 40 && !strncasecmp((const char *)t->checksum.p, hex, 40)) return 0;
+    return oz_err(ONNXZIP_EDIGEST, (int64_t)v->file_offset, "%s: tensor '%s': SHA-1 of its external data in '%s' is "
+                  "%s, its checksum key says '%s'", s->a->path, oz_printable(v->name, strlen(v->name), name,
+                  sizeof name), v->entry, hex, oz_printable(t->checksum.p, t->checksum.len, want, sizeof want));
+}
 
 /* Classic layouts carry no CRC: reading every payload byte still proves the
  * files are complete and readable (an I/O error would fault here, not in a
- * runtime later). */
+ * runtime later), and external data is checked against any checksum keys. */
 static int read_all(const onnxzip_archive *a)
 {
+    sums s = { a, 0 };
+    oz_walk w = { .visit = check_sum, .ctx = &s, .path = a->path, .base = a->model };
+    int rc = a->layout == ONNXZIP_LAYOUT_EXTERNAL ? oz_walk_model(&w, a->model, a->model_len) : 0;
+    if (rc) return rc;
     volatile uint8_t sink = 0;
     for (size_t i = 0; i < a->tensors.n; i++) {
         const onnxzip_tensor *t = &a->tensors.v[i];

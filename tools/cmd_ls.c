@@ -217,7 +217,10 @@ static void print_tensors(const onnxzip_archive *a)
 static void print_tables(const onnxzip_archive *a, const char *path)
 {
     cli_put_text(stdout, path);
-    printf(": %zu entries, %zu tensors\n", onnxzip_entry_count(a), onnxzip_tensor_count(a));
+    static const char *const layouts[] = { "onnxzip archive", "classic ONNX model",
+                                           "classic ONNX model with external data" };
+    printf(": %s, %zu entries, %zu tensors\n", layouts[onnxzip_archive_layout(a)], onnxzip_entry_count(a),
+           onnxzip_tensor_count(a));
     print_entries(a);
     print_tensors(a);
 }

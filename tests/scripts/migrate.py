@@ -191,6 +191,30 @@ def typed_and_options(exe, dump, d):
     check(dump[0]["crc32"] == dump[1]["crc32"] if dump[0]["name"].startswith("dup") else True, "dedup crc")
 
 
+def checksums(exe, d):
+    """unpack --checksum writes ONNX's SHA-1 keys; verify checks them."""
+    m = model_with([rng_tensor(f"w{i}", (32, 32), seed=i) for i in range(3)])
+    src = os.path.join(d, "ck.onnx")
+    onnx.save_model(m, src)
+    arc = os.path.join(d, "ck.onnxzip")
+    out = os.path.join(d, "ck_out")
+    os.makedirs(out)
+    check(run(exe, "pack", src, "-o", arc).returncode == 0, "checksum: pack")
+    check(run(exe, "unpack", arc, "-o", os.path.join(out, "m.onnx"), "--checksum").returncode == 0, "checksum: unpack")
+    keys = {e.key for t in onnx.load(os.path.join(out, "m.onnx"), load_external_data=False).graph.initializer
+            for e in t.external_data}
+    check(keys == {"location", "offset", "length", "checksum"}, f"checksum: keys {keys}")
+    check(run(exe, "verify", os.path.join(out, "m.onnx")).returncode == 0, "checksum: verify of intact data")
+    with open(os.path.join(out, "m.onnx.data"), "r+b") as f:
+        f.seek(4100)
+        b = f.read(1)
+        f.seek(4100)
+        f.write(bytes([b[0] ^ 1]))
+    p = run(exe, "verify", os.path.join(out, "m.onnx"))
+    check(p.returncode == 1 and b"[ONNXZIP_EDIGEST]" in p.stderr and b"SHA-1" in p.stderr,
+          f"checksum: corrupted data not caught: {p.stderr!r}")
+
+
 def hostile(exe, d):
     """One model per rule; pack and ls must refuse, naming tensor and rule."""
     t = rng_tensor("victim", (8, 8), seed=1)
@@ -272,6 +296,7 @@ def main():
         external_layouts(exe, os.path.join(d, "layouts") if os.makedirs(os.path.join(d, "layouts")) is None else d)
         os.makedirs(os.path.join(d, "typed"))
         typed_and_options(exe, dump, os.path.join(d, "typed"))
+        checksums(exe, d)
         hostile(exe, d)
     print(f"migrate: {passed} passed, {failed} failed")
     return 1 if failed else 0
