@@ -372,3 +372,30 @@ void cli_progress_end(cli_progress_state *s)
     fflush(stderr);
     s->shown = 0;
 }
+
+int cli_parse_all(cli_parser *p, const cli_option *options, int help_id, void (*usage)(FILE *),
+                  cli_handler handle, void *ctx)
+{
+    int id, rc;
+    while ((id = cli_next(p, options)) != CLI_END) {
+        if (id == help_id) {
+            usage(stdout);
+            return -1;
+        }
+        if ((rc = handle(p, id, ctx)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int cli_require_in_out(const char *cmd, void (*usage)(FILE *), const char *in, const char *in_what,
+                       const char *out, const char *out_what)
+{
+    if (!in)
+        return cli_usage_error(cmd, usage, "missing %s", in_what);
+    if (!out)
+        return cli_usage_error(cmd, usage, "missing -o %s", out_what);
+    if (!*in || !*out)
+        return cli_usage_error(cmd, usage, "empty file name");
+    return 0;
+}

@@ -102,6 +102,17 @@ typedef struct cli_progress_state {
  * and not `quiet`. Then pass cli_progress with `s` as the callback's user. */
 int cli_progress_init(cli_progress_state *s, const char *label, int quiet);
 
+/* The usual option loop: `help_id` prints usage to stdout (returns -1);
+ * every other option or operand goes to `handle` (returns 0 or an exit
+ * code, which stops the loop). Returns 0 when all were handled. */
+typedef int (*cli_handler)(cli_parser *p, int id, void *ctx);
+int cli_parse_all(cli_parser *p, const cli_option *options, int help_id, void (*usage)(FILE *),
+                  cli_handler handle, void *ctx);
+
+/* Usage errors for a missing or empty input (`in_what` names it) or -o. */
+int cli_require_in_out(const char *cmd, void (*usage)(FILE *), const char *in, const char *in_what,
+                       const char *out, const char *out_what);
+
 /* An onnxzip_progress_fn; `user` is a cli_progress_state. */
 void cli_progress(void *user, uint64_t done, uint64_t total);
 

@@ -39,8 +39,9 @@ static void usage(FILE *f)
           "  -h, --help               show this help\n", f);
 }
 
-static int parse_option(cli_parser *p, int id, extract_args *a)
+static int parse_option(cli_parser *p, int id, void *ctx)
 {
+    extract_args *a = ctx;
     switch (id) {
     case OPT_OUTPUT:
         a->out = p->value;
@@ -66,26 +67,12 @@ static int parse_option(cli_parser *p, int id, extract_args *a)
 static int parse_args(int argc, char **argv, extract_args *a)
 {
     cli_parser p;
-    int id, rc;
-
     cli_parser_init(&p, "extract", argc, argv);
-    while ((id = cli_next(&p, options)) != CLI_END) {
-        if (id == OPT_HELP) {
-            usage(stdout);
-            return -1;
-        }
-        if ((rc = parse_option(&p, id, a)) != 0)
-            return rc;
-    }
-    if (!a->archive)
-        return cli_usage_error("extract", usage, "missing archive");
-    if (!a->tensor)
-        return cli_usage_error("extract", usage, "missing tensor name");
-    if (!a->out)
-        return cli_usage_error("extract", usage, "missing -o FILE");
-    if (!*a->archive || !*a->out)
-        return cli_usage_error("extract", usage, "empty file name");
-    return 0;
+    int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, a);
+    if (!rc) rc = cli_require_in_out("extract", usage, a->archive, "archive", a->out, "FILE");
+    if (!rc && !a->tensor)
+        rc = cli_usage_error("extract", usage, "missing tensor name");
+    return rc;
 }
 
 int cmd_extract(int argc, char **argv)

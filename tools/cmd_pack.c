@@ -85,8 +85,9 @@ static int parse_threshold(const char *s, uint64_t *out)
     return 0;
 }
 
-static int parse_option(cli_parser *p, int id, pack_args *a)
+static int parse_option(cli_parser *p, int id, void *ctx)
 {
+    pack_args *a = ctx;
     switch (id) {
     case OPT_OUTPUT:
         a->out = p->value;
@@ -125,25 +126,11 @@ static int parse_option(cli_parser *p, int id, pack_args *a)
 static int parse_args(int argc, char **argv, pack_args *a)
 {
     cli_parser p;
-    int id, rc;
-
     onnxzip_pack_options_init(&a->opts);
     cli_parser_init(&p, "pack", argc, argv);
-    while ((id = cli_next(&p, options)) != CLI_END) {
-        if (id == OPT_HELP) {
-            usage(stdout);
-            return -1;
-        }
-        if ((rc = parse_option(&p, id, a)) != 0)
-            return rc;
-    }
-    if (!a->in)
-        return cli_usage_error("pack", usage, "missing input model");
-    if (!a->out)
-        return cli_usage_error("pack", usage, "missing -o OUT");
-    if (!*a->in || !*a->out)
-        return cli_usage_error("pack", usage, "empty file name");
-    return 0;
+    int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, a);
+    if (!rc) rc = cli_require_in_out("pack", usage, a->in, "input model", a->out, "OUT");
+    return rc;
 }
 
 /* The library refuses out == in by name; refuse aliases too (hard links,

@@ -61,8 +61,9 @@ static int parse_align(const char *s, uint32_t *out)
     return 0;
 }
 
-static int parse_option(cli_parser *p, int id, repack_args *a)
+static int parse_option(cli_parser *p, int id, void *ctx)
 {
+    repack_args *a = ctx;
     switch (id) {
     case OPT_OUTPUT:
         a->out = p->value;
@@ -87,25 +88,11 @@ static int parse_option(cli_parser *p, int id, repack_args *a)
 static int parse_args(int argc, char **argv, repack_args *a)
 {
     cli_parser p;
-    int id, rc;
-
     onnxzip_write_options_init(&a->opts);
     cli_parser_init(&p, "repack", argc, argv);
-    while ((id = cli_next(&p, options)) != CLI_END) {
-        if (id == OPT_HELP) {
-            usage(stdout);
-            return -1;
-        }
-        if ((rc = parse_option(&p, id, a)) != 0)
-            return rc;
-    }
-    if (!a->in)
-        return cli_usage_error("repack", usage, "missing input archive");
-    if (!a->out)
-        return cli_usage_error("repack", usage, "missing -o OUT");
-    if (!*a->in || !*a->out)
-        return cli_usage_error("repack", usage, "empty file name");
-    return 0;
+    int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, a);
+    if (!rc) rc = cli_require_in_out("repack", usage, a->in, "input archive", a->out, "OUT");
+    return rc;
 }
 
 /* Re-reads the new archive for the summary line, so that it shows what is

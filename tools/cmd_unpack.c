@@ -86,8 +86,9 @@ static int parse_align(const char *s, uint32_t *out)
     return 0;
 }
 
-static int parse_option(cli_parser *p, int id, unpack_args *a)
+static int parse_option(cli_parser *p, int id, void *ctx)
 {
+    unpack_args *a = ctx;
     switch (id) {
     case OPT_OUTPUT:
         a->out = p->value;
@@ -127,28 +128,13 @@ static int parse_option(cli_parser *p, int id, unpack_args *a)
 static int parse_args(int argc, char **argv, unpack_args *a)
 {
     cli_parser p;
-    int id, rc;
-
     onnxzip_unpack_options_init(&a->opts);
     cli_parser_init(&p, "unpack", argc, argv);
-    while ((id = cli_next(&p, options)) != CLI_END) {
-        if (id == OPT_HELP) {
-            usage(stdout);
-            return -1;
-        }
-        if ((rc = parse_option(&p, id, a)) != 0)
-            return rc;
-    }
-    if (!a->in)
-        return cli_usage_error("unpack", usage, "missing input archive");
-    if (!a->out)
-        return cli_usage_error("unpack", usage, "missing -o DIR/NAME.onnx");
-    if (!*a->in || !*a->out)
-        return cli_usage_error("unpack", usage, "empty file name");
-    if (a->single_only && a->opts.layout != ONNXZIP_UNPACK_SINGLE)
-        return cli_usage_error("unpack", usage,
-                               "--location and --align apply to --layout single only");
-    return 0;
+    int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, a);
+    if (!rc) rc = cli_require_in_out("unpack", usage, a->in, "input archive", a->out, "DIR/NAME.onnx");
+    if (!rc && a->single_only && a->opts.layout != ONNXZIP_UNPACK_SINGLE)
+        rc = cli_usage_error("unpack", usage, "--location and --align apply to --layout single only");
+    return rc;
 }
 
 static int cmp_str(const void *x, const void *y)
