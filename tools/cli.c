@@ -4,9 +4,12 @@
  */
 #include "cli.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <onnxzip/onnxzip.h>
@@ -399,3 +402,30 @@ int cli_require_in_out(const char *cmd, void (*usage)(FILE *), const char *in, c
         return cli_usage_error(cmd, usage, "empty file name");
     return 0;
 }
+
+/* Re-reads the new archive for the summary line, so that it shows what is
+ * on disk rather than what was intended. */
+int cli_archive_summary(const char *verb, const char *in, const char *out)
+{
+    onnxzip_archive *a = NULL;
+    struct stat st;
+    size_t in_entries = 0, n;
+    int rc = onnxzip_open(out, 0, &a);
+
+    if (rc != 0)
+        return cli_lib_error(rc);
+    if (stat(out, &st) != 0) {
+        int err = errno;
+        onnxzip_close(&a);
+        return cli_fail(ONNXZIP_EIO, "%s: %s", out, strerror(err));
+    }
+    n = onnxzip_tensor_count(a);
+    for (size_t i = 0; i < n; i++)
+        if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
+            in_entries++;
+    printf("%s %s -> %s: %zu tensors in %zu entries, %" PRIu64 " bytes\n", verb, in, out,
+           in_entries, onnxzip_entry_count(a), (uint64_t)st.st_size);
+    onnxzip_close(&a);
+    return CLI_EXIT_OK;
+}
+

@@ -113,6 +113,10 @@ int cli_parse_all(cli_parser *p, const cli_option *options, int help_id, void (*
 int cli_require_in_out(const char *cmd, void (*usage)(FILE *), const char *in, const char *in_what,
                        const char *out, const char *out_what);
 
+/* Prints "VERB IN -> OUT: T tensors in E entries, S bytes", re-reading OUT so
+ * that the line shows what is on disk rather than what was intended. */
+int cli_archive_summary(const char *verb, const char *in, const char *out);
+
 /* An onnxzip_progress_fn; `user` is a cli_progress_state. */
 void cli_progress(void *user, uint64_t done, uint64_t total);
 

@@ -147,32 +147,6 @@ static int check_not_same_file(const char *in, const char *out)
     return 0;
 }
 
-/* Re-reads the new archive for the summary line, so that it shows what is
- * on disk rather than what was intended. */
-static int print_summary(const char *in, const char *out)
-{
-    onnxzip_archive *a = NULL;
-    struct stat st;
-    size_t in_entries = 0, n;
-    int rc = onnxzip_open(out, 0, &a);
-
-    if (rc != 0)
-        return cli_lib_error(rc);
-    if (stat(out, &st) != 0) {
-        int err = errno;
-        onnxzip_close(&a);
-        return cli_fail(ONNXZIP_EIO, "%s: %s", out, strerror(err));
-    }
-    n = onnxzip_tensor_count(a);
-    for (size_t i = 0; i < n; i++)
-        if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
-            in_entries++;
-    printf("packed %s -> %s: %zu tensors in %zu entries, %" PRIu64 " bytes\n", in, out,
-           in_entries, onnxzip_entry_count(a), (uint64_t)st.st_size);
-    onnxzip_close(&a);
-    return CLI_EXIT_OK;
-}
-
 int cmd_pack(int argc, char **argv)
 {
     pack_args a = { 0 };
@@ -191,5 +165,5 @@ int cmd_pack(int argc, char **argv)
     cli_progress_end(&ps);
     if (rc != 0)
         return cli_lib_error(rc);
-    return a.quiet ? CLI_EXIT_OK : print_summary(a.in, a.out);
+    return a.quiet ? CLI_EXIT_OK : cli_archive_summary("packed", a.in, a.out);
 }

@@ -95,27 +95,6 @@ static int parse_args(int argc, char **argv, repack_args *a)
     return rc;
 }
 
-/* Re-reads the new archive for the summary line, so that it shows what is
- * on disk rather than what was intended. */
-static int print_summary(const char *in, const char *out)
-{
-    onnxzip_archive *a = NULL;
-    struct stat st;
-    int rc = onnxzip_open(out, 0, &a);
-
-    if (rc != 0)
-        return cli_lib_error(rc);
-    if (stat(out, &st) != 0) {
-        int err = errno;
-        onnxzip_close(&a);
-        return cli_fail(ONNXZIP_EIO, "%s: %s", out, strerror(err));
-    }
-    printf("repacked %s -> %s: %zu entries, %" PRIu64 " bytes\n", in, out,
-           onnxzip_entry_count(a), (uint64_t)st.st_size);
-    onnxzip_close(&a);
-    return CLI_EXIT_OK;
-}
-
 int cmd_repack(int argc, char **argv)
 {
     repack_args a = { 0 };
@@ -126,5 +105,5 @@ int cmd_repack(int argc, char **argv)
     /* The library refuses OUT naming IN (by device and inode). */
     if ((rc = onnxzip_repack(a.in, a.out, &a.opts)) != 0)
         return cli_lib_error(rc);
-    return a.quiet ? CLI_EXIT_OK : print_summary(a.in, a.out);
+    return a.quiet ? CLI_EXIT_OK : cli_archive_summary("repacked", a.in, a.out);
 }

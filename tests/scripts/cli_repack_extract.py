@@ -181,7 +181,7 @@ def main(argv):
                 out = j(f"{variant}-{align}.onnxzip")
                 t.expect_ok(f"{variant}: repack --align {align}", "repack", src, "-o", out,
                             "--align", str(align),
-                            stdout_re=re.escape(f"repacked {src} -> {out}: ") + r"\d+ entries, \d+ bytes\n")
+                            stdout_re=re.escape(f"repacked {src} -> {out}: ") + r"\d+ tensors in \d+ entries, \d+ bytes\n")
                 t.expect_ok(f"{variant}: verify the repacked archive ({align})", "verify", out)
                 got = data_offsets(out)
                 kept = [(n, off) for n, off, _, c in got if not n.startswith("__PAD_")]
