@@ -154,10 +154,24 @@ enum {
  *     point into those mappings.
  *
  * On success *out is a handle to release with onnxzip_close(); on failure
- * *out is NULL. The file may be closed, renamed or unlinked after open; it must
- * not be truncated or rewritten while the handle lives (on Linux, touching a
- * page past a truncation raises SIGBUS — see the spec's "mmap hazards").
- * Returns 0, or a negative onnxzip_status naming the first violation found. */
+ * *out is NULL. Returns 0, or a negative onnxzip_status naming the first
+ * violation found.
+ *
+ * mmap hazard (spec §11.4): views are zero-copy pointers into a MAP_SHARED
+ * mapping, so they show the file as it is now. If another process truncates
+ * the file, touching a view past the new end raises SIGBUS (the signal, not
+ * an error code); if it rewrites bytes in place, views show the new bytes.
+ * Hence:
+ *   - never truncate or rewrite an archive in place while it may be mapped;
+ *     replace it by writing a new file and renaming it over the old one (what
+ *     onnxzip_writer_finish(), pack, repack and unpack do): the mapping keeps
+ *     the old file, and the file may be closed, renamed or unlinked freely;
+ *   - onnxzip_update_model() (set-model) is the one sanctioned in-place
+ *     change: it never truncates below, nor writes over, tensor payloads, so
+ *     views of tensors stay valid (the handle keeps the old model);
+ *   - a runtime that holds a handle for long can call onnxzip_check() before
+ *     touching weights again. The handle keeps a descriptor of the file
+ *     (one per handle) for that purpose. */
 ONNXZIP_API int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out);
 
 /* As onnxzip_open() on an open file descriptor, read from offset 0. The fd
@@ -173,6 +187,21 @@ ONNXZIP_API int onnxzip_open_buffer(const void *data, size_t size, unsigned flag
 /* Unmaps and frees everything the handle owns: every pointer obtained from it
  * becomes invalid. Sets *a to NULL. NULL or *a == NULL is a harmless no-op. */
 ONNXZIP_API void onnxzip_close(onnxzip_archive **a);
+
+/* Checks that the file mapped by `a` is still as it was at open, with one
+ * fstat() (and one stat() of the path for handles opened by path): cheap,
+ * reads no data. Returns 0 when unchanged (always for onnxzip_open_buffer()
+ * handles), or ONNXZIP_ETRUNC when
+ *   - the file is now shorter than the mapping: touching a view past the new
+ *     end raises SIGBUS;
+ *   - its size or modification time changed (rewritten in place; this
+ *     includes an onnxzip_update_model(), after which tensor views stay valid
+ *     but the handle's model is the old one);
+ *   - the path no longer names the mapped file (replaced by rename, or
+ *     removed): the views are safe but show the old file.
+ * In every ETRUNC case, close and reopen. For classic external-data models
+ * only the .onnx file is checked, not the side files. */
+ONNXZIP_API int onnxzip_check(onnxzip_archive *a);
 
 /* Where a tensor's bytes live. */
 typedef enum onnxzip_storage {
@@ -254,8 +283,12 @@ ONNXZIP_API size_t onnxzip_entry_count(const onnxzip_archive *a);
 /* The i-th entry in central-directory order; NULL when out of range. */
 ONNXZIP_API const onnxzip_entry *onnxzip_entry_at(const onnxzip_archive *a, size_t i);
 
-/* The serialized onnx.ModelProto, in place in the mapping (no copy): for
- * runtimes with their own protobuf library. *data is valid until close.
+/* The serialized onnx.ModelProto, for runtimes with their own protobuf
+ * library. *data is valid until close. For an archive it is the handle's own
+ * copy of __MODEL_PROTO, made at open (O(model), never weights), because an
+ * in-place model update may later move the file's tail (spec 15.5); inline
+ * tensor views of an archive point into that copy. For a classic .onnx it is
+ * the mapped file itself, weights included (no copy).
  * Returns 0, or ONNXZIP_EINVAL for NULL arguments. */
 ONNXZIP_API int onnxzip_model_bytes(const onnxzip_archive *a, const void **data,
                                     size_t *size);
