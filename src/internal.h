@@ -14,6 +14,7 @@
 #define OZ_MAX_NAME 255
 #define OZ_MAX_RANK 64
 #define OZ_MAX_GRAPH_DEPTH 64
+#define OZ_MAX_MSG_DEPTH 256 /* nested messages, ModelProto = 1 (spec 10) */
 #define OZ_MAX_MODEL ((uint64_t)INT32_MAX)
 #define OZ_MODEL_NAME "__MODEL_PROTO"
 
@@ -50,11 +51,13 @@ static inline void oz_wr64(uint8_t *p, uint64_t v)
     oz_wr32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* The update lock (spec 15.5): an open file description lock on one byte far
- * past any real data, so it never meets an application's own locks. Readers
- * hold it shared while they open; an updater holds it exclusively only
- * around its atomic steps. type: F_RDLCK, F_WRLCK or F_UNLCK. Best effort:
- * where OFD locks are unsupported it does nothing. */
+/* The update lock (spec 15.5): open file description locks on two bytes far
+ * past any real data, so they never meet an application's own locks. Readers
+ * hold the lock byte shared while they open; an updater holds it exclusively
+ * only around its atomic steps. A gate byte in front, which readers pass
+ * through and an updater keeps, stops a stream of readers from starving the
+ * updater. type: F_RDLCK, F_WRLCK or F_UNLCK. Best effort: where OFD locks are
+ * unsupported it does nothing. */
 void oz_update_lock(int fd, short type);
 
 /* Largest power of two dividing `off`, capped at 65536 (the writer's maximum). */

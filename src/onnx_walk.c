@@ -1,5 +1,6 @@
 #include <stdio.h>
 
+#include "onnx.pb-c.h"
 #include "onnx_walk.h"
 #include "pbwire.h"
 
@@ -267,6 +268,40 @@ int oz_walk_model(oz_walk *w, const uint8_t *model, size_t len)
     if (!w->base) w->base = model;
     scope s = { 0, ONNXZIP_KIND_INITIALIZER };
     return walk_msg(w, T_MODEL, model, len, s);
+}
+
+/* protobuf-c's unpacker (onnxzip_model_proto) recurses once per nested
+ * message: 100,000 nested TypeProtos overflow the stack. So every open checks
+ * the nesting of all message fields the schema knows, iteratively with a
+ * bounded explicit stack, and refuses deeper models (spec 10, 11.3). */
+typedef struct nest_frame {
+    const ProtobufCMessageDescriptor *d;
+    pb_reader r;
+} nest_frame;
+
+int oz_check_nesting(const char *path, const uint8_t *model, size_t len, uint64_t base_offset)
+{
+    nest_frame st[OZ_MAX_MSG_DEPTH];
+    oz_walk w = { .path = path, .base = model, .base_offset = base_offset };
+    unsigned top = 0;
+    st[0] = (nest_frame){ &onnx__model_proto__descriptor, { model, model + len } };
+    for (;;) {
+        nest_frame *fr = &st[top];
+        if (fr->r.p >= fr->r.end) {
+            if (top-- == 0) return 0;
+            continue;
+        }
+        pb_field f;
+        if (pb_next(&fr->r, &f)) return proto_err(&w, fr->r.p, "bad field tag or length");
+        if (f.wt != PB_LEN) continue;
+        const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(fr->d, f.num);
+        if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE) continue; /* bytes, strings, packed, unknown */
+        if (top + 1 >= OZ_MAX_MSG_DEPTH)
+            return oz_err(ONNXZIP_ELIMIT, (int64_t)(base_offset + (uint64_t)(f.start - model)),
+                          "%s: messages nested deeper than %d levels at byte %llu of the model", path,
+                          OZ_MAX_MSG_DEPTH, (unsigned long long)(f.start - model));
+        st[++top] = (nest_frame){ fd->descriptor, { f.data, f.data + f.len } };
+    }
 }
 
 int oz_parse_decimal(oz_span s, uint64_t *out)

@@ -66,6 +66,11 @@ typedef struct oz_walk {
  * ONNXZIP_ELIMIT beyond the nesting and rank limits. */
 int oz_walk_model(oz_walk *w, const uint8_t *model, size_t len);
 
+/* Checks that no message field the ONNX schema knows nests deeper than
+ * OZ_MAX_MSG_DEPTH messages (ModelProto = 1), without recursion. Returns 0,
+ * ONNXZIP_ELIMIT, or ONNXZIP_EPROTO for a malformed message on the way. */
+int oz_check_nesting(const char *path, const uint8_t *model, size_t len, uint64_t base_offset);
+
 /* Strict decimal parse of an external_data offset/length value. */
 int oz_parse_decimal(oz_span s, uint64_t *out);
 

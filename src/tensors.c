@@ -50,10 +50,18 @@ static int fail(build *b, const oz_tensor_info *t, int status, const char *fmt, 
 
 static int check_size(build *b, const oz_tensor_info *t, uint64_t nbytes)
 {
-    uint64_t n, expect;
+    uint64_t n, expect = 0;
     if (oz_dims_product(t->dims, t->ndims, &n))
         return fail(b, t, ONNXZIP_ESIZE, "dims are negative or their product overflows", NULL);
-    if (oz_dtype_nbytes(t->data_type, n, &expect) || expect != nbytes) {
+    /* The byte count may overflow u64 although the element count does not:
+     * `expect` is then unset and must not be printed (valgrind: uninitialised). */
+    if (oz_dtype_nbytes(t->data_type, n, &expect)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%llu elements of %s: the byte size overflows u64", (unsigned long long)n,
+                 onnxzip_dtype_name(t->data_type));
+        return fail(b, t, ONNXZIP_ESIZE, msg, NULL);
+    }
+    if (expect != nbytes) {
         char msg[160];
         snprintf(msg, sizeof msg, "%llu data bytes, but %llu elements of %s need %llu",
                  (unsigned long long)nbytes, (unsigned long long)n, onnxzip_dtype_name(t->data_type),
@@ -121,6 +129,9 @@ static int resolve(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
     if (t->data_location != 0) return fail(b, t, ONNXZIP_EPROTO, "unknown data_location value", NULL);
     if (!t->has_raw) {
         v->storage = ONNXZIP_STORAGE_TYPED;
+        /* Typed data is not size-checked, but views promise dims >= 0 (spec 11.2 #20). */
+        for (uint32_t i = 0; i < t->ndims; i++)
+            if (t->dims[i] < 0) return fail(b, t, ONNXZIP_ESIZE, "a dim is negative", NULL);
         return 0;
     }
     v->storage = ONNXZIP_STORAGE_INLINE;
@@ -176,7 +187,9 @@ int oz_tensors_build(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const uin
     oz_strmap_init(&ts->by_name, 0);
     build b = { ts, z, ext, file, model, model_offset, path };
     oz_walk w = { .visit = on_tensor, .ctx = &b, .path = path, .base = model, .base_offset = model_offset };
-    int rc = oz_walk_model(&w, model, len);
+    /* Nesting first: onnxzip_model_proto()'s recursive parser must never meet a deeper model. */
+    int rc = oz_check_nesting(path, model, len, model_offset);
+    if (!rc) rc = oz_walk_model(&w, model, len);
     if (rc) oz_tensors_free(ts);
     return rc;
 }
