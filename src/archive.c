@@ -39,18 +39,14 @@ static int open_archive(onnxzip_archive *a)
                             a->path);
 }
 
-/* Every ONNX file begins with a ModelProto field (in practice ir_version):
- * a first tag that is not one, with its wire type, is not ONNX. */
+/* Every ONNX file begins with a protobuf field (in practice ir_version). */
 static int looks_like_model(const uint8_t *b, uint64_t size)
 {
+    /* Any well-formed first field: ONNX parsers skip unknown fields, so a
+     * model may begin with one; text and other formats fail right here. */
     pb_reader r = { b, b + size };
     pb_field f;
-    if (pb_next(&r, &f)) return 0;
-    switch (f.num) {
-    case 1: case 5: return f.wt == PB_VARINT;
-    case 2: case 3: case 4: case 6: case 7: case 8: case 14: case 20: case 25: case 26: return f.wt == PB_LEN;
-    default: return 0;
-    }
+    return pb_next(&r, &f) == 0;
 }
 
 /* A classic .onnx: the whole file is the model; side files, if any, are
@@ -58,8 +54,8 @@ static int looks_like_model(const uint8_t *b, uint64_t size)
 static int open_classic(onnxzip_archive *a, int by_path)
 {
     if (!looks_like_model(a->base, a->size))
-        return oz_err(ONNXZIP_ENOTZIP, -1, "%s: neither a zip archive nor an ONNX model (no ModelProto field at "
-                      "its start)", a->path);
+        return oz_err(ONNXZIP_ENOTZIP, -1, "%s: neither a zip archive nor an ONNX model (its first bytes are no "
+                      "protobuf field)", a->path);
     if (a->size > OZ_MAX_MODEL)
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: %llu bytes: too large for a protobuf model (2 GiB - 1)", a->path,
                       (unsigned long long)a->size);
@@ -92,7 +88,7 @@ static int open_mapped(const uint8_t *base, uint64_t size, int mapped, int by_pa
         if (mapped) munmap((void *)base, size);
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     }
-    *a = (onnxzip_archive){ .base = base, .size = size, .mapped = mapped, .path = p };
+    *a = (onnxzip_archive){ .base = base, .size = size, .mapped = mapped, .fd = -1, .path = p };
     /* Headers are scattered: no readahead of the weights around them. */
     if (mapped) madvise((void *)base, size, MADV_RANDOM);
     int rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
@@ -129,13 +125,21 @@ static void *map_aligned(int fd, size_t size)
 
 static int map_locked(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out);
 
+static uint64_t mtime_ns(const struct stat *st)
+{
+    return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+}
+
 /* Opens under the shared update lock: an in-place model update cannot flip or
  * truncate the file while it is being validated (spec 15.5). */
 static int map_fd(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out)
 {
     oz_update_lock(fd, F_RDLCK);
-    int rc = map_locked(fd, by_path, path, flags, out);
+    int rc = map_locked(fd, by_path, path, flags & ~(unsigned)ONNXZIP_OPEN_VERIFY, out);
     oz_update_lock(fd, F_UNLCK);
+    /* Verification reads only weights (which never move) and the model copy:
+     * outside the lock, so that an O(archive) read does not hold up an update. */
+    if (!rc && (flags & ONNXZIP_OPEN_VERIFY) && (rc = onnxzip_verify(*out))) onnxzip_close(out);
     return rc;
 }
 
@@ -149,11 +153,27 @@ static int map_locked(int fd, int by_path, const char *path, unsigned flags, onn
     if (st.st_size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", path);
     if ((uint64_t)st.st_size > SIZE_MAX)
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: too large to map on this platform", path);
+    int keep = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* for onnxzip_check() */
+    if (keep < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot duplicate its descriptor: %s", path, strerror(errno));
     void *base = map_aligned(fd, (size_t)st.st_size);
-    if (base == MAP_FAILED)
-        return oz_err(ONNXZIP_EIO, -1, "%s: cannot map %lld bytes: %s", path, (long long)st.st_size,
-                      strerror(errno));
-    return open_mapped(base, (uint64_t)st.st_size, 1, by_path, path, flags, out);
+    if (base == MAP_FAILED) {
+        int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot map %lld bytes: %s", path, (long long)st.st_size,
+                        strerror(errno));
+        close(keep);
+        return rc;
+    }
+    int rc = open_mapped(base, (uint64_t)st.st_size, 1, by_path, path, flags, out);
+    if (rc) {
+        close(keep);
+        return rc;
+    }
+    onnxzip_archive *a = *out;
+    a->fd = keep;
+    a->by_path = by_path;
+    a->st_dev = (uint64_t)st.st_dev;
+    a->st_ino = (uint64_t)st.st_ino;
+    a->st_mtime_ns = mtime_ns(&st);
+    return 0;
 }
 
 int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out)
@@ -193,9 +213,32 @@ void onnxzip_close(onnxzip_archive **ap)
     if (a->ext_open) oz_extdata_free(&a->ext);
     free(a->model_copy);
     if (a->mapped) munmap((void *)a->base, (size_t)a->size);
+    if (a->fd >= 0) close(a->fd);
     free(a->path);
     free(a);
     *ap = NULL;
+}
+
+int onnxzip_check(onnxzip_archive *a)
+{
+    if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_check: NULL argument");
+    if (!a->mapped || a->fd < 0) return 0; /* the caller's buffer */
+    struct stat st;
+    if (fstat(a->fd, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", a->path, strerror(errno));
+    if ((uint64_t)st.st_size < a->size)
+        return oz_err(ONNXZIP_ETRUNC, (int64_t)st.st_size, "%s: the file was truncated to %lld bytes since it was "
+                      "opened (%llu bytes mapped): touching a view past the new end would raise SIGBUS; reopen it",
+                      a->path, (long long)st.st_size, (unsigned long long)a->size);
+    if ((uint64_t)st.st_size != a->size || mtime_ns(&st) != a->st_mtime_ns)
+        return oz_err(ONNXZIP_ETRUNC, -1, "%s: the file was rewritten since it was opened (size %llu -> %lld, or "
+                      "modification time changed): the views may no longer show its contents; reopen it", a->path,
+                      (unsigned long long)a->size, (long long)st.st_size);
+    struct stat now;
+    if (a->by_path &&
+        (stat(a->path, &now) || (uint64_t)now.st_dev != a->st_dev || (uint64_t)now.st_ino != a->st_ino))
+        return oz_err(ONNXZIP_ETRUNC, -1, "%s: the path no longer names the file that was opened (replaced or "
+                      "removed): the views still show the old file, which stays mapped; reopen it", a->path);
+    return 0;
 }
 
 size_t onnxzip_tensor_count(const onnxzip_archive *a)

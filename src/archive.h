@@ -2,6 +2,8 @@
 #ifndef ONNXZIP_ARCHIVE_H
 #define ONNXZIP_ARCHIVE_H
 
+#include <stdint.h>
+
 #include "extdata.h"
 #include "tensors.h"
 #include "zip_index.h"
@@ -12,6 +14,10 @@ struct onnxzip_archive {
     const uint8_t *base;
     uint64_t size;
     int mapped; /* 1: base is our mmap, unmapped at close; 0: borrowed */
+    int fd;     /* mapped: a duplicate of the mapped file's descriptor, for
+                   onnxzip_check(); -1 otherwise */
+    int by_path; /* opened by path: onnxzip_check() also stats the path */
+    uint64_t st_dev, st_ino, st_mtime_ns; /* the mapped file, as at open */
     onnxzip_layout layout;
     oz_extdata ext; /* classic external data: side files, mapped once */
     int ext_open;

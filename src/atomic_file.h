@@ -1,10 +1,18 @@
 /* A file that appears at its path only when complete: written as a temporary
  * file beside the target (".NAME.tmp-XXXXXXXX", created O_EXCL with mode
- * 0666 & ~umask), then fsynced and renamed into place. */
+ * 0666 & ~umask), then fsynced and renamed into place.
+ *
+ * Stale temporaries (spec 12.2): the creator of a temporary file or directory
+ * holds an exclusive flock() on it for its whole life, up to and including
+ * the rename; one whose lock can be taken belongs to a dead process and is
+ * removed by the next writer of the same target (oz_tmp_sweep). */
 #ifndef ONNXZIP_ATOMIC_FILE_H
 #define ONNXZIP_ATOMIC_FILE_H
 
 #include <stddef.h>
+
+#define OZ_TMP_FILE_TAIL 8   /* ".NAME.tmp-" + 8 hex digits */
+#define OZ_TMP_DIR_TAIL 6    /* ".NAME.unpack-" + 6 mkdtemp characters */
 
 typedef struct oz_atomic_file {
     char *path; /* the target */
@@ -27,5 +35,22 @@ int oz_atomic_commit(oz_atomic_file *af);
 /* Closes and removes the temporary file and releases *af. Harmless on an
  * *af already released (by commit, abort or a failed open) or zeroed. */
 void oz_atomic_abort(oz_atomic_file *af);
+
+/* Removes, in directory `dirfd`, the entries named `prefix` followed by
+ * exactly `tail` ASCII letters or digits — regular files, or when `dirs` is
+ * set directories (with the files inside) — whose exclusive flock() can be
+ * taken without waiting: their creator is dead. A locked one belongs to a
+ * live writer and is left alone. Best effort: errors are ignored. */
+void oz_tmp_sweep(int dirfd, const char *prefix, size_t tail, int dirs);
+
+/* Takes the creator's lock on `fd`, just created as `name` in `dirfd`, and
+ * checks that `name` still is that file (a sweeper may have removed it
+ * between its creation and the lock). Returns 0 when the file is claimed, 1
+ * when it was swept (close it and create another name). */
+int oz_tmp_claim(int dirfd, const char *name, int fd);
+
+/* The directory part of `path` ("." when none), opened O_DIRECTORY; -1 on
+ * failure (errno set). */
+int oz_open_parent(const char *path);
 
 #endif

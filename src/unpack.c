@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "atomic_file.h"
 #include "onnx_walk.h"
 #include "sha1.h"
 
@@ -425,20 +426,35 @@ static int write_model(unpack *u, const oz_buf *m)
     return close_file(u, fd, u->name, write_all(u, fd, u->name, m->p ? m->p : zeros, m->len, 0));
 }
 
+/* Creates and locks (flock on the directory, spec 12.2) the temporary
+ * directory, after removing those that dead unpacks to the same model name
+ * left (see atomic_file.h). */
 static int make_tmpdir(unpack *u)
 {
     size_t cap = strlen(u->dir) + 240;
+    char prefix[240];
+    snprintf(prefix, sizeof prefix, ".%.200s.unpack-", u->name);
+    oz_tmp_sweep(u->dirfd, prefix, OZ_TMP_DIR_TAIL, 1);
     if (!(u->tmp = malloc(cap))) return nomem();
-    snprintf(u->tmp, cap, "%s/.%.200s.unpack-XXXXXX", u->dir, u->name);
-    if (!mkdtemp(u->tmp)) {
-        int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary directory in %s: %s", u->model_path, u->dir,
-                        strerror(errno));
-        free(u->tmp);
-        u->tmp = NULL;
-        return rc;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        snprintf(u->tmp, cap, "%s/%sXXXXXX", u->dir, prefix);
+        if (!mkdtemp(u->tmp)) {
+            int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary directory in %s: %s", u->model_path,
+                            u->dir, strerror(errno));
+            free(u->tmp);
+            u->tmp = NULL;
+            return rc;
+        }
+        const char *base = strrchr(u->tmp, '/') + 1;
+        u->tmpfd = openat(u->dirfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (u->tmpfd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", u->tmp, strerror(errno));
+        if (!oz_tmp_claim(u->dirfd, base, u->tmpfd)) return 0;
+        close(u->tmpfd); /* swept before we locked it: try another name */
+        u->tmpfd = -1;
     }
-    u->tmpfd = open(u->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    return u->tmpfd < 0 ? oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", u->tmp, strerror(errno)) : 0;
+    free(u->tmp);
+    u->tmp = NULL;
+    return oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary directory in %s", u->model_path, u->dir);
 }
 
 /* Data files first, the model last, so that a model in DIR never refers to
@@ -462,9 +478,9 @@ static void cleanup(unpack *u, int ok)
     if (u->tmpfd >= 0) {
         for (size_t i = 0; i < u->nfiles; i++) unlinkat(u->tmpfd, u->files[i], 0);
         unlinkat(u->tmpfd, u->name, 0);
-        close(u->tmpfd);
     }
     if (u->tmp) rmdir(u->tmp);
+    if (u->tmpfd >= 0) close(u->tmpfd); /* after the rmdir: the lock keeps sweepers away until then */
     if (u->dirfd >= 0) {
         if (ok) fsync(u->dirfd);
         close(u->dirfd);

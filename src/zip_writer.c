@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "buf.h"
 #include "checksum.h"
 #include "tensors.h"
@@ -68,22 +69,49 @@ static int write_data(onnxzip_writer *w, const uint8_t *p, size_t n)
     return rc;
 }
 
+/* Creates and locks the temporary file (spec 12.2), after removing the
+ * stale ones that dead writers of the same target left (see atomic_file.h). */
 static int tmp_open(onnxzip_writer *w)
 {
     const char *slash = strrchr(w->path, '/');
+    const char *base = slash ? slash + 1 : w->path;
     int dirlen = slash ? (int)(slash - w->path) + 1 : 0;
     size_t cap = strlen(w->path) + 64;
     if (!(w->tmp = malloc(cap))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    int dirfd = oz_open_parent(w->path);
+    if (dirfd < 0) {
+        int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot open its directory: %s", w->path, strerror(errno));
+        free(w->tmp);
+        w->tmp = NULL;
+        return rc;
+    }
+    snprintf(w->tmp, cap, ".%s.tmp-", base);
+    oz_tmp_sweep(dirfd, w->tmp, OZ_TMP_FILE_TAIL, 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
     for (unsigned attempt = 0; attempt < 100; attempt++) {
-        unsigned long r = (unsigned long)getpid() * 2654435761u ^ (unsigned long)time(NULL) ^ attempt * 40503u ^
-                          (unsigned long)(uintptr_t)w;
-        snprintf(w->tmp, cap, "%.*s.%s.tmp-%08lx", dirlen, w->path, slash ? slash + 1 : w->path, r & 0xffffffffu);
-        w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (w->fd >= 0) return 0;
+        unsigned long r = (unsigned long)getpid() * 2654435761u ^ (unsigned long)ts.tv_nsec ^
+                          (unsigned long)ts.tv_sec ^ attempt * 40503u ^ (unsigned long)(uintptr_t)w;
+        snprintf(w->tmp, cap, "%.*s.%s.tmp-%08lx", dirlen, w->path, base, r & 0xffffffffu);
+        w->fd = openat(dirfd, w->tmp + dirlen, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (w->fd >= 0 && oz_tmp_claim(dirfd, w->tmp + dirlen, w->fd)) { /* swept before we locked it */
+            close(w->fd);
+            w->fd = -1;
+            errno = EEXIST;
+        }
+        if (w->fd >= 0) {
+            close(dirfd);
+            return 0;
+        }
         if (errno != EEXIST) break;
     }
-    return oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary file beside it (%s): %s", w->path, w->tmp,
-                  strerror(errno));
+    int e = errno;
+    close(dirfd);
+    int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary file beside it (%s): %s", w->path, w->tmp,
+                    strerror(e));
+    free(w->tmp);
+    w->tmp = NULL; /* never created: nothing to remove */
+    return rc;
 }
 
 void onnxzip_write_options_init(onnxzip_write_options *opts)
@@ -361,14 +389,12 @@ static int finish(onnxzip_writer *w)
     source m = { w->model.p ? w->model.p : (const uint8_t *)"", -1, 0, w->model.len, NULL, NULL };
     if ((rc = add_entry(w, OZ_MODEL_NAME, OZ_NAME_MODEL, &m)) || (rc = write_directory(w))) return rc;
     if (fsync(w->fd)) return io_err(w, "cannot sync the temporary file");
-    if (close(w->fd)) {
-        w->fd = -1;
-        return io_err(w, "cannot close the temporary file");
-    }
-    w->fd = -1;
+    /* Renamed while still open: its lock keeps sweepers away until then. */
     if (rename(w->tmp, w->path)) return io_err(w, "cannot rename the temporary file into place");
     free(w->tmp);
     w->tmp = NULL; /* nothing left to remove */
+    close(w->fd); /* synced: a close error could lose nothing */
+    w->fd = -1;
     return sync_dir(w);
 }
 
@@ -384,8 +410,8 @@ void onnxzip_writer_abort(onnxzip_writer **wp)
 {
     if (!wp || !*wp) return;
     onnxzip_writer *w = *wp;
+    if (w->tmp) unlink(w->tmp); /* before closing: still locked */
     if (w->fd >= 0) close(w->fd);
-    if (w->tmp) unlink(w->tmp);
     for (size_t i = 0; i < w->zip.n; i++) free((char *)w->zip.entries[i].pub.name);
     free(w->zip.entries);
     oz_strmap_free(&w->zip.names);
