@@ -41,8 +41,8 @@ int onnxzip_entry_name_for(const char *tensor_name, unsigned index, char *buf, s
     const char *prefix = "";
     if (n == 0 || (mapped[0] >= '0' && mapped[0] <= '9'))
         prefix = "t_";
-    else if (n >= 2 && mapped[0] == '_' && mapped[1] == '_')
-        prefix = "t";
+    else if (mapped[0] == '_' && (n == 1 || mapped[1] == '_'))
+        prefix = "t"; /* "__x" -> "t__x"; "_" -> "t_", whose "_2" suffix cannot make "__2" */
     snprintf(base, sizeof base, "%s%s", prefix, mapped); /* cuts at 240 bytes */
     int w = index ? snprintf(buf, cap, "%s_%u", base, index + 1) : snprintf(buf, cap, "%s", base);
     if (w < 0 || (size_t)w >= cap)

@@ -290,8 +290,8 @@ def entry_base(tensor_name: str) -> str:
     mapped = "".join(chr(c) if c in _IDENT else "_" for c in raw)
     if not mapped or mapped[0].isdigit():
         mapped = "t_" + mapped
-    elif mapped.startswith("__"):
-        mapped = "t" + mapped
+    elif mapped.startswith("__") or mapped == "_":
+        mapped = "t" + mapped  # "_" -> "t_": a "_2" suffix must not make "__2" (spec 7.2)
     return mapped[:240]
 
 
