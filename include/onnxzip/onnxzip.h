@@ -227,8 +227,11 @@ typedef enum onnxzip_tensor_kind {
 } onnxzip_tensor_kind;
 
 /* A view of one tensor. Every pointer is owned by the archive handle and
- * valid until onnxzip_close(). `data` points into the mapped file (or the
- * caller's buffer): read-only, never copied, not necessarily resident. */
+ * valid until onnxzip_close(). `data` is read-only and not necessarily
+ * resident: entry and side-file payloads point into the mapped files (or the
+ * caller's buffer), never copied; inline raw_data points into the model bytes
+ * (see onnxzip_model_bytes(): the mapping for a classic .onnx, the handle's
+ * copy of __MODEL_PROTO for an archive). */
 typedef struct onnxzip_tensor {
     const char *name;        /* TensorProto.name ("" when absent) */
     int32_t data_type;       /* ONNX TensorProto.DataType value */
