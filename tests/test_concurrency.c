@@ -43,33 +43,11 @@ static uint8_t last_byte(int i)
     return (uint8_t)(0xA0 + i);
 }
 
-static uint8_t *model_with(size_t pad, size_t *len)
-{
-    tu_tensor t[NT] = { { 0 } };
-    static char names[NT][16];
-    for (int i = 0; i < NT; i++) {
-        snprintf(names[i], sizeof names[i], "w%d", i);
-        t[i] = (tu_tensor){ names[i], 2, { (int64_t)EACH }, 1, names[i], 0 };
-    }
-    size_t n;
-    uint8_t *m = tu_model(t, NT, &n);
-    uint8_t hdr[8] = { 0x32 }; /* field 6 (doc_string), LEN */
-    size_t h = 1;
-    for (size_t v = pad; v >= 0x80; v >>= 7) hdr[h++] = (uint8_t)(v | 0x80);
-    hdr[h] = (uint8_t)(pad >> (7 * (h - 1)));
-    h++;
-    m = realloc(m, n + h + pad);
-    memcpy(m + n, hdr, h);
-    for (size_t k = 0; k < pad; k++) m[n + h + k] = (uint8_t)('a' + k % 26);
-    *len = n + h + pad;
-    return m;
-}
-
 static void build(fixture *f, const char *path)
 {
     snprintf(f->path, sizeof f->path, "%s", path);
-    f->model[0] = model_with(300, &f->len[0]);
-    f->model[1] = model_with(300000, &f->len[1]); /* the file shrinks and grows by ~73 pages */
+    f->model[0] = tu_model_entries(NT, EACH, 300, &f->len[0]);
+    f->model[1] = tu_model_entries(NT, EACH, 300000, &f->len[1]); /* the file shrinks and grows by ~73 pages */
     uint8_t *buf = calloc(1, EACH);
     onnxzip_writer *w;
     CHECK_RC(onnxzip_writer_create(path, NULL, &w), 0);

@@ -73,29 +73,6 @@ typedef struct fixture {
     size_t len[2];
 } fixture;
 
-/* A model referencing every entry, with a doc_string of `pad` bytes. */
-static uint8_t *model_with(const fixture *f, size_t pad, size_t *len)
-{
-    tu_tensor t[NT] = { { 0 } };
-    char names[NT][16];
-    for (int i = 0; i < NT; i++) {
-        snprintf(names[i], sizeof names[i], "w%d", i);
-        t[i] = (tu_tensor){ names[i], 2, { (int64_t)f->each }, 1, names[i], 0 };
-    }
-    size_t n;
-    uint8_t *m = tu_model(t, NT, &n);
-    uint8_t hdr[8] = { 0x32 }; /* field 6 (doc_string), LEN */
-    size_t h = 1;
-    for (size_t v = pad; v >= 0x80; v >>= 7) hdr[h++] = (uint8_t)(v | 0x80);
-    hdr[h] = (uint8_t)(pad >> (7 * (h - 1)));
-    h++;
-    m = realloc(m, n + h + pad);
-    memcpy(m + n, hdr, h);
-    memset(m + n + h, 'x', pad);
-    *len = n + h + pad;
-    return m;
-}
-
 static void build(fixture *f, uint64_t total)
 {
     f->each = total / NT;
@@ -114,8 +91,8 @@ static void build(fixture *f, uint64_t total)
         CHECK_RC(onnxzip_writer_add_memory(w, name, buf, f->each), 0);
     }
     free(buf);
-    f->model[0] = model_with(f, 100, &f->len[0]);
-    f->model[1] = model_with(f, 8u << 20, &f->len[1]); /* the tail is written twice, with fsyncs */
+    f->model[0] = tu_model_entries(NT, f->each, 100, &f->len[0]);
+    f->model[1] = tu_model_entries(NT, f->each, 8u << 20, &f->len[1]); /* the tail is written twice, with fsyncs */
     CHECK_RC(onnxzip_writer_set_model(w, f->model[0], f->len[0]), 0);
     CHECK_RC(onnxzip_writer_finish(&w), 0);
     /* pack's input: a classic model with its data file, from unpack */

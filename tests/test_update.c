@@ -27,30 +27,6 @@ typedef struct fixture {
     uint64_t offsets[64];
 } fixture;
 
-/* A model referencing every entry, padded with a doc_string of `pad` bytes
- * (field 6, appended: ONNX allows fields in any order). */
-static uint8_t *model_with(const fixture *f, size_t pad, size_t *len)
-{
-    tu_tensor t[64] = { { 0 } };
-    char names[64][16];
-    for (int i = 0; i < f->n; i++) {
-        snprintf(names[i], sizeof names[i], "w%d", i);
-        t[i] = (tu_tensor){ names[i], 2, { (int64_t)f->each }, 1, names[i], 0 };
-    }
-    size_t n;
-    uint8_t *m = tu_model(t, (size_t)f->n, &n);
-    uint8_t hdr[8] = { 0x32 }; /* field 6, LEN */
-    size_t h = 1;
-    for (size_t v = pad; v >= 0x80; v >>= 7) hdr[h++] = (uint8_t)(v | 0x80);
-    hdr[h] = (uint8_t)(pad >> (7 * (h - 1)));
-    h++;
-    m = realloc(m, n + h + pad);
-    memcpy(m + n, hdr, h);
-    memset(m + n + h, 'x', pad);
-    *len = n + h + pad;
-    return m;
-}
-
 static void build(fixture *f, const char *dir)
 {
     const char *src = tu_path(dir, "src.bin");
@@ -64,8 +40,8 @@ static void build(fixture *f, const char *dir)
         snprintf(name, sizeof name, "w%d", i);
         CHECK_RC(onnxzip_writer_add_file_range(w, name, fd, 0, f->each), 0);
     }
-    f->model[0] = model_with(f, 1000, &f->len[0]);
-    f->model[1] = model_with(f, 70000, &f->len[1]);
+    f->model[0] = tu_model_entries(f->n, f->each, 1000, &f->len[0]);
+    f->model[1] = tu_model_entries(f->n, f->each, 70000, &f->len[1]);
     CHECK_RC(onnxzip_writer_set_model(w, f->model[0], f->len[0]), 0);
     CHECK_RC(onnxzip_writer_finish(&w), 0);
     close(fd);

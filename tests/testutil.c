@@ -142,3 +142,24 @@ uint8_t *tu_model(const tu_tensor *t, size_t n, size_t *len)
     *len = model.len;
     return model.p;
 }
+
+uint8_t *tu_model_entries(int n, uint64_t each, size_t pad, size_t *len)
+{
+    tu_tensor *t = calloc((size_t)n, sizeof *t);
+    char(*names)[16] = calloc((size_t)n, sizeof *names);
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "w%d", i);
+        t[i] = (tu_tensor){ names[i], 2, { (int64_t)each }, 1, names[i], 0 };
+    }
+    size_t m_len;
+    uint8_t *m = tu_model(t, (size_t)n, &m_len);
+    free(t);
+    free(names);
+    pbw b = { m, m_len, m_len };
+    uint8_t *doc = malloc(pad + 1);
+    for (size_t k = 0; k < pad; k++) doc[k] = (uint8_t)('a' + k % 26);
+    lenfield(&b, 6, doc, pad); /* ModelProto.doc_string, after the graph */
+    free(doc);
+    *len = b.len;
+    return b.p;
+}

@@ -39,4 +39,9 @@ typedef struct tu_tensor {
 } tu_tensor;
 uint8_t *tu_model(const tu_tensor *t, size_t n, size_t *len);
 
+/* A model of `n` UINT8 initializers w0, w1, ... of `each` bytes, each in the
+ * entry of its own name, followed by a doc_string of `pad` bytes: two calls
+ * with different pads give two valid models of different sizes. */
+uint8_t *tu_model_entries(int n, uint64_t each, size_t pad, size_t *len);
+
 #endif
