@@ -86,6 +86,73 @@ void oz_tmp_sweep(int dirfd, const char *prefix, size_t tail, int dirs)
     closedir(d);
 }
 
+int oz_tmp_create(const char *path, char **tmp, int *fd)
+{
+    *tmp = NULL;
+    *fd = -1;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    int dirlen = slash ? (int)(slash - path) + 1 : 0;
+    size_t cap = strlen(path) + 64;
+    char *name = malloc(cap);
+    if (!name) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    int dirfd = oz_open_parent(path);
+    if (dirfd < 0) {
+        free(name);
+        return oz_err(ONNXZIP_EIO, -1, "%s: cannot open its directory: %s", path, strerror(errno));
+    }
+    snprintf(name, cap, ".%s.tmp-", base);
+    oz_tmp_sweep(dirfd, name, OZ_TMP_FILE_TAIL, 0); /* stale ones of dead writers */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        unsigned long r = (unsigned long)getpid() * 2654435761u ^ (unsigned long)ts.tv_nsec ^
+                          (unsigned long)ts.tv_sec ^ attempt * 40503u ^ (unsigned long)(uintptr_t)tmp;
+        snprintf(name, cap, "%.*s.%s.tmp-%08lx", dirlen, path, base, r & 0xffffffffu);
+        *fd = openat(dirfd, name + dirlen, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (*fd >= 0 && oz_tmp_claim(dirfd, name + dirlen, *fd)) { /* swept before we locked it */
+            close(*fd);
+            *fd = -1;
+            errno = EEXIST;
+        }
+        if (*fd >= 0) {
+            close(dirfd);
+            *tmp = name;
+            return 0;
+        }
+        if (errno != EEXIST) break;
+    }
+    int e = errno;
+    close(dirfd);
+    int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary file beside it (%s): %s", path, name,
+                    strerror(e));
+    free(name); /* never created: nothing to remove */
+    return rc;
+}
+
+void oz_sync_parent(const char *path)
+{
+    int fd = oz_open_parent(path);
+    if (fd < 0) return;
+    fsync(fd);
+    close(fd);
+}
+
+int oz_pwrite_full(int fd, const void *data, size_t n, uint64_t off)
+{
+    const uint8_t *p = data;
+    while (n) {
+        ssize_t k = pwrite(fd, p, n, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k == 0) errno = ENOSPC;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+        off += (uint64_t)k;
+    }
+    return 0;
+}
+
 int oz_atomic_open(const char *path, oz_atomic_file *af)
 {
     if (!af) return oz_err(ONNXZIP_EINVAL, -1, "oz_atomic_open: NULL argument");
@@ -95,55 +162,9 @@ int oz_atomic_open(const char *path, oz_atomic_file *af)
     const char *base = slash ? slash + 1 : path;
     if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a file name", path);
-    int dirlen = slash ? (int)(slash - path) + 1 : 0;
-    size_t cap = strlen(path) + 64;
-    af->path = strdup(path);
-    af->tmp = malloc(cap);
-    if (!af->path || !af->tmp) {
-        free(af->tmp);
-        af->tmp = NULL; /* nothing created yet */
-        oz_atomic_abort(af);
-        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    }
-    int dirfd = oz_open_parent(path);
-    if (dirfd < 0) {
-        int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot open its directory: %s", path, strerror(errno));
-        free(af->tmp);
-        af->tmp = NULL;
-        oz_atomic_abort(af);
-        return rc;
-    }
-    char *prefix = malloc(strlen(base) + 8);
-    if (prefix) {
-        sprintf(prefix, ".%s.tmp-", base);
-        oz_tmp_sweep(dirfd, prefix, OZ_TMP_FILE_TAIL, 0); /* stale ones of dead writers */
-        free(prefix);
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    for (unsigned attempt = 0; attempt < 100; attempt++) {
-        unsigned long r = (unsigned long)getpid() * 2654435761u ^ (unsigned long)ts.tv_nsec ^
-                          (unsigned long)ts.tv_sec ^ attempt * 40503u ^ (unsigned long)(uintptr_t)af;
-        snprintf(af->tmp, cap, "%.*s.%s.tmp-%08lx", dirlen, path, base, r & 0xffffffffu);
-        af->fd = openat(dirfd, af->tmp + dirlen, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (af->fd >= 0 && oz_tmp_claim(dirfd, af->tmp + dirlen, af->fd)) { /* swept before we locked it */
-            close(af->fd);
-            af->fd = -1;
-            errno = EEXIST;
-        }
-        if (af->fd >= 0) {
-            close(dirfd);
-            return 0;
-        }
-        if (errno != EEXIST) break;
-    }
-    int e = errno;
-    close(dirfd);
-    int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary file beside it (%s): %s", path, af->tmp,
-                    strerror(e));
-    free(af->tmp);
-    af->tmp = NULL; /* never created: nothing to remove */
-    oz_atomic_abort(af);
+    if (!(af->path = strdup(path))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    int rc = oz_tmp_create(path, &af->tmp, &af->fd);
+    if (rc) oz_atomic_abort(af); /* releases path; no temporary was left */
     return rc;
 }
 
@@ -161,18 +182,6 @@ int oz_atomic_write(oz_atomic_file *af, const void *data, size_t n)
         n -= (size_t)k;
     }
     return 0;
-}
-
-static void sync_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-    if (!dir) return; /* the rename happened; durability is best effort here */
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0) return;
-    fsync(fd);
-    close(fd);
 }
 
 int oz_atomic_commit(oz_atomic_file *af)
@@ -195,7 +204,7 @@ int oz_atomic_commit(oz_atomic_file *af)
     af->fd = -1;
     free(af->tmp);
     af->tmp = NULL; /* renamed: nothing left to remove */
-    sync_dir(af->path);
+    oz_sync_parent(af->path);
     oz_atomic_abort(af);
     return 0;
 }

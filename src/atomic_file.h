@@ -10,6 +10,7 @@
 #define ONNXZIP_ATOMIC_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define OZ_TMP_FILE_TAIL 8   /* ".NAME.tmp-" + 8 hex digits */
 #define OZ_TMP_DIR_TAIL 6    /* ".NAME.unpack-" + 6 mkdtemp characters */
@@ -19,6 +20,21 @@ typedef struct oz_atomic_file {
     char *tmp;  /* the temporary file, NULL when none is left to remove */
     int fd;     /* open on tmp, or -1 */
 } oz_atomic_file;
+
+/* Creates and claims (oz_tmp_claim) the temporary file ".BASE.tmp-XXXXXXXX"
+ * beside `path`, first sweeping stale ones of the same target. On success
+ * *tmp is its path (malloc'd) and *fd is open for writing; on failure nothing
+ * is left on disk, *tmp is NULL and *fd is -1. Shared by the archive writer
+ * and oz_atomic_open(). */
+int oz_tmp_create(const char *path, char **tmp, int *fd);
+
+/* fsyncs the directory holding `path`, so that a rename into it is durable.
+ * Best effort: the rename already happened. */
+void oz_sync_parent(const char *path);
+
+/* pwrite() of all `n` bytes at `off`, retrying short writes and EINTR.
+ * Returns 0, or -1 with errno set (ENOSPC when a write makes no progress). */
+int oz_pwrite_full(int fd, const void *data, size_t n, uint64_t off);
 
 /* Creates the temporary file beside `path`. On failure nothing is left on
  * disk and *af needs no abort (though one is harmless). */

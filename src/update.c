@@ -27,6 +27,7 @@
 #include <zlib.h>
 
 #include "archive.h"
+#include "atomic_file.h"
 #include "checksum.h"
 #include "zip_format.h"
 #include "zip_records.h"
@@ -52,14 +53,7 @@ static int io_fail(const update *u, const char *what)
 
 static int pwrite_all(const update *u, const void *p, size_t n, uint64_t off)
 {
-    const uint8_t *b = p;
-    while (n) {
-        ssize_t k = pwrite(u->fd, b, n, (off_t)off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return io_fail(u, "cannot write");
-        b += k, n -= (size_t)k, off += (uint64_t)k;
-    }
-    return 0;
+    return oz_pwrite_full(u->fd, p, n, off) ? io_fail(u, "cannot write") : 0;
 }
 
 static int sync_file(const update *u)

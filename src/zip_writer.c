@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -43,16 +42,7 @@ static int io_err(onnxzip_writer *w, const char *what)
 
 static int pwrite_all(onnxzip_writer *w, const void *p, size_t n, uint64_t off)
 {
-    const uint8_t *b = p;
-    while (n) {
-        ssize_t k = pwrite(w->fd, b, n, (off_t)off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return io_err(w, "cannot write the temporary file");
-        b += k;
-        n -= (size_t)k;
-        off += (uint64_t)k;
-    }
-    return 0;
+    return oz_pwrite_full(w->fd, p, n, off) ? io_err(w, "cannot write the temporary file") : 0;
 }
 
 static int is_zero(const uint8_t *p, size_t n)
@@ -66,51 +56,6 @@ static int write_data(onnxzip_writer *w, const uint8_t *p, size_t n)
 {
     int rc = is_zero(p, n) && n >= 4096 ? 0 : pwrite_all(w, p, n, w->pos);
     w->pos += n;
-    return rc;
-}
-
-/* Creates and locks the temporary file (spec 12.2), after removing the
- * stale ones that dead writers of the same target left (see atomic_file.h). */
-static int tmp_open(onnxzip_writer *w)
-{
-    const char *slash = strrchr(w->path, '/');
-    const char *base = slash ? slash + 1 : w->path;
-    int dirlen = slash ? (int)(slash - w->path) + 1 : 0;
-    size_t cap = strlen(w->path) + 64;
-    if (!(w->tmp = malloc(cap))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    int dirfd = oz_open_parent(w->path);
-    if (dirfd < 0) {
-        int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot open its directory: %s", w->path, strerror(errno));
-        free(w->tmp);
-        w->tmp = NULL;
-        return rc;
-    }
-    snprintf(w->tmp, cap, ".%s.tmp-", base);
-    oz_tmp_sweep(dirfd, w->tmp, OZ_TMP_FILE_TAIL, 0);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    for (unsigned attempt = 0; attempt < 100; attempt++) {
-        unsigned long r = (unsigned long)getpid() * 2654435761u ^ (unsigned long)ts.tv_nsec ^
-                          (unsigned long)ts.tv_sec ^ attempt * 40503u ^ (unsigned long)(uintptr_t)w;
-        snprintf(w->tmp, cap, "%.*s.%s.tmp-%08lx", dirlen, w->path, base, r & 0xffffffffu);
-        w->fd = openat(dirfd, w->tmp + dirlen, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (w->fd >= 0 && oz_tmp_claim(dirfd, w->tmp + dirlen, w->fd)) { /* swept before we locked it */
-            close(w->fd);
-            w->fd = -1;
-            errno = EEXIST;
-        }
-        if (w->fd >= 0) {
-            close(dirfd);
-            return 0;
-        }
-        if (errno != EEXIST) break;
-    }
-    int e = errno;
-    close(dirfd);
-    int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary file beside it (%s): %s", w->path, w->tmp,
-                    strerror(e));
-    free(w->tmp);
-    w->tmp = NULL; /* never created: nothing to remove */
     return rc;
 }
 
@@ -147,7 +92,7 @@ int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts, o
     w->chunk = malloc(IO_CHUNK);
     w->header = malloc(ZIP_LOCAL_SIZE + OZ_MAX_NAME + MAX_EXTRA);
     if (!w->path || !w->chunk || !w->header) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    if (!rc) rc = tmp_open(w);
+    if (!rc) rc = oz_tmp_create(w->path, &w->tmp, &w->fd);
     if (rc) {
         onnxzip_writer_abort(&w);
         return rc;
@@ -365,19 +310,6 @@ static int write_directory(onnxzip_writer *w)
     return rc;
 }
 
-static int sync_dir(onnxzip_writer *w)
-{
-    const char *slash = strrchr(w->path, '/');
-    char *dir = slash ? strndup(w->path, (size_t)(slash - w->path) + 1) : strdup(".");
-    if (!dir) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0) return 0; /* the rename happened; durability is best effort here */
-    fsync(fd);
-    close(fd);
-    return 0;
-}
-
 static int finish(onnxzip_writer *w)
 {
     if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier; nothing was written", w->path);
@@ -395,7 +327,8 @@ static int finish(onnxzip_writer *w)
     w->tmp = NULL; /* nothing left to remove */
     close(w->fd); /* synced: a close error could lose nothing */
     w->fd = -1;
-    return sync_dir(w);
+    oz_sync_parent(w->path); /* durability of the rename, best effort */
+    return 0;
 }
 
 int onnxzip_writer_finish(onnxzip_writer **wp)
