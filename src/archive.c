@@ -22,9 +22,9 @@ static int looks_like_zip(const uint8_t *b, uint64_t size)
     return 0;
 }
 
-static int open_archive(onnxzip_archive *a)
+static int open_archive(onnxzip_archive *a, int fd)
 {
-    int rc = oz_zip_parse(&a->zip, a->base, a->size, a->path);
+    int rc = oz_zip_parse(&a->zip, a->base, a->size, fd, a->path);
     if (rc) return rc;
     const oz_zentry *m = &a->zip.entries[a->zip.model_index];
     /* The model is copied: an in-place update may later truncate the region
@@ -75,11 +75,12 @@ static int open_classic(onnxzip_archive *a, int by_path)
     return rc;
 }
 
-/* `by_path`: the file was opened by a path whose directory holds any
- * external data files. */
-static int open_mapped(const uint8_t *base, uint64_t size, int mapped, int by_path, const char *path,
+/* `fd`: the mapped file, or -1 for a caller's buffer. `by_path`: the file
+ * was opened by a path whose directory holds any external data files. */
+static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, const char *path,
                        unsigned flags, onnxzip_archive **out)
 {
+    int mapped = fd >= 0;
     onnxzip_archive *a = calloc(1, sizeof *a);
     char *p = strdup(path);
     if (!a || !p) {
@@ -92,7 +93,7 @@ static int open_mapped(const uint8_t *base, uint64_t size, int mapped, int by_pa
     /* Headers are scattered: no readahead of the weights around them. */
     if (mapped) madvise((void *)base, size, MADV_RANDOM);
     int rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
-           : looks_like_zip(base, size) ? open_archive(a) : open_classic(a, by_path);
+           : looks_like_zip(base, size) ? open_archive(a, fd) : open_classic(a, by_path);
     if (mapped) madvise((void *)base, size, MADV_NORMAL);
     if (!rc && (flags & ONNXZIP_OPEN_VERIFY)) rc = onnxzip_verify(a);
     if (rc) {
@@ -162,7 +163,10 @@ static int map_locked(int fd, int by_path, const char *path, unsigned flags, onn
         close(keep);
         return rc;
     }
-    int rc = open_mapped(base, (uint64_t)st.st_size, 1, by_path, path, flags, out);
+    /* No readahead around each local header read (one per tensor). */
+    posix_fadvise(keep, 0, 0, POSIX_FADV_RANDOM);
+    int rc = open_mapped(base, (uint64_t)st.st_size, keep, by_path, path, flags, out);
+    posix_fadvise(keep, 0, 0, POSIX_FADV_NORMAL);
     if (rc) {
         close(keep);
         return rc;
@@ -200,7 +204,7 @@ int onnxzip_open_buffer(const void *data, size_t size, unsigned flags, onnxzip_a
 {
     if (out) *out = NULL;
     if (!data || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_buffer: NULL argument");
-    return open_mapped(data, size, 0, 0, "<buffer>", flags, out);
+    return open_mapped(data, size, -1, 0, "<buffer>", flags, out);
 }
 
 void onnxzip_close(onnxzip_archive **ap)

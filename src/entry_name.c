@@ -5,10 +5,16 @@
 
 #define BASE_MAX 240
 
-static int ident_char(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
+/* [A-Za-z0-9_] as a table: names are checked for every entry at every open. */
+#define R4(c) [c] = 1, [c + 1] = 1, [c + 2] = 1, [c + 3] = 1
+#define R8(c) R4(c), R4(c + 4)
+static const unsigned char ident_table[256] = {
+    R8('0'), ['8'] = 1, ['9'] = 1, ['_'] = 1,
+    R8('A'), R8('A' + 8), R8('A' + 16), ['Y'] = 1, ['Z'] = 1,
+    R8('a'), R8('a' + 8), R8('a' + 16), ['y'] = 1, ['z'] = 1,
+};
+
+static int ident_char(unsigned char c) { return ident_table[c]; }
 
 oz_name_class oz_classify_name(const char *name, size_t len)
 {

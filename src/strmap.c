@@ -5,18 +5,21 @@
 #include "internal.h"
 #include "strmap.h"
 
+static char fold(char c) { return (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c; }
+
 static uint64_t key_hash(const oz_strmap *m, const char *key, size_t len)
 {
     if (!m->fold_case) return XXH3_64bits(key, len);
-    XXH3_state_t st; /* fold case in small stack chunks: keys are short */
-    char tmp[256];
+    char tmp[256]; /* entry names fit: one-shot hash of the folded copy */
+    if (len <= sizeof tmp) {
+        for (size_t j = 0; j < len; j++) tmp[j] = fold(key[j]);
+        return XXH3_64bits(tmp, len);
+    }
+    XXH3_state_t st;
     XXH3_64bits_reset(&st);
     for (size_t i = 0; i < len; i += sizeof tmp) {
         size_t n = len - i < sizeof tmp ? len - i : sizeof tmp;
-        for (size_t j = 0; j < n; j++) {
-            char c = key[i + j];
-            tmp[j] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
-        }
+        for (size_t j = 0; j < n; j++) tmp[j] = fold(key[i + j]);
         XXH3_64bits_update(&st, tmp, n);
     }
     return XXH3_64bits_digest(&st);
@@ -26,12 +29,8 @@ static int key_equal(const oz_strmap *m, const struct oz_slot *s, const char *ke
 {
     if (s->len != len) return 0;
     if (!m->fold_case) return memcmp(s->key, key, len) == 0;
-    for (size_t i = 0; i < len; i++) {
-        char a = s->key[i], b = key[i];
-        if (a >= 'A' && a <= 'Z') a = (char)(a + 32);
-        if (b >= 'A' && b <= 'Z') b = (char)(b + 32);
-        if (a != b) return 0;
-    }
+    for (size_t i = 0; i < len; i++)
+        if (fold(s->key[i]) != fold(key[i])) return 0;
     return 1;
 }
 
@@ -57,9 +56,8 @@ static struct oz_slot *find(const oz_strmap *m, const char *key, size_t len, uin
     }
 }
 
-static int grow(oz_strmap *m)
+static int resize(oz_strmap *m, size_t cap)
 {
-    size_t cap = m->cap ? m->cap * 2 : 64;
     struct oz_slot *old = m->slots;
     size_t old_cap = m->cap;
     m->slots = calloc(cap, sizeof *m->slots);
@@ -74,11 +72,18 @@ static int grow(oz_strmap *m)
     return 0;
 }
 
+int oz_strmap_reserve(oz_strmap *m, size_t n)
+{
+    size_t cap = m->cap ? m->cap : 64;
+    while (n * 4 > cap * 3) cap *= 2;
+    return cap == m->cap ? 0 : resize(m, cap);
+}
+
 int oz_strmap_put(oz_strmap *m, const char *key, size_t len, uint32_t value, uint32_t *existing)
 {
     if (len > UINT32_MAX) return oz_err(ONNXZIP_ELIMIT, -1, "name too long");
     if ((m->count + 1) * 4 > m->cap * 3) {
-        int rc = grow(m);
+        int rc = resize(m, m->cap ? m->cap * 2 : 64);
         if (rc) return rc;
     }
     uint64_t h = key_hash(m, key, len);

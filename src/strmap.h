@@ -19,6 +19,9 @@ typedef struct oz_strmap {
 void oz_strmap_init(oz_strmap *m, int fold_case);
 void oz_strmap_free(oz_strmap *m);
 
+/* Makes room for n keys without rehashing; 0 or ONNXZIP_ENOMEM. */
+int oz_strmap_reserve(oz_strmap *m, size_t n);
+
 /* Inserts key -> value unless the key is present. Returns 0 when inserted,
  * 1 when present (*existing gets its value), ONNXZIP_ENOMEM. */
 int oz_strmap_put(oz_strmap *m, const char *key, size_t len, uint32_t value,

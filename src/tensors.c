@@ -81,14 +81,15 @@ static int resolve_external(build *b, const oz_tensor_info *t, onnxzip_tensor *v
         return fail(b, t, ONNXZIP_EREF, "unknown external_data key: ",
                     oz_printable(t->unknown_key.p, t->unknown_key.len, shown, sizeof shown));
     if (!t->has_location) return fail(b, t, ONNXZIP_EREF, "EXTERNAL data without a location", NULL);
-    oz_printable(t->location.p, t->location.len, shown, sizeof shown);
+#define LOCATION oz_printable(t->location.p, t->location.len, shown, sizeof shown)
     const oz_zentry *e = oz_zip_find(b->z, (const char *)t->location.p, t->location.len);
-    if (!e || e->cls != OZ_NAME_TENSOR) return fail(b, t, ONNXZIP_EREF, "references no tensor entry: ", shown);
+    if (!e || e->cls != OZ_NAME_TENSOR) return fail(b, t, ONNXZIP_EREF, "references no tensor entry: ", LOCATION);
     uint64_t off = 0, len = 0;
     if ((t->has_offset && oz_parse_decimal(t->offset, &off)) || (t->has_length && oz_parse_decimal(t->length, &len)))
         return fail(b, t, ONNXZIP_EREF, "offset or length is not a decimal number", NULL);
     if (off > e->pub.size || (t->has_length && len > e->pub.size - off))
-        return fail(b, t, ONNXZIP_ERANGE, "offset + length run past the end of entry ", shown);
+        return fail(b, t, ONNXZIP_ERANGE, "offset + length run past the end of entry ", LOCATION);
+#undef LOCATION
     if (!t->has_length) len = e->pub.size - off;
     if (!oz_dtype_bits(t->data_type))
         return fail(b, t, ONNXZIP_EDTYPE, "data type cannot be stored in an entry: ", onnxzip_dtype_name(t->data_type));
@@ -185,10 +186,13 @@ int oz_tensors_build(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const uin
 {
     memset(ts, 0, sizeof *ts);
     oz_strmap_init(&ts->by_name, 0);
+    /* An archive has about one entry per tensor. */
+    int rc = z ? oz_strmap_reserve(&ts->by_name, z->n) : 0;
+    if (rc) return rc;
     build b = { ts, z, ext, file, model, model_offset, path };
     oz_walk w = { .visit = on_tensor, .ctx = &b, .path = path, .base = model, .base_offset = model_offset };
     /* Nesting first: onnxzip_model_proto()'s recursive parser must never meet a deeper model. */
-    int rc = oz_check_nesting(path, model, len, model_offset);
+    rc = oz_check_nesting(path, model, len, model_offset);
     if (!rc) rc = oz_walk_model(&w, model, len);
     if (rc) oz_tensors_free(ts);
     return rc;

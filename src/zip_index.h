@@ -21,14 +21,16 @@ typedef struct oz_zip {
     uint64_t cd_offset, cd_size;
     uint64_t end; /* end of the archive proper: the file size, or less when
                      an update trailer says so (spec 15.2) */
-    oz_strmap names; /* exact entry name -> index */
+    oz_strmap names; /* entry name, ASCII case folded -> index */
     char *name_store; /* NUL-terminated copies of all names */
 } oz_zip;
 
 /* Parses and validates the zip structure of `size` bytes at `base` per the
- * spec's reader requirements (everything but the model's contents). `path`
- * names the file in messages. On failure *z is left empty. */
-int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, const char *path);
+ * spec's reader requirements (everything but the model's contents). When
+ * `base` maps a file, `fd` is that file (local headers are then read with
+ * pread()); else -1. `path` names the file in messages. On failure *z is
+ * left empty. */
+int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, int fd, const char *path);
 void oz_zip_free(oz_zip *z);
 
 /* The entry named exactly `name`, or NULL. */

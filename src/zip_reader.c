@@ -1,7 +1,9 @@
 /* Validating reader of the zip structure (spec §"Reader requirements"):
  * EOCD and zip64 records, central directory, local headers, layout and
  * names. It reads headers only, never entry data. */
+#include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "zip_index.h"
@@ -13,7 +15,45 @@ typedef struct ctx {
     const char *path;
     oz_zip *z;
     uint64_t n_entries, cd_offset, cd_size, cd_end; /* cd_end: where EOCD records begin */
+    int fd;             /* >= 0: local headers are read with pread() from it */
+    uint8_t *lbuf;      /* pread() buffer for local headers */
+    size_t lcap;
+    char shown[OZ_PRINTABLE_CAP]; /* an entry name made printable, for one message */
 } ctx;
+
+/* Entry names are made printable only when a message needs one. */
+static const char *show(ctx *c, const void *name, size_t n)
+{
+    return oz_printable(name, n, c->shown, sizeof c->shown);
+}
+
+#define SHOWN show(c, ze->pub.name, ze->name_len)
+
+/* `n` bytes at offset `at` (within the file). Local headers lie one per
+ * tensor, spread over the whole file: read through the mapping, each costs a
+ * page fault that maps the pages around it and often a page-table page, then
+ * as much again at munmap; pread() copies them out of the page cache and
+ * leaves the mapping untouched. Returns NULL (status set) on a read error. */
+static const uint8_t *fetch(ctx *c, uint64_t at, size_t n)
+{
+    if (c->fd < 0) return c->base + at;
+    if (n > c->lcap) {
+        uint8_t *b = realloc(c->lbuf, n);
+        if (!b) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (local header)"), NULL;
+        c->lbuf = b;
+        c->lcap = n;
+    }
+    for (size_t got = 0; got < n;) {
+        ssize_t k = pread(c->fd, c->lbuf + got, n - got, (off_t)(at + got));
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0)
+            return oz_err(k < 0 ? ONNXZIP_EIO : ONNXZIP_ETRUNC, (int64_t)(at + got), "%s: cannot read %zu bytes at "
+                          "offset %llu: %s", c->path, n, (unsigned long long)at,
+                          k < 0 ? strerror(errno) : "the file shrank while it was being opened"), NULL;
+        got += (size_t)k;
+    }
+    return c->lbuf;
+}
 
 static int find_eocd(ctx *c, uint64_t *pos)
 {
@@ -159,21 +199,20 @@ static int resolve_zip64(const extras *x, uint64_t *usize, uint64_t *csize, uint
     return 0;
 }
 
-
-static int check_flags_method(ctx *c, uint16_t flags, uint16_t method, const char *name, uint64_t at)
+static int check_flags_method(ctx *c, uint16_t flags, uint16_t method, const char *name, size_t nlen, uint64_t at)
 {
     if (method != 0)
         return oz_err(ONNXZIP_EMETHOD, (int64_t)at, "%s: entry '%s' uses compression method %u; onnxzip entries "
-                      "must be stored (method 0)", c->path, name, method);
+                      "must be stored (method 0)", c->path, show(c, name, nlen), method);
     if (flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS))
-        return oz_err(ONNXZIP_EFLAGS, (int64_t)at, "%s: entry '%s' is encrypted (flags 0x%04x)", c->path, name,
-                      flags);
+        return oz_err(ONNXZIP_EFLAGS, (int64_t)at, "%s: entry '%s' is encrypted (flags 0x%04x)", c->path,
+                      show(c, name, nlen), flags);
     if (flags & FLAG_DATA_DESCRIPTOR)
         return oz_err(ONNXZIP_EFLAGS, (int64_t)at, "%s: entry '%s' uses a data descriptor (flag bit 3); sizes "
-                      "and CRC must be in the local header", c->path, name);
+                      "and CRC must be in the local header", c->path, show(c, name, nlen));
     if (flags & ~FLAG_UTF8)
         return oz_err(ONNXZIP_EFLAGS, (int64_t)at, "%s: entry '%s' has unsupported general purpose flags 0x%04x "
-                      "(only bit 11, UTF-8, is allowed)", c->path, name, flags);
+                      "(only bit 11, UTF-8, is allowed)", c->path, show(c, name, nlen), flags);
     return 0;
 }
 
@@ -191,31 +230,29 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
     if (cd_stop - at - ZIP_CENTRAL_SIZE < (uint64_t)nlen + elen + clen)
         return oz_err(ONNXZIP_ETRUNC, (int64_t)at, "%s: central directory record %zu at offset %llu runs past the "
                       "central directory", c->path, c->z->n, (unsigned long long)at);
-    char shown[OZ_PRINTABLE_CAP];
-    oz_printable(h + ZIP_CENTRAL_SIZE, nlen, shown, sizeof shown);
     memcpy(name_out, h + ZIP_CENTRAL_SIZE, nlen);
     name_out[nlen] = '\0';
     extras x;
     int ex = parse_extras(h + ZIP_CENTRAL_SIZE + nlen, elen, &x);
     if (ex)
         return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': %s in the central "
-                      "directory", c->path, shown, ex == -2 ? "two zip64 extra fields" : "malformed or duplicated "
+                      "directory", c->path, show(c, name_out, nlen), ex == -2 ? "two zip64 extra fields" : "malformed or duplicated "
                       "extra field");
     uint64_t usize = oz_rd32(h + CH_USIZE), csize = oz_rd32(h + CH_CSIZE), lho = oz_rd32(h + CH_LHO);
     if (resolve_zip64(&x, &usize, &csize, &lho))
         return oz_err(ONNXZIP_EZIP64, (int64_t)at, "%s: entry '%s': zip64 extra field missing or too short for "
-                      "its 0xFFFFFFFF-marked fields", c->path, shown);
+                      "its 0xFFFFFFFF-marked fields", c->path, show(c, name_out, nlen));
     if (oz_rd16(h + CH_DISK) != 0)
-        return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s' starts on another disk", c->path, shown);
-    int rc = check_flags_method(c, oz_rd16(h + CH_FLAGS), oz_rd16(h + CH_METHOD), shown, at);
+        return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s' starts on another disk", c->path, show(c, name_out, nlen));
+    int rc = check_flags_method(c, oz_rd16(h + CH_FLAGS), oz_rd16(h + CH_METHOD), name_out, nlen, at);
     if (rc) return rc;
     if (usize != csize)
         return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': stored entry with compressed size %llu != "
-                      "uncompressed size %llu", c->path, shown, (unsigned long long)csize,
+                      "uncompressed size %llu", c->path, show(c, name_out, nlen), (unsigned long long)csize,
                       (unsigned long long)usize);
     if (x.has_digest && x.digest_version > ONNXZIP_FORMAT_VERSION_MAJOR)
         return oz_err(ONNXZIP_EUNSUPPORTED, (int64_t)at, "%s: entry '%s' was written for onnxzip format %u; this "
-                      "library reads format %u", c->path, shown, x.digest_version, ONNXZIP_FORMAT_VERSION_MAJOR);
+                      "library reads format %u", c->path, show(c, name_out, nlen), x.digest_version, ONNXZIP_FORMAT_VERSION_MAJOR);
     ze->pub.header_offset = lho;
     ze->pub.size = usize;
     ze->pub.crc32 = oz_rd32(h + CH_CRC);
@@ -228,35 +265,44 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
 
 static int check_local(ctx *c, oz_zentry *ze, const uint8_t *central)
 {
-    char shown[OZ_PRINTABLE_CAP];
-    oz_printable(ze->pub.name, ze->name_len, shown, sizeof shown);
     uint64_t lho = ze->pub.header_offset;
     if (lho > c->cd_offset || c->cd_offset - lho < ZIP_LOCAL_SIZE)
         return oz_err(ONNXZIP_EBOUNDS, (int64_t)lho, "%s: entry '%s': local header offset %llu lies outside the "
-                      "data area (before offset %llu)", c->path, shown, (unsigned long long)lho,
+                      "data area (before offset %llu)", c->path, SHOWN, (unsigned long long)lho,
                       (unsigned long long)c->cd_offset);
-    const uint8_t *h = c->base + lho;
+    /* One read covers the header, the name and an extra field of up to 128
+     * bytes (64-byte alignment pads with at most 63); longer ones need a
+     * second. It stops at the end of the page holding the name, so that no
+     * page beyond the header's is brought in. */
+    uint64_t room = c->cd_offset - lho, name_end = lho + ZIP_LOCAL_SIZE + ze->name_len;
+    uint64_t want = ZIP_LOCAL_SIZE + ze->name_len + 128, page_end = (name_end | 4095) + 1 - lho;
+    size_t first = (size_t)(want < page_end ? want : page_end);
+    if (first > room) first = (size_t)room;
+    const uint8_t *h = fetch(c, lho, first);
+    if (!h) return onnxzip_last_error()->status;
     uint16_t nlen = oz_rd16(h + LH_NAMELEN), elen = oz_rd16(h + LH_EXTRALEN);
     if (oz_rd32(h) != ZIP_LOCAL_SIG)
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': no local header signature at offset %llu",
-                      c->path, shown, (unsigned long long)lho);
-    if (c->cd_offset - lho - ZIP_LOCAL_SIZE < (uint64_t)nlen + elen)
+                      c->path, SHOWN, (unsigned long long)lho);
+    if (room - ZIP_LOCAL_SIZE < (uint64_t)nlen + elen)
         return oz_err(ONNXZIP_EBOUNDS, (int64_t)lho, "%s: entry '%s': local header at offset %llu runs into the "
-                      "central directory", c->path, shown, (unsigned long long)lho);
+                      "central directory", c->path, SHOWN, (unsigned long long)lho);
+    if (ZIP_LOCAL_SIZE + (size_t)nlen + elen > first && !(h = fetch(c, lho, ZIP_LOCAL_SIZE + (size_t)nlen + elen)))
+        return onnxzip_last_error()->status;
     if (nlen != ze->name_len || memcmp(h + ZIP_LOCAL_SIZE, ze->pub.name, nlen))
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local header at offset %llu has another "
-                      "name than the central directory", c->path, shown, (unsigned long long)lho);
+                      "name than the central directory", c->path, SHOWN, (unsigned long long)lho);
     if (oz_rd16(h + LH_FLAGS) != oz_rd16(central + CH_FLAGS) || oz_rd16(h + LH_METHOD) != oz_rd16(central + CH_METHOD))
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local header flags or method differ from "
-                      "the central directory", c->path, shown);
+                      "the central directory", c->path, SHOWN);
     if (oz_rd32(h + LH_CRC) != ze->pub.crc32)
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local CRC-32 %08x differs from central "
-                      "CRC-32 %08x", c->path, shown, oz_rd32(h + LH_CRC), ze->pub.crc32);
+                      "CRC-32 %08x", c->path, SHOWN, oz_rd32(h + LH_CRC), ze->pub.crc32);
     extras x;
     int ex = parse_extras(h + ZIP_LOCAL_SIZE + nlen, elen, &x);
     if (ex)
         return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': %s in the local "
-                      "header", c->path, shown, ex == -2 ? "two zip64 extra fields" : "malformed or duplicated extra "
+                      "header", c->path, SHOWN, ex == -2 ? "two zip64 extra fields" : "malformed or duplicated extra "
                       "field");
     /* A local zip64 field holds both sizes (APPNOTE 4.5.3); when present it
      * must agree with the 32-bit fields it does not replace. */
@@ -264,55 +310,52 @@ static int check_local(ctx *c, oz_zentry *ze, const uint8_t *central)
     int marked = usize == U32_MARK || csize == U32_MARK;
     if ((marked || x.has_zip64) && (!x.has_zip64 || x.zip64_len < 16))
         return oz_err(ONNXZIP_EZIP64, (int64_t)lho, "%s: entry '%s': local zip64 extra field missing or short",
-                      c->path, shown);
+                      c->path, SHOWN);
     if (x.has_zip64) {
         uint64_t zu = oz_rd64(x.zip64), zc = oz_rd64(x.zip64 + 8);
         if ((usize != U32_MARK && usize != zu) || (csize != U32_MARK && csize != zc))
             return oz_err(ONNXZIP_EZIP64, (int64_t)lho, "%s: entry '%s': local zip64 sizes (%llu, %llu) disagree "
-                          "with the 32-bit size fields", c->path, shown, (unsigned long long)zc,
+                          "with the 32-bit size fields", c->path, SHOWN, (unsigned long long)zc,
                           (unsigned long long)zu);
         usize = zu;
         csize = zc;
     }
     if (usize != ze->pub.size || csize != ze->pub.size)
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local sizes (%llu, %llu) differ from the "
-                      "central directory's (%llu)", c->path, shown, (unsigned long long)csize,
+                      "central directory's (%llu)", c->path, SHOWN, (unsigned long long)csize,
                       (unsigned long long)usize, (unsigned long long)ze->pub.size);
     ze->pub.data_offset = lho + ZIP_LOCAL_SIZE + nlen + elen;
     ze->align_claim = x.has_align ? x.align : 0;
     if (ze->pub.size > c->cd_offset - ze->pub.data_offset)
         return oz_err(ONNXZIP_EBOUNDS, (int64_t)ze->pub.data_offset, "%s: entry '%s': %llu data bytes at offset "
-                      "%llu run past the start of the central directory (%llu)", c->path, shown,
+                      "%llu run past the start of the central directory (%llu)", c->path, SHOWN,
                       (unsigned long long)ze->pub.size, (unsigned long long)ze->pub.data_offset,
                       (unsigned long long)c->cd_offset);
     return 0;
 }
 
-static int check_name(ctx *c, oz_zentry *ze, oz_strmap *folded, size_t i)
+static int check_name(ctx *c, oz_zentry *ze, size_t i)
 {
-    char shown[OZ_PRINTABLE_CAP];
-    oz_printable(ze->pub.name, ze->name_len, shown, sizeof shown);
     ze->cls = oz_classify_name(ze->pub.name, ze->name_len);
     if (ze->cls == OZ_NAME_TOO_LONG)
         return oz_err(ONNXZIP_ELIMIT, (int64_t)ze->pub.header_offset, "%s: entry '%s': name of %u bytes exceeds "
-                      "the limit of %d", c->path, shown, ze->name_len, OZ_MAX_NAME);
+                      "the limit of %d", c->path, SHOWN, ze->name_len, OZ_MAX_NAME);
     if (ze->cls == OZ_NAME_INVALID)
         return oz_err(ONNXZIP_ENAME, (int64_t)ze->pub.header_offset, "%s: entry '%s': invalid name (entry names "
-                      "are C identifiers: [A-Za-z_][A-Za-z0-9_]*)", c->path, shown);
+                      "are C identifiers: [A-Za-z_][A-Za-z0-9_]*)", c->path, SHOWN);
     uint32_t prev;
     int rc = oz_strmap_put(&c->z->names, ze->pub.name, ze->name_len, (uint32_t)i, &prev);
-    if (rc == 0) rc = oz_strmap_put(folded, ze->pub.name, ze->name_len, (uint32_t)i, &prev);
     if (rc < 0) return rc;
     if (rc == 1)
         return oz_err(ONNXZIP_EDUPNAME, (int64_t)ze->pub.header_offset, "%s: entry '%s' duplicates entry '%s' "
-                      "(names must be unique ignoring ASCII case)", c->path, shown, c->z->entries[prev].pub.name);
+                      "(names must be unique ignoring ASCII case)", c->path, SHOWN, c->z->entries[prev].pub.name);
     if (ze->cls == OZ_NAME_FILLER && ze->pub.size != 0)
         return oz_err(ONNXZIP_ECDIR, (int64_t)ze->pub.header_offset, "%s: filler entry '%s' is not empty",
-                      c->path, shown);
+                      c->path, SHOWN);
     uint64_t off = ze->pub.data_offset;
     if ((ze->cls == OZ_NAME_TENSOR && off % 64 != 0) || (ze->align_claim && off % ze->align_claim != 0))
         return oz_err(ONNXZIP_EALIGN, (int64_t)off, "%s: entry '%s': data at offset %llu is not aligned to %u bytes%s",
-                      c->path, shown, (unsigned long long)off, ze->align_claim > 64 ? ze->align_claim : 64,
+                      c->path, SHOWN, (unsigned long long)off, ze->align_claim > 64 ? ze->align_claim : 64,
                       ze->align_claim ? " (as its alignment field claims)" : "");
     return 0;
 }
@@ -339,10 +382,8 @@ static int check_layout(ctx *c)
         const oz_zentry *e = order[i];
         int dead_space_ok = e == &z->entries[z->model_index] && e->pub.header_offset > expect;
         if (e->pub.header_offset != expect && !dead_space_ok) {
-            char shown[OZ_PRINTABLE_CAP];
-            oz_printable(e->pub.name, e->name_len, shown, sizeof shown);
             rc = oz_err(ONNXZIP_EOVERLAP, (int64_t)e->pub.header_offset, "%s: entry '%s' at offset %llu %s "
-                        "(expected the next entry at offset %llu)", c->path, shown,
+                        "(expected the next entry at offset %llu)", c->path, show(c, e->pub.name, e->name_len),
                         (unsigned long long)e->pub.header_offset,
                         e->pub.header_offset < expect ? "overlaps the previous entry" : "leaves a gap",
                         (unsigned long long)expect);
@@ -367,11 +408,9 @@ static int read_entries(ctx *c)
     /* Names total at most cd_size bytes plus one NUL each. */
     z->name_store = malloc(c->cd_size + c->n_entries + 1);
     if (!z->entries || !z->name_store) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (central directory)");
-    oz_strmap folded;
-    oz_strmap_init(&folded, 1);
     uint64_t pos = c->cd_offset;
     char *names = z->name_store;
-    int rc = 0, have_model = 0;
+    int have_model = 0, rc = oz_strmap_reserve(&z->names, c->n_entries);
     for (uint64_t i = 0; i < c->n_entries && !rc; i++) {
         oz_zentry *ze = &z->entries[z->n];
         uint64_t at = pos;
@@ -382,13 +421,12 @@ static int read_entries(ctx *c)
         if (memchr(ze->pub.name, 0, ze->name_len))
             rc = oz_err(ONNXZIP_ENAME, (int64_t)at, "%s: entry %llu has a NUL byte in its name", c->path,
                         (unsigned long long)i);
-        else if (!(rc = check_local(c, ze, c->base + at)) && !(rc = check_name(c, ze, &folded, z->n - 1)) &&
+        else if (!(rc = check_local(c, ze, c->base + at)) && !(rc = check_name(c, ze, z->n - 1)) &&
                  ze->cls == OZ_NAME_MODEL) {
             have_model = 1;
             z->model_index = z->n - 1;
         }
     }
-    oz_strmap_free(&folded);
     if (rc) return rc;
     if (pos != c->cd_offset + c->cd_size)
         return oz_err(ONNXZIP_EEOCD, (int64_t)pos, "%s: central directory holds more bytes than its %llu records",
@@ -417,13 +455,14 @@ static uint64_t archive_size(const uint8_t *base, uint64_t size)
     return end >= ZIP_EOCD_SIZE && end <= size - 24 ? end : size;
 }
 
-int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, const char *path)
+int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, int fd, const char *path)
 {
     memset(z, 0, sizeof *z);
-    oz_strmap_init(&z->names, 0);
-    ctx c = { .base = base, .size = archive_size(base, size), .path = path, .z = z };
+    oz_strmap_init(&z->names, 1);
+    ctx c = { .base = base, .size = archive_size(base, size), .path = path, .z = z, .fd = fd };
     int rc = read_eocd(&c);
     if (!rc) rc = read_entries(&c);
+    free(c.lbuf);
     if (rc) {
         oz_zip_free(z);
         return rc;
@@ -445,5 +484,7 @@ void oz_zip_free(oz_zip *z)
 const oz_zentry *oz_zip_find(const oz_zip *z, const char *name, size_t len)
 {
     uint32_t i;
-    return oz_strmap_get(&z->names, name, len, &i) ? NULL : &z->entries[i];
+    if (oz_strmap_get(&z->names, name, len, &i)) return NULL;
+    const oz_zentry *e = &z->entries[i]; /* the one name equal ignoring case */
+    return e->name_len == len && !memcmp(e->pub.name, name, len) ? e : NULL;
 }

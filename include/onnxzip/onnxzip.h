@@ -175,7 +175,11 @@ enum {
 ONNXZIP_API int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out);
 
 /* As onnxzip_open() on an open file descriptor, read from offset 0. The fd
- * stays the caller's: it is not closed, and may be closed right after return. */
+ * stays the caller's: it is not closed, and may be closed right after return.
+ * Local headers are read with pread() under POSIX_FADV_RANDOM, so that a cold
+ * open reads only the pages holding them; the advice is set back to
+ * POSIX_FADV_NORMAL afterwards, on the fd's open file description (which the
+ * caller shares). */
 ONNXZIP_API int onnxzip_open_fd(int fd, unsigned flags, onnxzip_archive **out);
 
 /* As onnxzip_open() on `size` bytes at `data`, which are BORROWED, not copied:
