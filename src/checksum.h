@@ -13,6 +13,10 @@ typedef struct oz_checksum {
     XXH3_state_t xxh;
 } oz_checksum;
 
+/* CRC-32 (zip's, = zlib's crc32) of n more bytes; start from crc = 0. From
+ * libdeflate when built with it (folding with carry-less multiply), else zlib. */
+uint32_t oz_crc32(uint32_t crc, const void *data, size_t n);
+
 void oz_checksum_init(oz_checksum *c);
 void oz_checksum_update(oz_checksum *c, const void *data, uint64_t n);
 

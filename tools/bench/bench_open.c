@@ -21,8 +21,9 @@
  *   update ARCHIVE NEW_A NEW_B REPS
  *                                P4: onnxzip_update_model alternating A/B;
  *                                wall time and /proc/self/io wchar delta.
- *   hash   ARCHIVE REPS          P5: onnxzip_verify vs XXH3_64bits and zlib
- *                                crc32 over the mapped archive (warm).
+ *   hash   ARCHIVE REPS          P5: onnxzip_verify vs XXH3_64bits, zlib
+ *                                crc32 and (when built with HAVE_LIBDEFLATE)
+ *                                libdeflate_crc32 over the mapped archive (warm).
  *   launch CMD [ARGS...]         P3/P4/P5: fork+exec+wait4: wall time, peak
  *                                RSS (ru_maxrss) and the child's wchar /
  *                                write_bytes from /proc/PID/io (read while it
@@ -45,6 +46,9 @@
 
 #include <xxhash.h>
 #include <zlib.h>
+#ifdef HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #include "onnx.pb-c.h"
 #include "onnxzip/onnxzip.h"
@@ -285,6 +289,7 @@ static int mode_hash(const char *path, int reps)
     double *tv = calloc((size_t)reps, sizeof(double));
     double *tx = calloc((size_t)reps, sizeof(double));
     double *tc = calloc((size_t)reps, sizeof(double));
+    double *td = calloc((size_t)reps, sizeof(double));
     int fd = open(path, O_RDONLY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st)) die(path);
@@ -311,12 +316,20 @@ static int mode_hash(const char *path, int reps)
         }
         sink += c;
         tc[r] = now() - t0;
+#ifdef HAVE_LIBDEFLATE
+        t0 = now();
+        sink += libdeflate_crc32(0, p, n);
+        td[r] = now() - t0;
+#endif
     }
     onnxzip_close(&a);
     printf("bytes %zu\n", n);
     printf("verify %.9f\n", median(tv, reps));
     printf("xxh3 %.9f\n", median(tx, reps));
     printf("crc32 %.9f\n", median(tc, reps));
+#ifdef HAVE_LIBDEFLATE
+    printf("libdeflate_crc32 %.9f\n", median(td, reps));
+#endif
     munmap(p, n);
     close(fd);
     return 0;
