@@ -109,7 +109,7 @@ int oz_tmp_create(const char *path, char **tmp, int *fd)
         unsigned long r = (unsigned long)getpid() * 2654435761u ^ (unsigned long)ts.tv_nsec ^
                           (unsigned long)ts.tv_sec ^ attempt * 40503u ^ (unsigned long)(uintptr_t)tmp;
         snprintf(name, cap, "%.*s.%s.tmp-%08lx", dirlen, path, base, r & 0xffffffffu);
-        *fd = openat(dirfd, name + dirlen, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        *fd = openat(dirfd, name + dirlen, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666); /* read back to hash */
         if (*fd >= 0 && oz_tmp_claim(dirfd, name + dirlen, *fd)) { /* swept before we locked it */
             close(*fd);
             *fd = -1;

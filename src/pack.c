@@ -276,7 +276,8 @@ static int pack_mapped(pack *p, uint64_t size, const char *out_path)
 {
     oz_walk walk = { .visit = on_tensor, .ctx = p, .path = p->in_path, .base = p->base };
     int rc = p->opts->progress ? oz_walk_model(&walk, p->base, (size_t)size) : 0;
-    if (!rc) rc = onnxzip_writer_create(out_path, &(onnxzip_write_options){ .alignment = p->opts->alignment }, &p->w);
+    if (!rc) rc = onnxzip_writer_create(out_path, &(onnxzip_write_options){ .alignment = p->opts->alignment,
+                       .flags = (p->opts->flags & ONNXZIP_PACK_NO_SYNC) ? ONNXZIP_WRITE_NO_SYNC : 0 }, &p->w);
     if (rc) return rc;
     oz_buf model = { 0 };
     walk.out = &model;

@@ -45,6 +45,7 @@ typedef struct unpack {
     int dirfd, tmpfd;
     int arcfd;                     /* the archive, for copy_file_range */
     uint8_t *chunk;                /* copy buffer where the kernel cannot copy */
+    int sync;                      /* fsync files and directory (not ONNXZIP_UNPACK_NO_SYNC) */
     onnxzip_archive *a;
     ent *ents;
     size_t nents;
@@ -111,7 +112,7 @@ static int check_options(const onnxzip_unpack_options *o)
     char shown[OZ_PRINTABLE_CAP];
     if ((unsigned)o->layout > ONNXZIP_UNPACK_INLINE)
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_unpack: unknown layout %d", (int)o->layout);
-    if (o->flags & ~(uint32_t)ONNXZIP_UNPACK_CHECKSUM)
+    if (o->flags & ~(uint32_t)(ONNXZIP_UNPACK_CHECKSUM | ONNXZIP_UNPACK_NO_SYNC))
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_unpack: unknown flags 0x%x", o->flags);
     if (o->layout != ONNXZIP_UNPACK_SINGLE) return 0;
     uint32_t al = o->alignment;
@@ -354,7 +355,7 @@ static int write_all(unpack *u, int fd, const char *name, const uint8_t *p, uint
 /* fsync + close, keeping the first error. */
 static int close_file(const unpack *u, int fd, const char *name, int rc)
 {
-    if (!rc && fsync(fd)) rc = io_err(u->tmp, name, "cannot sync");
+    if (!rc && u->sync && fsync(fd)) rc = io_err(u->tmp, name, "cannot sync");
     if (close(fd) && !rc) rc = io_err(u->tmp, name, "cannot close");
     return rc;
 }
@@ -385,6 +386,8 @@ static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
             return io_err(u->tmp, name, "cannot read the archive");
         }
         left -= (uint64_t)k;
+        /* Writeback starts now, so that the final fsync finds little left. */
+        if (u->sync) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
         progress(u, (uint64_t)k);
     }
     return 0;
@@ -482,7 +485,7 @@ static void cleanup(unpack *u, int ok)
     if (u->tmp) rmdir(u->tmp);
     if (u->tmpfd >= 0) close(u->tmpfd); /* after the rmdir: the lock keeps sweepers away until then */
     if (u->dirfd >= 0) {
-        if (ok) fsync(u->dirfd);
+        if (ok && u->sync) fsync(u->dirfd);
         close(u->dirfd);
     }
     for (size_t i = 0; u->ents && i < u->nents; i++) free(u->ents[i].own);
@@ -522,6 +525,7 @@ int onnxzip_unpack(const char *archive_path, const char *model_path, const onnxz
     onnxzip_unpack_options_init(&def);
     unpack u = { .o = opts ? opts : &def, .archive_path = archive_path, .model_path = model_path, .dirfd = -1,
                  .tmpfd = -1, .arcfd = -1 };
+    u.sync = !(u.o->flags & ONNXZIP_UNPACK_NO_SYNC);
     oz_strmap_init(&u.by_entry, 0);
     oz_strmap_init(&u.taken, 1);
     int rc = check_options(u.o);

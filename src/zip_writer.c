@@ -11,12 +11,15 @@
 #include "atomic_file.h"
 #include "buf.h"
 #include "checksum.h"
+#include "bg_hash.h"
+#include "copy_range.h"
 #include "tensors.h"
 #include "writer.h"
 #include "zip_format.h"
 #include "zip_records.h"
 
 #define IO_CHUNK (1u << 20)
+#define KERNEL_COPY_MIN (4u << 20) /* smaller file ranges: through w->chunk, hashed inline */
 #define MAX_EXTRA 0xFFFFu
 
 struct onnxzip_writer {
@@ -33,6 +36,9 @@ struct onnxzip_writer {
     uint8_t *header;     /* room for the largest local header */
     oz_buf model;
     int has_model;
+    int sync;            /* fsync before the rename (not ONNXZIP_WRITE_NO_SYNC) */
+    oz_bg_hash *hash;    /* hashes large file ranges as they are copied; NULL until one */
+    int no_hash_thread;  /* none could be started: hash inline */
 };
 
 static int io_err(onnxzip_writer *w, const char *what)
@@ -82,10 +88,13 @@ int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts, o
     if (!opts) opts = &def;
     int rc = oz_check_alignment(opts->alignment);
     if (rc) return rc;
+    if (opts->flags & ~(uint32_t)ONNXZIP_WRITE_NO_SYNC)
+        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_create: unknown flags 0x%x", opts->flags);
     onnxzip_writer *w = calloc(1, sizeof *w);
     if (!w) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     w->fd = -1;
     w->align = opts->alignment;
+    w->sync = !(opts->flags & ONNXZIP_WRITE_NO_SYNC);
     oz_strmap_init(&w->zip.names, 0);
     oz_strmap_init(&w->folded, 1);
     w->path = strdup(path);
@@ -169,19 +178,55 @@ static int read_source(onnxzip_writer *w, const char *name, const source *s, uin
     }
 }
 
-static int copy_data(onnxzip_writer *w, const char *name, const source *s, oz_checksum *cs)
+static int source_short(onnxzip_writer *w, const char *name, const source *s, uint64_t done)
+{
+    char shown[OZ_PRINTABLE_CAP];
+    return oz_err(ONNXZIP_ETRUNC, -1, "%s: entry '%s': the source ended %llu bytes early (of %llu)", w->path,
+                  oz_printable(name, strlen(name), shown, sizeof shown), (unsigned long long)(s->size - done),
+                  (unsigned long long)s->size);
+}
+
+static void hash_ready(void *ctx, uint64_t final_to)
+{
+    oz_bg_hash_ready(ctx, final_to);
+}
+
+/* Large file ranges: copied by the kernel while the background hasher reads
+ * them back (so the sums are of what the archive holds); their CRC goes into
+ * the local header at finish. Returns 1 when this path does not apply. */
+static int copy_kernel(onnxzip_writer *w, const char *name, const source *s)
+{
+    struct stat st;
+    if (fstat(s->fd, &st) || !S_ISREG(st.st_mode)) return 1;
+    if (!w->hash && !w->no_hash_thread && !(w->hash = oz_bg_hash_start(w->fd))) w->no_hash_thread = 1;
+    if (!w->hash) return 1;
+    int rc = oz_bg_hash_add(w->hash, w->zip.n, w->pos, s->size);
+    if (rc) return rc;
+    uint64_t done;
+    switch (oz_copy_range(s->fd, s->offset, s->size, w->fd, w->pos, w->sync, hash_ready, w->hash, &done)) {
+    case OZ_COPY_OK: w->pos += s->size; return 0;
+    case OZ_COPY_UNSUPPORTED: return oz_err(ONNXZIP_EINVAL, -1, "%s: internal: cannot copy entry data", w->path);
+    case OZ_COPY_SHORT: return source_short(w, name, s, done);
+    case OZ_COPY_READ: return io_err(w, "cannot read the source");
+    case OZ_COPY_WRITE: return io_err(w, "cannot write the temporary file");
+    }
+    return 1;
+}
+
+/* Copies the entry's data to w->pos. *cs gets its sums, unless *deferred:
+ * then the background hasher has them. */
+static int copy_data(onnxzip_writer *w, const char *name, const source *s, oz_checksum *cs, int *deferred)
 {
     char shown[OZ_PRINTABLE_CAP];
     int rc;
+    *deferred = !s->mem && !s->read && s->size >= KERNEL_COPY_MIN && (rc = copy_kernel(w, name, s)) <= 0;
+    if (*deferred) return rc;
     for (uint64_t done = 0; done < s->size;) {
         size_t n = s->size - done < IO_CHUNK ? (size_t)(s->size - done) : IO_CHUNK;
         const uint8_t *p = s->mem ? s->mem + done : w->chunk;
         if (!s->mem) {
             if ((rc = read_source(w, name, s, done, n, &n))) return rc;
-            if (n == 0)
-                return oz_err(ONNXZIP_ETRUNC, -1, "%s: entry '%s': the source ended %llu bytes early (of %llu)",
-                              w->path, oz_printable(name, strlen(name), shown, sizeof shown),
-                              (unsigned long long)(s->size - done), (unsigned long long)s->size);
+            if (n == 0) return source_short(w, name, s, done);
         }
         oz_checksum_update(cs, p, n);
         if ((rc = write_data(w, p, n))) return rc;
@@ -223,6 +268,30 @@ static int add_entry(onnxzip_writer *w, const char *name, oz_name_class cls, con
     return write_entry(w, name, cls, s, (uint16_t)(w->align > 32768 ? 32768 : w->align), (size_t)pad);
 }
 
+static int set_crc(onnxzip_writer *w, uint64_t lho, uint32_t crc)
+{
+    uint8_t b[4];
+    oz_wr32(b, crc);
+    return pwrite_all(w, b, 4, lho + LH_CRC);
+}
+
+/* The sums the background hasher computed, into entries and local headers. */
+static int collect_sums(onnxzip_writer *w)
+{
+    const oz_bg_result *r;
+    size_t n;
+    if (!w->hash) return 0;
+    if (oz_bg_hash_drain(w->hash, &r, &n)) return io_err(w, "cannot read back the temporary file");
+    for (size_t i = 0; i < n; i++) {
+        oz_zentry *e = &w->zip.entries[r[i].entry];
+        e->pub.crc32 = r[i].crc;
+        e->pub.xxh3 = r[i].xxh3;
+        int rc = set_crc(w, e->pub.header_offset, r[i].crc);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s, uint16_t claim,
                        size_t pad)
 {
@@ -234,10 +303,9 @@ static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, c
     uint64_t data_off = w->pos;
     oz_checksum cs;
     oz_checksum_init(&cs);
-    if ((rc = copy_data(w, name, s, &cs))) return rc;
-    uint8_t crc[4];
-    oz_wr32(crc, cs.crc);
-    if ((rc = pwrite_all(w, crc, 4, lho + LH_CRC))) return rc;
+    int deferred;
+    if ((rc = copy_data(w, name, s, &cs, &deferred))) return rc;
+    if (!deferred && (rc = set_crc(w, lho, cs.crc))) return rc;
     if ((rc = record_entry(w, name, cls, lho, data_off, s->size))) return rc;
     oz_zentry *e = &w->zip.entries[w->zip.n - 1];
     e->pub.crc32 = cs.crc;
@@ -318,16 +386,17 @@ static int finish(onnxzip_writer *w)
     int rc = oz_tensors_build(&ts, &w->zip, NULL, NULL, w->model.p, w->model.len, 0, w->path);
     if (rc) return rc;
     oz_tensors_free(&ts);
+    if ((rc = collect_sums(w))) return rc;
     source m = { w->model.p ? w->model.p : (const uint8_t *)"", -1, 0, w->model.len, NULL, NULL };
     if ((rc = add_entry(w, OZ_MODEL_NAME, OZ_NAME_MODEL, &m)) || (rc = write_directory(w))) return rc;
-    if (fsync(w->fd)) return io_err(w, "cannot sync the temporary file");
+    if (w->sync && fsync(w->fd)) return io_err(w, "cannot sync the temporary file");
     /* Renamed while still open: its lock keeps sweepers away until then. */
     if (rename(w->tmp, w->path)) return io_err(w, "cannot rename the temporary file into place");
     free(w->tmp);
     w->tmp = NULL; /* nothing left to remove */
     close(w->fd); /* synced: a close error could lose nothing */
     w->fd = -1;
-    oz_sync_parent(w->path); /* durability of the rename, best effort */
+    if (w->sync) oz_sync_parent(w->path); /* durability of the rename, best effort */
     return 0;
 }
 
@@ -343,6 +412,7 @@ void onnxzip_writer_abort(onnxzip_writer **wp)
 {
     if (!wp || !*wp) return;
     onnxzip_writer *w = *wp;
+    oz_bg_hash_stop(w->hash); /* before the descriptor it reads goes */
     if (w->tmp) unlink(w->tmp); /* before closing: still locked */
     if (w->fd >= 0) close(w->fd);
     for (size_t i = 0; i < w->zip.n; i++) free((char *)w->zip.entries[i].pub.name);

@@ -15,7 +15,7 @@
 #include <onnxzip/onnxzip.h>
 
 enum { OPT_HELP, OPT_OUTPUT, OPT_ALIGN, OPT_THRESHOLD, OPT_QUIET, OPT_DATA_DIR, OPT_KEEP_TYPED,
-       OPT_NO_ATTRS, OPT_DEDUP };
+       OPT_NO_ATTRS, OPT_DEDUP, OPT_NO_SYNC };
 
 static const cli_option options[] = {
     { "help",           'h', 0, OPT_HELP },
@@ -27,6 +27,7 @@ static const cli_option options[] = {
     { "keep-typed",     0,   0, OPT_KEEP_TYPED },
     { "no-convert-attributes", 0, 0, OPT_NO_ATTRS },
     { "dedup",          0,   0, OPT_DEDUP },
+    { "no-sync",        0,   0, OPT_NO_SYNC },
     { NULL, 0, 0, 0 },
 };
 
@@ -41,7 +42,7 @@ static void usage(FILE *f)
 {
     fputs("usage: onnxzip pack IN.onnx -o OUT [--align N] [--size-threshold BYTES]\n"
           "                    [--data-dir DIR] [--keep-typed] [--no-convert-attributes]\n"
-          "                    [--dedup] [-q]\n"
+          "                    [--dedup] [--no-sync] [-q]\n"
           "\n"
           "Converts a classic ONNX model, single-file or with external data, into an\n"
           "onnxzip archive: every tensor whose payload (raw_data, external data, or\n"
@@ -61,6 +62,8 @@ static void usage(FILE *f)
           "      --keep-typed         leave float_data/int32_data/... tensors inline\n"
           "      --no-convert-attributes  leave attribute tensors (Constant) inline\n"
           "      --dedup              store identical payloads once\n"
+          "      --no-sync            do not fsync OUT: still replaced atomically, but\n"
+          "                           a power failure may lose it (scratch outputs)\n"
           "  -q, --quiet              print nothing on success\n"
           "  -h, --help               show this help\n", f);
 }
@@ -107,6 +110,9 @@ static int parse_option(cli_parser *p, int id, void *ctx)
         return 0;
     case OPT_DEDUP:
         a->opts.flags |= ONNXZIP_PACK_DEDUP;
+        return 0;
+    case OPT_NO_SYNC:
+        a->opts.flags |= ONNXZIP_PACK_NO_SYNC;
         return 0;
     case OPT_QUIET:
         a->quiet = 1;

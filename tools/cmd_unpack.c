@@ -9,7 +9,8 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_OUTPUT, OPT_LAYOUT, OPT_LOCATION, OPT_ALIGN, OPT_CHECKSUM, OPT_QUIET, OPT_THRESHOLD };
+enum { OPT_HELP, OPT_OUTPUT, OPT_LAYOUT, OPT_LOCATION, OPT_ALIGN, OPT_CHECKSUM, OPT_QUIET, OPT_THRESHOLD,
+       OPT_NO_SYNC };
 
 static const cli_option options[] = {
     { "help",     'h', 0, OPT_HELP },
@@ -20,6 +21,7 @@ static const cli_option options[] = {
     { "checksum", 0,   0, OPT_CHECKSUM },
     { "quiet",    'q', 0, OPT_QUIET },
     { "size-threshold", 0, 1, OPT_THRESHOLD },
+    { "no-sync",  0,   0, OPT_NO_SYNC },
     { NULL, 0, 0, 0 },
 };
 
@@ -35,7 +37,7 @@ static void usage(FILE *f)
 {
     fputs("usage: onnxzip unpack ARCHIVE -o DIR/NAME.onnx [--layout single|per-tensor|inline]\n"
           "                      [--location FILE] [--align N] [--size-threshold B]\n"
-          "                      [--checksum] [-q]\n"
+          "                      [--checksum] [--no-sync] [-q]\n"
           "\n"
           "Converts an onnxzip archive back to a classic ONNX model that onnx.load()\n"
           "and ONNX runtimes read: NAME.onnx and its external data files in DIR.\n"
@@ -57,6 +59,8 @@ static void usage(FILE *f)
           "                           inline, as onnx's converters do (default 1024;\n"
           "                           ONNX Runtime needs small shape constants inline)\n"
           "      --checksum           also write ONNX's SHA-1 \"checksum\" key\n"
+          "      --no-sync            do not fsync the files written: still renamed\n"
+          "                           atomically, but a power failure may lose them\n"
           "  -q, --quiet              print nothing on success, no progress\n"
           "  -h, --help               show this help\n", f);
 }
@@ -106,6 +110,9 @@ static int parse_option(cli_parser *p, int id, void *ctx)
         if (cli_parse_size(p->value, &a->opts.size_threshold) != 0)
             return cli_usage_error("unpack", usage, "--size-threshold: '%s' is not a byte count "
                                    "(a non-negative integer, optional suffix K, M or G)", p->value);
+        return 0;
+    case OPT_NO_SYNC:
+        a->opts.flags |= ONNXZIP_UNPACK_NO_SYNC;
         return 0;
     case OPT_CHECKSUM:
         a->opts.flags |= ONNXZIP_UNPACK_CHECKSUM;

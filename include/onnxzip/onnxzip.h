@@ -332,9 +332,18 @@ typedef struct onnxzip_writer onnxzip_writer;
 typedef struct onnxzip_write_options {
     uint32_t alignment; /* data alignment of every entry: a power of two,
                            64..65536; default 64 */
-    uint32_t flags;     /* reserved, 0 */
+    uint32_t flags;     /* ONNXZIP_WRITE_* */
     uint64_t reserved[4];
 } onnxzip_write_options;
+
+/* Flags for onnxzip_write_options.flags. */
+enum {
+    /* Skip the fsync of the archive and of its directory at finish. The rename
+     * stays atomic (a crash of the process never leaves a partial archive),
+     * but after a power failure or kernel crash the archive may be missing or
+     * empty. For scratch outputs, and for comparing with tools like cp. */
+    ONNXZIP_WRITE_NO_SYNC = 1u << 0
+};
 
 /* Fills *opts with the defaults. NULL is a harmless no-op. */
 ONNXZIP_API void onnxzip_write_options_init(onnxzip_write_options *opts);
@@ -396,7 +405,9 @@ enum {
     ONNXZIP_PACK_NO_CONVERT_ATTRIBUTES = 1u << 1,
     /* Store identical payloads once (XXH3, then a byte compare); every tensor
      * with that payload references the one entry. */
-    ONNXZIP_PACK_DEDUP = 1u << 2
+    ONNXZIP_PACK_DEDUP = 1u << 2,
+    /* As ONNXZIP_WRITE_NO_SYNC: no fsync of the output. */
+    ONNXZIP_PACK_NO_SYNC = 1u << 3
 };
 
 /* Options for onnxzip_pack(). Initialize with onnxzip_pack_options_init(). */
@@ -445,7 +456,10 @@ typedef enum onnxzip_unpack_layout {
 /* Flags for onnxzip_unpack_options.flags. */
 enum {
     /* Also write ONNX's optional "checksum" key (SHA-1 of each payload). */
-    ONNXZIP_UNPACK_CHECKSUM = 1u << 0
+    ONNXZIP_UNPACK_CHECKSUM = 1u << 0,
+    /* No fsync of the files written nor of the directory: the renames stay
+     * atomic, but a power failure may lose the output (as ONNXZIP_WRITE_NO_SYNC). */
+    ONNXZIP_UNPACK_NO_SYNC = 1u << 1
 };
 
 /* Options for onnxzip_unpack(). Initialize with onnxzip_unpack_options_init(). */

@@ -1,0 +1,172 @@
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "bg_hash.h"
+#include "checksum.h"
+#include "internal.h"
+
+#define BUF (1u << 20)
+
+typedef struct job {
+    oz_bg_result r;
+    uint64_t off, len;
+} job;
+
+struct oz_bg_hash {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done; /* work: for the thread; done: for drain */
+    int fd;
+    job *jobs;
+    size_t n, cap, next; /* queued; allocated; the first not finished */
+    uint64_t ready;
+    int stop, err;
+    uint8_t *buf;
+    oz_bg_result *out;
+};
+
+/* Hashes job j, reading as `ready` allows; false when stopped or failed. */
+static int hash_job(oz_bg_hash *h, size_t j)
+{
+    pthread_mutex_lock(&h->mu);
+    uint64_t off = h->jobs[j].off, end = off + h->jobs[j].len;
+    pthread_mutex_unlock(&h->mu);
+    oz_checksum cs;
+    oz_checksum_init(&cs);
+    while (off < end) {
+        pthread_mutex_lock(&h->mu);
+        while (h->ready <= off && !h->stop) pthread_cond_wait(&h->work, &h->mu);
+        uint64_t ready = h->ready < end ? h->ready : end;
+        int stop = h->stop;
+        pthread_mutex_unlock(&h->mu);
+        if (stop) return 0;
+        while (off < ready) {
+            size_t want = ready - off < BUF ? (size_t)(ready - off) : BUF;
+            ssize_t k = pread(h->fd, h->buf, want, (off_t)off);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) {
+                pthread_mutex_lock(&h->mu);
+                h->err = k < 0 ? errno : EIO;
+                pthread_cond_broadcast(&h->done);
+                pthread_mutex_unlock(&h->mu);
+                return 0;
+            }
+            oz_checksum_update(&cs, h->buf, (uint64_t)k);
+            off += (uint64_t)k;
+        }
+    }
+    pthread_mutex_lock(&h->mu);
+    h->jobs[j].r.crc = cs.crc;
+    h->jobs[j].r.xxh3 = XXH3_64bits_digest(&cs.xxh);
+    h->next = j + 1;
+    pthread_cond_broadcast(&h->done);
+    pthread_mutex_unlock(&h->mu);
+    return 1;
+}
+
+static void *run(void *arg)
+{
+    oz_bg_hash *h = arg;
+    for (;;) {
+        pthread_mutex_lock(&h->mu);
+        while (h->next == h->n && !h->stop) pthread_cond_wait(&h->work, &h->mu);
+        size_t j = h->next;
+        int idle = h->next == h->n;
+        pthread_mutex_unlock(&h->mu);
+        if (idle || !hash_job(h, j)) return NULL; /* idle here means stopped */
+    }
+}
+
+oz_bg_hash *oz_bg_hash_start(int fd)
+{
+    oz_bg_hash *h = calloc(1, sizeof *h);
+    if (!h || !(h->buf = malloc(BUF))) goto fail;
+    h->fd = fd;
+    if (pthread_mutex_init(&h->mu, NULL)) goto fail;
+    if (pthread_cond_init(&h->work, NULL)) goto fail_mu;
+    if (pthread_cond_init(&h->done, NULL)) goto fail_work;
+    if (pthread_create(&h->thread, NULL, run, h) == 0) return h;
+    pthread_cond_destroy(&h->done);
+fail_work:
+    pthread_cond_destroy(&h->work);
+fail_mu:
+    pthread_mutex_destroy(&h->mu);
+fail:
+    if (h) free(h->buf);
+    free(h);
+    return NULL;
+}
+
+int oz_bg_hash_add(oz_bg_hash *h, size_t entry, uint64_t off, uint64_t len)
+{
+    pthread_mutex_lock(&h->mu);
+    int rc = 0;
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 64;
+        job *v = realloc(h->jobs, cap * sizeof *v);
+        if (v) {
+            h->jobs = v;
+            h->cap = cap;
+        } else {
+            rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory (hash queue)");
+        }
+    }
+    if (!rc) {
+        h->jobs[h->n++] = (job){ { entry, 0, 0 }, off, len };
+        pthread_cond_broadcast(&h->work);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
+void oz_bg_hash_ready(oz_bg_hash *h, uint64_t off)
+{
+    pthread_mutex_lock(&h->mu);
+    if (off > h->ready) h->ready = off;
+    pthread_cond_broadcast(&h->work);
+    pthread_mutex_unlock(&h->mu);
+}
+
+int oz_bg_hash_drain(oz_bg_hash *h, const oz_bg_result **results, size_t *n)
+{
+    pthread_mutex_lock(&h->mu);
+    while (h->next < h->n && !h->err) pthread_cond_wait(&h->done, &h->mu);
+    int err = h->err;
+    size_t count = h->n;
+    pthread_mutex_unlock(&h->mu);
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    oz_bg_result *out = realloc(h->out, (count ? count : 1) * sizeof *out);
+    if (!out) {
+        errno = ENOMEM;
+        return -1;
+    }
+    h->out = out;
+    pthread_mutex_lock(&h->mu);
+    for (size_t i = 0; i < count; i++) out[i] = h->jobs[i].r;
+    pthread_mutex_unlock(&h->mu);
+    *results = out;
+    *n = count;
+    return 0;
+}
+
+void oz_bg_hash_stop(oz_bg_hash *h)
+{
+    if (!h) return;
+    pthread_mutex_lock(&h->mu);
+    h->stop = 1;
+    pthread_cond_broadcast(&h->work);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->thread, NULL);
+    pthread_cond_destroy(&h->done);
+    pthread_cond_destroy(&h->work);
+    pthread_mutex_destroy(&h->mu);
+    free(h->jobs);
+    free(h->out);
+    free(h->buf);
+    free(h);
+}

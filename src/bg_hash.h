@@ -1,0 +1,38 @@
+/* A background hasher for the writer: CRC-32 and XXH3 of entries that the
+ * writer is still copying, read back from the file being written. */
+#ifndef ONNXZIP_BG_HASH_H
+#define ONNXZIP_BG_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct oz_bg_hash oz_bg_hash;
+
+/* A finished job: the entry it was for and its sums. */
+typedef struct oz_bg_result {
+    size_t entry;
+    uint32_t crc;
+    uint64_t xxh3;
+} oz_bg_result;
+
+/* Starts the thread, reading back from fd (open for reading). NULL when no
+ * thread or memory could be had: the caller then hashes as it copies. */
+oz_bg_hash *oz_bg_hash_start(int fd);
+
+/* Queues [off, off + len) of the file, for `entry`. Jobs come in increasing
+ * offset order and are hashed as oz_bg_hash_ready() says their bytes are
+ * final. 0, or ONNXZIP_ENOMEM. */
+int oz_bg_hash_add(oz_bg_hash *h, size_t entry, uint64_t off, uint64_t len);
+
+/* Every byte of the file before `off` is final. Never decreases. */
+void oz_bg_hash_ready(oz_bg_hash *h, uint64_t off);
+
+/* Waits for every queued job; *results (owned by h, valid until the next
+ * call) gets one result per job, in queue order. 0, or -1 with errno set when
+ * reading back failed. */
+int oz_bg_hash_drain(oz_bg_hash *h, const oz_bg_result **results, size_t *n);
+
+/* Stops the thread (abandoning queued jobs) and frees h. NULL is a no-op. */
+void oz_bg_hash_stop(oz_bg_hash *h);
+
+#endif
