@@ -290,6 +290,27 @@ def hostile(exe, d):
         print("device case: not run (mknod needs CAP_MKNOD here)")
 
 
+def large_no_sync(exe, d):
+    """Tensors of 4 MiB and more take the kernel-copy path of pack (hashed by a
+    background thread); --no-sync changes durability only, never the bytes."""
+    inits = [rng_tensor("big0", (1024, 1280), seed=7), rng_tensor("small", (8, 8), seed=8),
+             rng_tensor("big1", (2048, 600), seed=9)]
+    src = os.path.join(d, "big.onnx")
+    onnx.save_model(model_with(inits), src, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="big.onnx.data", size_threshold=1024)
+    for flags in ([], ["--no-sync"]):
+        arc = os.path.join(d, "big%d.onnxzip" % len(flags))
+        out = os.path.join(d, "big_out%d" % len(flags))
+        os.makedirs(out)
+        check(run(exe, "pack", src, "-o", arc, *flags).returncode == 0, f"pack {flags}")
+        check(run(exe, "verify", arc).returncode == 0, f"verify after pack {flags}")
+        check(run(exe, "unpack", arc, "-o", os.path.join(out, "m.onnx"), *flags).returncode == 0,
+              f"unpack {flags}")
+        back = {t.name: numpy_helper.to_array(t) for t in onnx.load(os.path.join(out, "m.onnx")).graph.initializer}
+        for t in inits:
+            check(np.array_equal(back[t.name], numpy_helper.to_array(t)), f"{flags}: {t.name} after the round trip")
+
+
 def main():
     exe, dump = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as d:
@@ -297,6 +318,7 @@ def main():
         os.makedirs(os.path.join(d, "typed"))
         typed_and_options(exe, dump, os.path.join(d, "typed"))
         checksums(exe, d)
+        large_no_sync(exe, d)
         hostile(exe, d)
     print(f"migrate: {passed} passed, {failed} failed")
     return 1 if failed else 0
