@@ -75,6 +75,23 @@ static int open_classic(onnxzip_archive *a, int by_path)
     return rc;
 }
 
+#define OPEN_FLAGS (unsigned)(ONNXZIP_OPEN_VERIFY | ONNXZIP_OPEN_SEQUENTIAL | ONNXZIP_OPEN_WILLNEED | \
+                             ONNXZIP_OPEN_POPULATE | ONNXZIP_OPEN_HUGEPAGE)
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14; older kernels answer EINVAL */
+#endif
+
+/* The caller's access hints (ONNXZIP_OPEN_*), else normal readahead. */
+static void advise(const uint8_t *base, uint64_t size, unsigned flags)
+{
+    void *p = (void *)base;
+    madvise(p, size, (flags & ONNXZIP_OPEN_SEQUENTIAL) ? MADV_SEQUENTIAL : MADV_NORMAL);
+    if (flags & ONNXZIP_OPEN_HUGEPAGE) madvise(p, size, MADV_HUGEPAGE);
+    if (flags & ONNXZIP_OPEN_WILLNEED) madvise(p, size, MADV_WILLNEED);
+    if (flags & ONNXZIP_OPEN_POPULATE) madvise(p, size, MADV_POPULATE_READ);
+}
+
 /* `fd`: the mapped file, or -1 for a caller's buffer. `by_path`: the file
  * was opened by a path whose directory holds any external data files. */
 static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, const char *path,
@@ -94,7 +111,7 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, 
     if (mapped) madvise((void *)base, size, MADV_RANDOM);
     int rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
            : looks_like_zip(base, size) ? open_archive(a, fd) : open_classic(a, by_path);
-    if (mapped) madvise((void *)base, size, MADV_NORMAL);
+    if (mapped) advise(base, size, rc ? 0 : flags);
     if (!rc && (flags & ONNXZIP_OPEN_VERIFY)) rc = onnxzip_verify(a);
     if (rc) {
         onnxzip_close(&a);
@@ -135,6 +152,7 @@ static uint64_t mtime_ns(const struct stat *st)
  * truncate the file while it is being validated (spec 15.5). */
 static int map_fd(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out)
 {
+    if (flags & ~OPEN_FLAGS) return oz_err(ONNXZIP_EINVAL, -1, "%s: unknown open flags 0x%x", path, flags);
     oz_update_lock(fd, F_RDLCK);
     int rc = map_locked(fd, by_path, path, flags & ~(unsigned)ONNXZIP_OPEN_VERIFY, out);
     oz_update_lock(fd, F_UNLCK);
@@ -204,6 +222,7 @@ int onnxzip_open_buffer(const void *data, size_t size, unsigned flags, onnxzip_a
 {
     if (out) *out = NULL;
     if (!data || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_buffer: NULL argument");
+    if (flags & ~OPEN_FLAGS) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_buffer: unknown flags 0x%x", flags);
     return open_mapped(data, size, -1, 0, "<buffer>", flags, out);
 }
 

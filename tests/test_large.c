@@ -125,6 +125,14 @@ static int residency_case(const char *dir)
     printf("after touching every weight page: %zu pages resident\n", after_touch);
     CHECK(after_touch >= size / page * 9 / 10);
     onnxzip_close(&a);
+
+    /* ONNXZIP_OPEN_POPULATE reads the whole file during open. */
+    CHECK(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+    CHECK_RC(onnxzip_open_fd(fd, ONNXZIP_OPEN_POPULATE, &a), 0);
+    size_t populated = resident_pages(probe, size);
+    printf("after an open with ONNXZIP_OPEN_POPULATE: %zu pages resident\n", populated);
+    CHECK(populated >= size / page * 9 / 10);
+    onnxzip_close(&a);
     munmap((void *)probe, size);
     close(fd);
     return tu_finish("open_touches_no_weights");

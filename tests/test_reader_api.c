@@ -95,6 +95,19 @@ int main(void)
     onnxzip_close(&a);
     CHECK(a == NULL);
 
+    /* Access hints change nothing a caller can see; unknown flags are refused. */
+    const unsigned hints[] = { ONNXZIP_OPEN_SEQUENTIAL, ONNXZIP_OPEN_WILLNEED, ONNXZIP_OPEN_POPULATE,
+                               ONNXZIP_OPEN_HUGEPAGE, ONNXZIP_OPEN_SEQUENTIAL | ONNXZIP_OPEN_WILLNEED |
+                               ONNXZIP_OPEN_VERIFY };
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+        CHECK_RC(onnxzip_open(path, hints[i], &a), 0);
+        if (a) check_views(a, NULL, 0);
+        onnxzip_close(&a);
+    }
+    CHECK_RC(onnxzip_open(path, 1u << 20, &a), ONNXZIP_EINVAL);
+    CHECK(a == NULL && strstr(onnxzip_last_error()->message, "flags") != NULL);
+    CHECK_RC(onnxzip_open_buffer("x", 1, 1u << 20, &a), ONNXZIP_EINVAL);
+
     int fd = open(path, O_RDONLY);
     CHECK_RC(onnxzip_open_fd(fd, 0, &a), 0);
     close(fd); /* the views outlive the descriptor */

@@ -138,7 +138,24 @@ typedef struct onnxzip_archive onnxzip_archive;
 enum {
     /* Also check every entry's CRC-32 and XXH3 digest at open (reads every
      * byte: O(archive)). Without it, open reads only headers and the model. */
-    ONNXZIP_OPEN_VERIFY = 1u << 0
+    ONNXZIP_OPEN_VERIFY = 1u << 0,
+    /* Access hints, given to madvise() for the file's mapping once it is
+     * validated (not for the side files of a classic model, nor for
+     * onnxzip_open_buffer(), which maps nothing). Advice only: the
+     * kernel may ignore it, and views are the same either way. tools/bench
+     * measures each on the first pass over all weights (README, Performance). */
+    /* MADV_SEQUENTIAL: larger readahead, pages freed behind; for one pass in
+     * file order (e.g. copying the weights to a device). */
+    ONNXZIP_OPEN_SEQUENTIAL = 1u << 1,
+    /* MADV_WILLNEED: start reading the whole file into the page cache now, in
+     * the background; open itself does not wait. */
+    ONNXZIP_OPEN_WILLNEED = 1u << 2,
+    /* MADV_POPULATE_READ (Linux 5.14+; ignored before): read and map every
+     * page during open, so that open is O(file) and no later touch faults. */
+    ONNXZIP_OPEN_POPULATE = 1u << 3,
+    /* MADV_HUGEPAGE: map with huge pages where the file system and kernel
+     * support it for files (fewer TLB misses on random access). */
+    ONNXZIP_OPEN_HUGEPAGE = 1u << 4
 };
 
 /* Opens the model at `path`: maps the whole file read-only, validates it and
