@@ -12,6 +12,7 @@
 
 #include "archive.h"
 #include "atomic_file.h"
+#include "copy_range.h"
 #include "onnx_walk.h"
 #include "sha1.h"
 
@@ -386,8 +387,8 @@ static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
             return io_err(u->tmp, name, "cannot read the archive");
         }
         left -= (uint64_t)k;
-        /* Writeback starts now, so that the final fsync finds little left. */
-        if (u->sync) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        off_t end = u->sync ? lseek(fd, 0, SEEK_CUR) : -1;
+        if (end >= k) oz_write_behind(fd, (uint64_t)(end - k), (uint64_t)end);
         progress(u, (uint64_t)k);
     }
     return 0;

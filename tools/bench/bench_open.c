@@ -11,13 +11,14 @@
  *   open   ARCHIVE REPS          P1: onnxzip_open + touch every view struct +
  *                                close, vs protobuf-c unpack+free of the same
  *                                __MODEL_PROTO bytes (already in memory)
- *   pass   ARCHIVE DATAFILE cold|warm REPS
- *                                P2: open + sum every 8th byte of every view,
- *                                vs mmap of the archive summing every 8th byte
- *                                (and touching one byte per page), vs read()
- *                                of the classic data file into a buffer + the
- *                                same sum. cold: sync + drop_caches before each
- *                                run (needs root).
+ *   pass   ARCHIVE DATAFILE cold|warm REPS FLAGS
+ *                                P2: FLAGS >= 0: onnxzip_open(FLAGS) + sum
+ *                                every 8th byte of every view; FLAGS < 0: the
+ *                                peers: mmap of the archive summing every 8th
+ *                                byte (and touching one byte per page), and
+ *                                read() of the classic data file into a buffer
+ *                                + the same sum. cold: sync + drop_caches
+ *                                before each run (needs root).
  *   update ARCHIVE NEW_A NEW_B REPS
  *                                P4: onnxzip_update_model alternating A/B;
  *                                wall time and /proc/self/io wchar delta.
@@ -106,9 +107,18 @@ static int mode_open(const char *path, int reps)
     double *t_pb = calloc((size_t)reps, sizeof(double));
     double *t_pb_only = calloc((size_t)reps, sizeof(double));
     size_t ntensors = 0;
+    /* the floor's input: the same model bytes, read into memory once */
+    onnxzip_archive *a = NULL;
+    if (onnxzip_open(path, 0, &a)) die("onnxzip_open");
+    const void *mb;
+    size_t msz;
+    if (onnxzip_model_bytes(a, &mb, &msz)) die("onnxzip_model_bytes");
+    uint8_t *copy = malloc(msz);
+    memcpy(copy, mb, msz);
+    onnxzip_close(&a);
+    /* alternated, so that both see the same machine state */
     for (int r = 0; r < reps; r++) {
         double t0 = now();
-        onnxzip_archive *a = NULL;
         if (onnxzip_open(path, 0, &a)) die("onnxzip_open");
         size_t n = onnxzip_tensor_count(a);
         uint64_t s = 0;
@@ -121,18 +131,8 @@ static int mode_open(const char *path, int reps)
         onnxzip_close(&a);
         t_open[r] = now() - t0;
         ntensors = n;
-    }
-    /* the floor: protobuf-c on the same bytes, read into memory once */
-    onnxzip_archive *a = NULL;
-    if (onnxzip_open(path, 0, &a)) die("onnxzip_open");
-    const void *mb;
-    size_t msz;
-    if (onnxzip_model_bytes(a, &mb, &msz)) die("onnxzip_model_bytes");
-    uint8_t *copy = malloc(msz);
-    memcpy(copy, mb, msz);
-    onnxzip_close(&a);
-    for (int r = 0; r < reps; r++) {
-        double t0 = now();
+
+        t0 = now();
         Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, msz, copy);
         double t1 = now();
         if (!m) die("onnx__model_proto__unpack");
@@ -151,77 +151,94 @@ static int mode_open(const char *path, int reps)
 }
 
 /* ---- P2 ---------------------------------------------------------------- */
-static int mode_pass(const char *path, const char *datafile, int cold, int reps)
+static double pass_ours(const char *path, unsigned flags, uint64_t *payload)
 {
-    double *t_ours = calloc((size_t)reps, sizeof(double));
-    double *t_mmap8 = calloc((size_t)reps, sizeof(double));
-    double *t_mmap_pg = calloc((size_t)reps, sizeof(double));
-    double *t_read = calloc((size_t)reps, sizeof(double));
+    double t0 = now();
+    onnxzip_archive *a = NULL;
+    if (onnxzip_open(path, flags, &a)) die("onnxzip_open");
+    size_t n = onnxzip_tensor_count(a);
+    uint64_t s = 0, tot = 0;
+    for (size_t i = 0; i < n; i++) {
+        const onnxzip_tensor *t = onnxzip_tensor_at(a, i);
+        if (t->data) s += sum8(t->data, t->nbytes);
+        tot += t->nbytes;
+    }
+    sink += s;
+    onnxzip_close(&a);
+    *payload = tot;
+    return now() - t0;
+}
+
+/* the limit: plain mmap of the raw archive, the same work on every byte (or
+ * one byte per page) */
+static double pass_mmap(const char *path, int per_page)
+{
     long pg = sysconf(_SC_PAGESIZE);
+    double t0 = now();
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) die(path);
+    unsigned char *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) die("mmap");
+    if (!per_page) {
+        sink += sum8(p, (uint64_t)st.st_size);
+    } else {
+        uint64_t ss = 0;
+        for (off_t i = 0; i < st.st_size; i += pg) ss += p[i];
+        sink += ss;
+    }
+    munmap(p, (size_t)st.st_size);
+    close(fd);
+    return now() - t0;
+}
+
+/* read() of the classic data file into one buffer, then the same sum */
+static double pass_read(const char *datafile)
+{
+    double t0 = now();
+    int fd = open(datafile, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) die(datafile);
+    unsigned char *buf = malloc((size_t)st.st_size + 1);
+    if (!buf) die("malloc");
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t k = read(fd, buf + got, (size_t)st.st_size - got);
+        if (k <= 0) die("read");
+        got += (size_t)k;
+    }
+    sink += sum8(buf, got);
+    free(buf);
+    close(fd);
+    return now() - t0;
+}
+
+/* FLAGS < 0: the peers; else onnxzip_open with those flags + the pass */
+static int mode_pass(const char *path, const char *datafile, int cold, int reps, int flags)
+{
+    double *t[3];
+    for (int k = 0; k < 3; k++) t[k] = calloc((size_t)reps, sizeof(double));
     uint64_t payload = 0;
     for (int r = 0; r < reps; r++) {
-        /* ours: open + first pass over every view */
-        if (cold) drop_caches();
-        double t0 = now();
-        onnxzip_archive *a = NULL;
-        if (onnxzip_open(path, 0, &a)) die("onnxzip_open");
-        size_t n = onnxzip_tensor_count(a);
-        uint64_t s = 0, tot = 0;
-        for (size_t i = 0; i < n; i++) {
-            const onnxzip_tensor *t = onnxzip_tensor_at(a, i);
-            if (t->data) s += sum8(t->data, t->nbytes);
-            tot += t->nbytes;
-        }
-        sink += s;
-        onnxzip_close(&a);
-        t_ours[r] = now() - t0;
-        payload = tot;
-
-        /* the limit: plain mmap of the raw archive, same work on every byte */
-        for (int variant = 0; variant < 2; variant++) {
+        if (flags >= 0) {
             if (cold) drop_caches();
-            t0 = now();
-            int fd = open(path, O_RDONLY);
-            struct stat st;
-            if (fd < 0 || fstat(fd, &st)) die(path);
-            unsigned char *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-            if (p == MAP_FAILED) die("mmap");
-            if (variant == 0) {
-                sink += sum8(p, (uint64_t)st.st_size);
-            } else {
-                uint64_t ss = 0;
-                for (off_t i = 0; i < st.st_size; i += pg) ss += p[i];
-                sink += ss;
-            }
-            munmap(p, (size_t)st.st_size);
-            close(fd);
-            (variant == 0 ? t_mmap8 : t_mmap_pg)[r] = now() - t0;
+            t[0][r] = pass_ours(path, (unsigned)flags, &payload);
+            continue;
         }
-
-        /* read() of the classic data file into one buffer, then the same sum */
-        if (cold) drop_caches();
-        t0 = now();
-        int fd = open(datafile, O_RDONLY);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st)) die(datafile);
-        unsigned char *buf = malloc((size_t)st.st_size + 1);
-        if (!buf) die("malloc");
-        size_t got = 0;
-        while (got < (size_t)st.st_size) {
-            ssize_t k = read(fd, buf + got, (size_t)st.st_size - got);
-            if (k <= 0) die("read");
-            got += (size_t)k;
+        for (int k = 0; k < 3; k++) {
+            if (cold) drop_caches();
+            t[k][r] = k == 2 ? pass_read(datafile) : pass_mmap(path, k);
         }
-        sink += sum8(buf, got);
-        free(buf);
-        close(fd);
-        t_read[r] = now() - t0;
     }
-    printf("payload_bytes %llu\n", (unsigned long long)payload);
-    printf("ours_open_sum8 %.9f\n", median(t_ours, reps));
-    printf("mmap_sum8 %.9f\n", median(t_mmap8, reps));
-    printf("mmap_touch_pages %.9f\n", median(t_mmap_pg, reps));
-    printf("read_sum8 %.9f\n", median(t_read, reps));
+    if (flags >= 0) {
+        printf("payload_bytes %llu\n", (unsigned long long)payload);
+        printf("ours_open_sum8 %.9f\n", median(t[0], reps));
+    } else {
+        printf("mmap_sum8 %.9f\n", median(t[0], reps));
+        printf("mmap_touch_pages %.9f\n", median(t[1], reps));
+        printf("read_sum8 %.9f\n", median(t[2], reps));
+    }
+    for (int k = 0; k < 3; k++) free(t[k]);
     return 0;
 }
 
@@ -364,8 +381,8 @@ static int mode_launch(char **argv)
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "open")) return mode_open(argv[2], atoi(argv[3]));
-    if (argc >= 6 && !strcmp(argv[1], "pass"))
-        return mode_pass(argv[2], argv[3], !strcmp(argv[4], "cold"), atoi(argv[5]));
+    if (argc >= 7 && !strcmp(argv[1], "pass"))
+        return mode_pass(argv[2], argv[3], !strcmp(argv[4], "cold"), atoi(argv[5]), atoi(argv[6]));
     if (argc >= 6 && !strcmp(argv[1], "update"))
         return mode_update(argv[2], argv[3], argv[4], atoi(argv[5]));
     if (argc >= 4 && !strcmp(argv[1], "hash")) return mode_hash(argv[2], atoi(argv[3]));
