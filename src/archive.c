@@ -121,12 +121,14 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, 
     return 0;
 }
 
-/* Maps the file at a 64 KiB-aligned address, so that data aligned in the file
- * up to the largest alignment a writer may choose is aligned in memory too:
- * reserve room, map the file at the aligned spot, return the rest. */
+/* Maps the file at a 2 MiB-aligned address: data aligned in the file up to
+ * the largest alignment a writer may choose (64 KiB) is aligned in memory
+ * too, and the page cache's large folios can be mapped whole (as the kernel
+ * aligns large file mappings itself). Reserve room, map the file at the
+ * aligned spot, return the rest. */
 static void *map_aligned(int fd, size_t size)
 {
-    const size_t A = 65536;
+    const size_t A = (size_t)2 << 20;
     uint8_t *room = mmap(NULL, size + A, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (room == MAP_FAILED) return MAP_FAILED;
     uint8_t *at = (uint8_t *)(((uintptr_t)room + A - 1) & ~(uintptr_t)(A - 1));
