@@ -2,6 +2,8 @@
  * EOCD and zip64 records, central directory, local headers, layout and
  * names. It reads headers only, never entry data. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -401,33 +403,118 @@ static int check_layout(ctx *c)
     return rc;
 }
 
+/* An error kept aside: raised later, or on another thread. */
+typedef struct saved_err {
+    int status;
+    int64_t offset;
+    char msg[512];
+} saved_err;
+
+static void save_err(saved_err *s, int status)
+{
+    const onnxzip_error_info *e = onnxzip_last_error();
+    s->status = status;
+    s->offset = e->offset;
+    snprintf(s->msg, sizeof s->msg, "%s", e->message);
+}
+
+static int raise_err(const saved_err *s)
+{
+    return oz_err(s->status, s->offset, "%s", s->msg);
+}
+
+/* Local headers [from, to), checked with a context of its own (read buffer,
+ * message scratch); stops at the first failure. */
+typedef struct local_job {
+    ctx c;
+    const uint64_t *at; /* each entry's central record */
+    size_t from, to, failed; /* failed == to: none */
+    saved_err err;
+} local_job;
+
+static void *check_locals(void *arg)
+{
+    local_job *j = arg;
+    j->failed = j->to;
+    for (size_t i = j->from; i < j->to; i++) {
+        int rc = check_local(&j->c, &j->c.z->entries[i], j->c.base + j->at[i]);
+        if (rc) {
+            j->failed = i;
+            save_err(&j->err, rc);
+            break;
+        }
+    }
+    free(j->c.lbuf);
+    return NULL;
+}
+
+/* One pread() per local header, scattered over the file: with many entries,
+ * two threads share them. */
+#define PARALLEL_LOCALS 256
+
+static const local_job *check_all_locals(ctx *c, const uint64_t *at, size_t n, local_job job[2])
+{
+    size_t half = n >= PARALLEL_LOCALS ? n / 2 : n;
+    for (int k = 0; k < 2; k++) {
+        job[k] = (local_job){ .c = *c, .at = at, .from = k ? half : 0, .to = k ? n : half, .failed = k ? n : half };
+        job[k].c.lbuf = NULL;
+        job[k].c.lcap = 0;
+    }
+    pthread_t t;
+    int two = half < n && pthread_create(&t, NULL, check_locals, &job[1]) == 0;
+    check_locals(&job[0]);
+    if (two) pthread_join(t, NULL);
+    else if (half < n && job[0].failed == job[0].to) check_locals(&job[1]); /* no thread to be had */
+    return job[0].failed < job[0].to ? &job[0] : job[1].failed < job[1].to ? &job[1] : NULL;
+}
+
+/* Central records first (sequential by nature), then the local headers (on
+ * two threads when many), then names and alignment; errors are raised in the
+ * order a one-pass check would meet them: entry by entry, central record,
+ * local header, name. */
 static int read_entries(ctx *c)
 {
     oz_zip *z = c->z;
     z->entries = calloc(c->n_entries ? c->n_entries : 1, sizeof *z->entries);
     /* Names total at most cd_size bytes plus one NUL each. */
     z->name_store = malloc(c->cd_size + c->n_entries + 1);
-    if (!z->entries || !z->name_store) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (central directory)");
+    uint64_t *at = malloc((c->n_entries ? c->n_entries : 1) * sizeof *at);
+    if (!z->entries || !z->name_store || !at) {
+        free(at);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (central directory)");
+    }
     uint64_t pos = c->cd_offset;
     char *names = z->name_store;
     int have_model = 0, rc = oz_strmap_reserve(&z->names, c->n_entries);
+    saved_err pending = { 0 }; /* a central record's error, after the entries before it */
+    size_t n = 0;              /* entries whose central record passed */
     for (uint64_t i = 0; i < c->n_entries && !rc; i++) {
         oz_zentry *ze = &z->entries[z->n];
-        uint64_t at = pos;
+        at[n] = pos;
         if ((rc = parse_central(c, &pos, ze, names))) break;
         ze->pub.name = names;
         names += ze->name_len + 1;
         z->n++;
         if (memchr(ze->pub.name, 0, ze->name_len))
-            rc = oz_err(ONNXZIP_ENAME, (int64_t)at, "%s: entry %llu has a NUL byte in its name", c->path,
+            rc = oz_err(ONNXZIP_ENAME, (int64_t)at[n], "%s: entry %llu has a NUL byte in its name", c->path,
                         (unsigned long long)i);
-        else if (!(rc = check_local(c, ze, c->base + at)) && !(rc = check_name(c, ze, z->n - 1)) &&
-                 ze->cls == OZ_NAME_MODEL) {
+        else
+            n++;
+    }
+    if (rc) save_err(&pending, rc);
+    local_job job[2];
+    const local_job *bad = check_all_locals(c, at, n, job);
+    free(at);
+    for (size_t i = 0; i < n; i++) {
+        if (bad && i == bad->failed) return raise_err(&bad->err);
+        oz_zentry *ze = &z->entries[i];
+        if ((rc = check_name(c, ze, i))) return rc;
+        if (ze->cls == OZ_NAME_MODEL) {
             have_model = 1;
-            z->model_index = z->n - 1;
+            z->model_index = i;
         }
     }
-    if (rc) return rc;
+    if (pending.status) return raise_err(&pending);
     if (pos != c->cd_offset + c->cd_size)
         return oz_err(ONNXZIP_EEOCD, (int64_t)pos, "%s: central directory holds more bytes than its %llu records",
                       c->path, (unsigned long long)c->n_entries);

@@ -55,6 +55,62 @@ static void check_views(onnxzip_archive *a, const uint8_t *lo, size_t size)
     CHECK(m == m2); /* parsed once */
 }
 
+/* Open checks local headers on two threads from 256 entries on: whichever
+ * thread meets a bad header, the error is the first a one-pass check would
+ * meet, entry by entry (central record, local header, name). */
+static void many_entries(const char *dir)
+{
+    enum { N = 600 };
+    const char *path = tu_path(dir, "many.onnxzip");
+    onnxzip_writer *w;
+    CHECK_RC(onnxzip_writer_create(path, NULL, &w), 0);
+    uint8_t data[100] = { 1 };
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", i);
+        CHECK_RC(onnxzip_writer_add_memory(w, name, data, sizeof data), 0);
+    }
+    size_t mlen;
+    uint8_t *model = tu_model_entries(N, sizeof data, 0, &mlen);
+    CHECK_RC(onnxzip_writer_set_model(w, model, mlen), 0);
+    CHECK_RC(onnxzip_writer_finish(&w), 0);
+    free(model);
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = aligned_alloc(65536, 1 << 20);
+    size_t n = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    onnxzip_archive *a;
+    CHECK_RC(onnxzip_open_buffer(buf, n, 0, &a), 0);
+    uint64_t lho[N], cdir[N];
+    for (int i = 0; a && i < N; i++) lho[i] = onnxzip_entry_at(a, (size_t)i)->header_offset;
+    onnxzip_close(&a);
+    /* central records, found by their signatures after the last entry's data */
+    size_t k = 0;
+    for (size_t p = (size_t)lho[N - 1]; p + 4 <= n && k < N; p++)
+        if (buf[p] == 'P' && buf[p + 1] == 'K' && buf[p + 2] == 1 && buf[p + 3] == 2) cdir[k++] = p;
+    CHECK(k == N);
+    struct { int local_a, local_b, central; int want; const char *named; } cases[] = {
+        { 450, -1, -1, ONNXZIP_ELOCAL, "'w450'" },   /* the second thread's half */
+        { 20, 450, -1, ONNXZIP_ELOCAL, "'w20'" },    /* both halves: the first */
+        { 310, 299, -1, ONNXZIP_ELOCAL, "'w299'" },  /* both halves, near the split */
+        { 500, -1, 400, ONNXZIP_ECDIR, "'w400'" },   /* a central record before it */
+        { 100, -1, 400, ONNXZIP_ELOCAL, "'w100'" },  /* a local header before that */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint8_t *copy = aligned_alloc(65536, 1 << 20);
+        memcpy(copy, buf, n);
+        for (int j = 0; j < 2; j++) {
+            int e = j ? cases[c].local_b : cases[c].local_a;
+            if (e >= 0) copy[lho[e]] ^= 0xFF; /* the local header's signature */
+        }
+        if (cases[c].central >= 0) copy[cdir[cases[c].central] + 34] = 1; /* the disk number */
+        CHECK_RC(onnxzip_open_buffer(copy, n, 0, &a), cases[c].want);
+        CHECK(strstr(onnxzip_last_error()->message, cases[c].named) != NULL);
+        free(copy);
+    }
+    free(buf);
+}
+
 static void nulls(void)
 {
     onnxzip_archive *a = NULL;
@@ -142,6 +198,7 @@ int main(void)
     free(buf);
     nulls();
     names();
+    many_entries(dir);
     tu_rmtree(dir);
     free(dir);
     return tu_finish("reader_api");
