@@ -17,7 +17,6 @@
 #include "sha1.h"
 
 #define IO_CHUNK (1u << 20)
-#define COPY_STEP (64u << 20) /* per copy_file_range call: progress granularity */
 #define PROGRESS_STEP ((uint64_t)8 << 20)
 #define MAX_ALIGN 65536u
 
@@ -44,8 +43,7 @@ typedef struct unpack {
     const char *name;              /* the model's file name within dir */
     char *dir, *tmp;               /* tmp: dir/.NAME.unpack-XXXXXX */
     int dirfd, tmpfd;
-    int arcfd;                     /* the archive, for copy_file_range */
-    uint8_t *chunk;                /* copy buffer where the kernel cannot copy */
+    int arcfd;                     /* the archive, for oz_copy_range */
     int sync;                      /* fsync files and directory (not ONNXZIP_UNPACK_NO_SYNC) */
     onnxzip_archive *a;
     ent *ents;
@@ -361,37 +359,40 @@ static int close_file(const unpack *u, int fd, const char *name, int rc)
     return rc;
 }
 
-/* Copies an entry's bytes from the archive into fd (at its position) in the
- * kernel (copy_file_range), so payloads never pass through, or stay
- * resident in, this process: peak memory does not grow with the weights.
- * Falls back to pread + write where the kernel cannot copy. */
+typedef struct copy_progress {
+    unpack *u;
+    uint64_t reached; /* offset in the output reported so far */
+} copy_progress;
+
+static void copied(void *ctx, uint64_t final_to)
+{
+    copy_progress *p = ctx;
+    progress(p->u, final_to - p->reached);
+    p->reached = final_to;
+}
+
+/* Copies an entry's bytes from the archive to the end of fd in the kernel
+ * (copy_file_range, holes kept), so payloads never pass through, or stay
+ * resident in, this process: peak memory does not grow with the weights. */
 static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
 {
-    loff_t in = (loff_t)x->e->data_offset;
-    for (uint64_t left = x->e->size; left;) {
-        size_t n = left < COPY_STEP ? (size_t)left : COPY_STEP;
-        ssize_t k = u->chunk ? 0 : copy_file_range(u->arcfd, &in, fd, NULL, n, 0);
-        if (k < 0 && errno == EINTR) continue;
-        if (k < 0 && errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-            return io_err(u->tmp, name, "cannot copy from the archive");
-        if (k < 0 && !(u->chunk = malloc(IO_CHUNK))) return nomem();
-        if (u->chunk) { /* the fallback, from now on */
-            k = pread(u->arcfd, u->chunk, n < IO_CHUNK ? n : IO_CHUNK, in);
-            if (k < 0 && errno == EINTR) continue;
-            int rc = k > 0 ? write_all(u, fd, name, u->chunk, (uint64_t)k, 0) : 0;
-            if (rc) return rc;
-            in += k > 0 ? k : 0;
-        }
-        if (k <= 0) {
-            if (k == 0) errno = EIO; /* the archive is shorter than its directory says */
-            return io_err(u->tmp, name, "cannot read the archive");
-        }
-        left -= (uint64_t)k;
-        off_t end = u->sync ? lseek(fd, 0, SEEK_CUR) : -1;
-        if (end >= k) oz_write_behind(fd, (uint64_t)(end - k), (uint64_t)end);
-        progress(u, (uint64_t)k);
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    if (at < 0) return io_err(u->tmp, name, "cannot find the write position");
+    copy_progress p = { u, (uint64_t)at };
+    uint64_t done, end = (uint64_t)at + x->e->size;
+    switch (oz_copy_range(u->arcfd, x->e->data_offset, x->e->size, fd, (uint64_t)at, u->sync, copied, &p, &done)) {
+    case OZ_COPY_OK:
+        break;
+    case OZ_COPY_SHORT:
+        return oz_err(ONNXZIP_ETRUNC, -1, "%s: shorter than its directory says (entry '%s')", u->archive_path,
+                      x->e->name);
+    case OZ_COPY_READ:
+        return io_err(u->tmp, name, "cannot read the archive");
+    case OZ_COPY_UNSUPPORTED: /* the output is new and written in order: cannot happen */
+    case OZ_COPY_WRITE:
+        return io_err(u->tmp, name, "cannot write");
     }
-    return 0;
+    return lseek(fd, (off_t)end, SEEK_SET) < 0 ? io_err(u->tmp, name, "cannot seek") : 0;
 }
 
 static int write_single(unpack *u)
@@ -499,7 +500,6 @@ static void cleanup(unpack *u, int ok)
     oz_strmap_free(&u->taken);
     onnxzip_close(&u->a);
     if (u->arcfd >= 0) close(u->arcfd);
-    free(u->chunk);
 }
 
 static int run(unpack *u)
