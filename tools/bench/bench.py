@@ -409,6 +409,9 @@ def main():
         with open(p, "wb") as f:
             f.write(m.SerializeToString())
         news.append(p)
+    # The archive's headers cached (as after any recent use of it): one
+    # untimed run first. A cold cache is measured separately, in-process.
+    launch(h, [cli, "set-model", arch, news[1], "-q"])
     sets, wch = [], []
     for i in range(5):
         d = launch(h, [cli, "set-model", arch, news[i % 2], "-q"])
@@ -419,6 +422,10 @@ def main():
         "<= 50 ms", t_set <= 0.05)
     row("P4 update_model in-proc", fmt_t(d["update_model"]), "50 ms budget", "50.00 ms",
         d["update_model"] / 0.05, "<= 50 ms", d["update_model"] <= 0.05)
+    if is_root:
+        dc = helper(h, "update", arch, news[0], news[1], 3, "cold")
+        row("P4 update_model cold", fmt_t(dc["update_model"]), "50 ms budget", "50.00 ms",
+            dc["update_model"] / 0.05, "(info: caches dropped)", None)
     row("P4 bytes written", "%d B (CLI %d B)" % (d["update_wchar"], statistics.median(wch)),
         "model proto", "%d B" % d["model_bytes"], d["update_wchar"] / d["model_bytes"],
         "O(model + cdir)", None)

@@ -19,9 +19,10 @@
  *                                read() of the classic data file into a buffer
  *                                + the same sum. cold: sync + drop_caches
  *                                before each run (needs root).
- *   update ARCHIVE NEW_A NEW_B REPS
+ *   update ARCHIVE NEW_A NEW_B REPS [cold]
  *                                P4: onnxzip_update_model alternating A/B;
- *                                wall time and /proc/self/io wchar delta.
+ *                                wall time and /proc/self/io wchar delta;
+ *                                cold: sync + drop_caches before each.
  *   hash   ARCHIVE REPS          P5: onnxzip_verify vs XXH3_64bits, zlib
  *                                crc32 and (when built with HAVE_LIBDEFLATE)
  *                                libdeflate_crc32 over the mapped archive (warm).
@@ -277,7 +278,7 @@ static int read_io(pid_t pid, unsigned long long *wchar, unsigned long long *wby
     return 0;
 }
 
-static int mode_update(const char *path, const char *fa, const char *fb, int reps)
+static int mode_update(const char *path, const char *fa, const char *fb, int reps, int cold)
 {
     size_t na, nb;
     uint8_t *ma = slurp(fa, &na), *mb = slurp(fb, &nb);
@@ -285,6 +286,7 @@ static int mode_update(const char *path, const char *fa, const char *fb, int rep
     double *w = calloc((size_t)reps, sizeof(double));
     for (int r = 0; r < reps; r++) {
         unsigned long long w0, b0, w1, b1;
+        if (cold) drop_caches();
         read_io(0, &w0, &b0);
         double t0 = now();
         int rc = (r % 2) ? onnxzip_update_model(path, mb, nb) : onnxzip_update_model(path, ma, na);
@@ -384,7 +386,7 @@ int main(int argc, char **argv)
     if (argc >= 7 && !strcmp(argv[1], "pass"))
         return mode_pass(argv[2], argv[3], !strcmp(argv[4], "cold"), atoi(argv[5]), atoi(argv[6]));
     if (argc >= 6 && !strcmp(argv[1], "update"))
-        return mode_update(argv[2], argv[3], argv[4], atoi(argv[5]));
+        return mode_update(argv[2], argv[3], argv[4], atoi(argv[5]), argc >= 7 && !strcmp(argv[6], "cold"));
     if (argc >= 4 && !strcmp(argv[1], "hash")) return mode_hash(argv[2], atoi(argv[3]));
     if (argc >= 3 && !strcmp(argv[1], "launch")) return mode_launch(argv + 2);
     fprintf(stderr, "usage: bench_open open|pass|update|hash|launch ... (see the source)\n");
