@@ -4,7 +4,6 @@
  * may copy a few bytes past the header, within its page). */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/uio.h>
@@ -422,7 +421,7 @@ static int check_layout(ctx *c)
     return rc;
 }
 
-/* An error kept aside: raised later, or on another thread. */
+/* An error kept aside, to be raised in its turn. */
 typedef struct saved_err {
     int status;
     int64_t offset;
@@ -442,17 +441,8 @@ static int raise_err(const saved_err *s)
     return oz_err(s->status, s->offset, "%s", s->msg);
 }
 
-/* Local headers [from, to), checked with a context of its own (read buffer,
- * message scratch); stops at the first failure. */
-typedef struct local_job {
-    ctx c;
-    const uint64_t *at; /* each entry's central record */
-    size_t from, to, failed; /* failed == to: none */
-    saved_err err;
-} local_job;
-
 /* On a cold cache one blocking read per header, in turn, would wait for the
- * disk 2,000 times; asking for all of them at once lets it serve them in
+ * disk once per entry; asking for all of them at once lets it serve them in
  * parallel. Only once a read found its page missing: warm opens pay nothing. */
 static void prefetch(const ctx *c, size_t from, size_t to)
 {
@@ -463,46 +453,27 @@ static void prefetch(const ctx *c, size_t from, size_t to)
     }
 }
 
-static void *check_locals(void *arg)
+/* Local headers of entries [0, n); *failed: the first that fails (n if none),
+ * its error in *err. (Two threads sharing the reads measured slower: thread
+ * start, TLB shootdowns at munmap and a second malloc arena cost more than
+ * the reads they split.) */
+static void check_all_locals(ctx *c, const uint64_t *at, size_t n, size_t *failed, saved_err *err)
 {
-    local_job *j = arg;
-    j->failed = j->to;
     int prefetched = 0;
-    for (size_t i = j->from; i < j->to; i++) {
-        int rc = check_local(&j->c, &j->c.z->entries[i], j->c.base + j->at[i]);
+    for (size_t i = 0; i < n; i++) {
+        int rc = check_local(c, &c->z->entries[i], c->base + at[i]);
         if (rc) {
-            j->failed = i;
-            save_err(&j->err, rc);
-            break;
+            save_err(err, rc);
+            *failed = i;
+            return;
         }
-        if (j->c.cold && !prefetched++) prefetch(&j->c, i + 1, j->to);
+        if (c->cold && !prefetched++) prefetch(c, i + 1, n);
     }
-    free(j->c.lbuf);
-    return NULL;
+    *failed = n;
 }
 
-/* One pread() per local header, scattered over the file: with many entries,
- * two threads share them. */
-#define PARALLEL_LOCALS 256
-
-static const local_job *check_all_locals(ctx *c, const uint64_t *at, size_t n, local_job job[2])
-{
-    size_t half = n >= PARALLEL_LOCALS ? n / 2 : n;
-    for (int k = 0; k < 2; k++) {
-        job[k] = (local_job){ .c = *c, .at = at, .from = k ? half : 0, .to = k ? n : half, .failed = k ? n : half };
-        job[k].c.lbuf = NULL;
-        job[k].c.lcap = 0;
-    }
-    pthread_t t;
-    int two = half < n && pthread_create(&t, NULL, check_locals, &job[1]) == 0;
-    check_locals(&job[0]);
-    if (two) pthread_join(t, NULL);
-    else if (half < n && job[0].failed == job[0].to) check_locals(&job[1]); /* no thread to be had */
-    return job[0].failed < job[0].to ? &job[0] : job[1].failed < job[1].to ? &job[1] : NULL;
-}
-
-/* Central records first (sequential by nature), then the local headers (on
- * two threads when many), then names and alignment; errors are raised in the
+/* Central records first, then the local headers (whose offsets are then all
+ * known, for prefetch), then names and alignment; errors are raised in the
  * order a one-pass check would meet them: entry by entry, central record,
  * local header, name. */
 static int read_entries(ctx *c)
@@ -535,11 +506,12 @@ static int read_entries(ctx *c)
             n++;
     }
     if (rc) save_err(&pending, rc);
-    local_job job[2];
-    const local_job *bad = check_all_locals(c, at, n, job);
+    size_t bad;
+    saved_err local_err;
+    check_all_locals(c, at, n, &bad, &local_err);
     free(at);
     for (size_t i = 0; i < n; i++) {
-        if (bad && i == bad->failed) return raise_err(&bad->err);
+        if (i == bad) return raise_err(&local_err);
         oz_zentry *ze = &z->entries[i];
         if ((rc = check_name(c, ze, i))) return rc;
         if (ze->cls == OZ_NAME_MODEL) {

@@ -300,7 +300,8 @@ def main():
 
     # ---------------- P3 pack / unpack vs cp (first: it makes the archive)
     # Rounds of six commands, each on a cold start for the disk: its output
-    # removed and everything synced before the clock starts. pack and unpack
+    # removed and everything synced before the clock starts; the order is
+    # rotated from round to round. pack and unpack
     # fsync their outputs (durability) unless --no-sync; cp does not, so each
     # is compared with the peer of equal durability, cp+fsync for the default.
     log("P3: pack / unpack / cp")
@@ -321,8 +322,11 @@ def main():
     }
     times = {k: [] for k in cmds}
     rss = {k: 0 for k in cmds}
-    for _ in range(slow_reps):
-        for name, (out, argv) in cmds.items():
+    names = list(cmds)
+    for r in range(slow_reps):
+        # rotated each round: what ran just before (and its writeback) varies
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            out, argv = cmds[name]
             remove(out)
             if out == udir:
                 os.makedirs(udir)
