@@ -21,6 +21,7 @@ struct oz_bg_hash {
     int fd;
     job *jobs;
     size_t n, cap, next; /* queued; allocated; the first not finished */
+    size_t collected;    /* results handed out so far */
     uint64_t ready;
     int stop, err;
     uint8_t *buf;
@@ -99,7 +100,7 @@ fail:
     return NULL;
 }
 
-int oz_bg_hash_add(oz_bg_hash *h, size_t entry, uint64_t off, uint64_t len)
+int oz_bg_hash_add(oz_bg_hash *h, size_t entry, uint64_t header, uint64_t off, uint64_t len)
 {
     pthread_mutex_lock(&h->mu);
     int rc = 0;
@@ -114,7 +115,7 @@ int oz_bg_hash_add(oz_bg_hash *h, size_t entry, uint64_t off, uint64_t len)
         }
     }
     if (!rc) {
-        h->jobs[h->n++] = (job){ { entry, 0, 0 }, off, len };
+        h->jobs[h->n++] = (job){ { entry, header, 0, 0 }, off, len };
         pthread_cond_broadcast(&h->work);
     }
     pthread_mutex_unlock(&h->mu);
@@ -129,29 +130,41 @@ void oz_bg_hash_ready(oz_bg_hash *h, uint64_t off)
     pthread_mutex_unlock(&h->mu);
 }
 
-int oz_bg_hash_drain(oz_bg_hash *h, const oz_bg_result **results, size_t *n)
+int oz_bg_hash_collect(oz_bg_hash *h, int wait, const oz_bg_result **results, size_t *n, uint64_t *pending)
 {
     pthread_mutex_lock(&h->mu);
-    while (h->next < h->n && !h->err) pthread_cond_wait(&h->done, &h->mu);
+    while (wait && h->next < h->n && !h->err) pthread_cond_wait(&h->done, &h->mu);
     int err = h->err;
-    size_t count = h->n;
-    pthread_mutex_unlock(&h->mu);
-    if (err) {
-        errno = err;
-        return -1;
+    size_t from = h->collected, to = h->next, count = to - from;
+    oz_bg_result *out = err ? NULL : realloc(h->out, (count ? count : 1) * sizeof *out);
+    if (out) {
+        h->out = out;
+        for (size_t i = 0; i < count; i++) out[i] = h->jobs[from + i].r;
+        h->collected = to;
+        *pending = to < h->n ? h->jobs[to].r.header : UINT64_MAX;
     }
-    oz_bg_result *out = realloc(h->out, (count ? count : 1) * sizeof *out);
+    pthread_mutex_unlock(&h->mu);
     if (!out) {
-        errno = ENOMEM;
+        errno = err ? err : ENOMEM;
         return -1;
     }
-    h->out = out;
-    pthread_mutex_lock(&h->mu);
-    for (size_t i = 0; i < count; i++) out[i] = h->jobs[i].r;
-    pthread_mutex_unlock(&h->mu);
     *results = out;
     *n = count;
     return 0;
+}
+
+const oz_bg_result *oz_bg_hash_results(oz_bg_hash *h, size_t *n)
+{
+    pthread_mutex_lock(&h->mu);
+    size_t count = h->next;
+    oz_bg_result *out = realloc(h->out, (count ? count : 1) * sizeof *out);
+    if (out) {
+        h->out = out;
+        for (size_t i = 0; i < count; i++) out[i] = h->jobs[i].r;
+    }
+    pthread_mutex_unlock(&h->mu);
+    *n = out ? count : 0;
+    return out;
 }
 
 void oz_bg_hash_stop(oz_bg_hash *h)

@@ -8,9 +8,10 @@
 
 typedef struct oz_bg_hash oz_bg_hash;
 
-/* A finished job: the entry it was for and its sums. */
+/* A finished job: the entry it was for, where its local header is, its sums. */
 typedef struct oz_bg_result {
     size_t entry;
+    uint64_t header;
     uint32_t crc;
     uint64_t xxh3;
 } oz_bg_result;
@@ -19,18 +20,23 @@ typedef struct oz_bg_result {
  * thread or memory could be had: the caller then hashes as it copies. */
 oz_bg_hash *oz_bg_hash_start(int fd);
 
-/* Queues [off, off + len) of the file, for `entry`. Jobs come in increasing
- * offset order and are hashed as oz_bg_hash_ready() says their bytes are
- * final. 0, or ONNXZIP_ENOMEM. */
-int oz_bg_hash_add(oz_bg_hash *h, size_t entry, uint64_t off, uint64_t len);
+/* Queues [off, off + len) of the file, for `entry` whose local header is at
+ * `header`. Jobs come in increasing offset order and are hashed as
+ * oz_bg_hash_ready() says their bytes are final. 0, or ONNXZIP_ENOMEM. */
+int oz_bg_hash_add(oz_bg_hash *h, size_t entry, uint64_t header, uint64_t off, uint64_t len);
 
 /* Every byte of the file before `off` is final. Never decreases. */
 void oz_bg_hash_ready(oz_bg_hash *h, uint64_t off);
 
-/* Waits for every queued job; *results (owned by h, valid until the next
- * call) gets one result per job, in queue order. 0, or -1 with errno set when
- * reading back failed. */
-int oz_bg_hash_drain(oz_bg_hash *h, const oz_bg_result **results, size_t *n);
+/* The jobs finished since the last call (with `wait`: after waiting for all
+ * queued ones), in queue order; *results is owned by h, valid until the next
+ * call. *pending: the local header offset of the first unfinished job, or
+ * UINT64_MAX. 0, or -1 with errno set when reading back failed. */
+int oz_bg_hash_collect(oz_bg_hash *h, int wait, const oz_bg_result **results, size_t *n, uint64_t *pending);
+
+/* Every job's result, in queue order, once all are finished (after a
+ * collect with `wait`); owned by h, valid until the next call. */
+const oz_bg_result *oz_bg_hash_results(oz_bg_hash *h, size_t *n);
 
 /* Stops the thread (abandoning queued jobs) and frees h. NULL is a no-op. */
 void oz_bg_hash_stop(oz_bg_hash *h);

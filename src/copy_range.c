@@ -6,14 +6,8 @@
 
 #include "copy_range.h"
 
-#define STEP (8u << 20) /* per call: the granularity of step callbacks and writeback */
+#define STEP (8u << 20) /* per call: the granularity of step callbacks (hashing, progress) */
 #define BUF (1u << 20)
-
-void oz_write_behind(int fd, uint64_t from, uint64_t to)
-{
-    uint64_t lo = from & ~(uint64_t)4095, hi = to & ~(uint64_t)4095;
-    if (hi > lo) sync_file_range(fd, (off_t)lo, (off_t)(hi - lo), SYNC_FILE_RANGE_WRITE);
-}
 
 /* One step: the kernel's copy, or a buffered one once the kernel has refused
  * (*buf then set). Returns bytes copied, 0 at the source's end, -1 with *res. */
@@ -71,7 +65,7 @@ static uint64_t next_data(int fd, uint64_t off, uint64_t end, uint64_t *data_end
 }
 
 oz_copy_result oz_copy_range(int src_fd, uint64_t src_off, uint64_t len, int dst_fd, uint64_t dst_off,
-                             int write_behind, oz_copy_step_fn step, void *ctx, uint64_t *done)
+                             oz_copy_step_fn step, void *ctx, uint64_t *done)
 {
     *done = 0;
     struct stat st, src;
@@ -94,7 +88,6 @@ oz_copy_result oz_copy_range(int src_fd, uint64_t src_off, uint64_t len, int dst
                 if (k == 0) res = OZ_COPY_SHORT;
                 break;
             }
-            if (write_behind) oz_write_behind(dst_fd, (uint64_t)(ooff - k), (uint64_t)ooff);
             off += (uint64_t)k;
             if (step) step(ctx, dst_off + (off - src_off));
         }

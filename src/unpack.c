@@ -380,7 +380,7 @@ static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
     if (at < 0) return io_err(u->tmp, name, "cannot find the write position");
     copy_progress p = { u, (uint64_t)at };
     uint64_t done, end = (uint64_t)at + x->e->size;
-    switch (oz_copy_range(u->arcfd, x->e->data_offset, x->e->size, fd, (uint64_t)at, u->sync, copied, &p, &done)) {
+    switch (oz_copy_range(u->arcfd, x->e->data_offset, x->e->size, fd, (uint64_t)at, copied, &p, &done)) {
     case OZ_COPY_OK:
         break;
     case OZ_COPY_SHORT:

@@ -38,6 +38,7 @@ struct onnxzip_writer {
     int has_model;
     int sync;            /* fsync before the rename (not ONNXZIP_WRITE_NO_SYNC) */
     oz_bg_hash *hash;    /* hashes large file ranges as they are copied; NULL until one */
+    int copy_err;        /* a failure inside a copy's progress callback */
     int no_hash_thread;  /* none could be started: hash inline */
 };
 
@@ -186,24 +187,47 @@ static int source_short(onnxzip_writer *w, const char *name, const source *s, ui
                   (unsigned long long)s->size);
 }
 
-static void hash_ready(void *ctx, uint64_t final_to)
+static int set_crc(onnxzip_writer *w, uint64_t lho, uint32_t crc);
+
+/* CRCs of the jobs finished so far go into their local headers now, while
+ * those pages are likely still dirty: once the kernel has begun writing one
+ * back, rewriting it waits for the disk (stable pages). */
+static int absorb(onnxzip_writer *w, int wait)
 {
-    oz_bg_hash_ready(ctx, final_to);
+    const oz_bg_result *r;
+    size_t n;
+    uint64_t pending;
+    if (oz_bg_hash_collect(w->hash, wait, &r, &n, &pending)) return io_err(w, "cannot read back the temporary file");
+    for (size_t i = 0; i < n; i++) {
+        int rc = set_crc(w, r[i].header, r[i].crc);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static void copied(void *ctx, uint64_t final_to)
+{
+    onnxzip_writer *w = ctx;
+    oz_bg_hash_ready(w->hash, final_to);
+    if (!w->copy_err) w->copy_err = absorb(w, 0);
 }
 
 /* Large file ranges: copied by the kernel while the background hasher reads
  * them back (so the sums are of what the archive holds); their CRC goes into
  * the local header at finish. Returns 1 when this path does not apply. */
-static int copy_kernel(onnxzip_writer *w, const char *name, const source *s)
+static int copy_kernel(onnxzip_writer *w, const char *name, const source *s, uint64_t lho)
 {
     struct stat st;
     if (fstat(s->fd, &st) || !S_ISREG(st.st_mode)) return 1;
     if (!w->hash && !w->no_hash_thread && !(w->hash = oz_bg_hash_start(w->fd))) w->no_hash_thread = 1;
     if (!w->hash) return 1;
-    int rc = oz_bg_hash_add(w->hash, w->zip.n, w->pos, s->size);
+    int rc = oz_bg_hash_add(w->hash, w->zip.n, lho, w->pos, s->size);
     if (rc) return rc;
     uint64_t done;
-    switch (oz_copy_range(s->fd, s->offset, s->size, w->fd, w->pos, w->sync, hash_ready, w->hash, &done)) {
+    w->copy_err = 0;
+    oz_copy_result res = oz_copy_range(s->fd, s->offset, s->size, w->fd, w->pos, copied, w, &done);
+    if (w->copy_err) return w->copy_err;
+    switch (res) {
     case OZ_COPY_OK: w->pos += s->size; return 0;
     case OZ_COPY_UNSUPPORTED: return oz_err(ONNXZIP_EINVAL, -1, "%s: internal: cannot copy entry data", w->path);
     case OZ_COPY_SHORT: return source_short(w, name, s, done);
@@ -215,11 +239,12 @@ static int copy_kernel(onnxzip_writer *w, const char *name, const source *s)
 
 /* Copies the entry's data to w->pos. *cs gets its sums, unless *deferred:
  * then the background hasher has them. */
-static int copy_data(onnxzip_writer *w, const char *name, const source *s, oz_checksum *cs, int *deferred)
+static int copy_data(onnxzip_writer *w, const char *name, const source *s, uint64_t lho, oz_checksum *cs,
+                     int *deferred)
 {
     char shown[OZ_PRINTABLE_CAP];
     int rc;
-    *deferred = !s->mem && !s->read && s->size >= KERNEL_COPY_MIN && (rc = copy_kernel(w, name, s)) <= 0;
+    *deferred = !s->mem && !s->read && s->size >= KERNEL_COPY_MIN && (rc = copy_kernel(w, name, s, lho)) <= 0;
     if (*deferred) return rc;
     for (uint64_t done = 0; done < s->size;) {
         size_t n = s->size - done < IO_CHUNK ? (size_t)(s->size - done) : IO_CHUNK;
@@ -275,19 +300,18 @@ static int set_crc(onnxzip_writer *w, uint64_t lho, uint32_t crc)
     return pwrite_all(w, b, 4, lho + LH_CRC);
 }
 
-/* The sums the background hasher computed, into entries and local headers. */
+/* The sums the background hasher computed, into local headers and entries. */
 static int collect_sums(onnxzip_writer *w)
 {
-    const oz_bg_result *r;
-    size_t n;
     if (!w->hash) return 0;
-    if (oz_bg_hash_drain(w->hash, &r, &n)) return io_err(w, "cannot read back the temporary file");
+    int rc = absorb(w, 1);
+    if (rc) return rc;
+    size_t n;
+    const oz_bg_result *r = oz_bg_hash_results(w->hash, &n);
+    if (!r) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        oz_zentry *e = &w->zip.entries[r[i].entry];
-        e->pub.crc32 = r[i].crc;
-        e->pub.xxh3 = r[i].xxh3;
-        int rc = set_crc(w, e->pub.header_offset, r[i].crc);
-        if (rc) return rc;
+        w->zip.entries[r[i].entry].pub.crc32 = r[i].crc;
+        w->zip.entries[r[i].entry].pub.xxh3 = r[i].xxh3;
     }
     return 0;
 }
@@ -304,7 +328,7 @@ static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, c
     oz_checksum cs;
     oz_checksum_init(&cs);
     int deferred;
-    if ((rc = copy_data(w, name, s, &cs, &deferred))) return rc;
+    if ((rc = copy_data(w, name, s, lho, &cs, &deferred))) return rc;
     if (!deferred && (rc = set_crc(w, lho, cs.crc))) return rc;
     if ((rc = record_entry(w, name, cls, lho, data_off, s->size))) return rc;
     oz_zentry *e = &w->zip.entries[w->zip.n - 1];

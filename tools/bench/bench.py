@@ -2,13 +2,13 @@
 """onnxzip performance benchmark.
 
 Usage:
-    /usr/bin/python3 tools/bench/bench.py --build BUILD_DIR [--size 256M|1G|4G]
+    /usr/bin/python3 tools/bench/bench.py [--build BUILD_DIR] [--size 256M|1G|4G]
                                           [--tensors 200] [--workdir DIR]
                                           [--dtype float16|float32]
 
-BUILD_DIR is a meson build of this repository, e.g.
-    meson setup /tmp/build-bench . --buildtype=release -Dtests=false
-    ninja -C /tmp/build-bench
+BUILD_DIR is a meson build of this repository; without --build, a release
+build is set up (once) and brought up to date in WORKDIR/build. Needs the
+packages of .ci/install-deps, and root for the cold-cache rows (drop_caches).
 
 The script compiles tools/bench/bench_open.c against BUILD_DIR (libonnxzip,
 the generated proto/onnx.pb-c.c, protobuf-c, xxhash, zlib), generates a
@@ -109,6 +109,16 @@ def build_helper(build, workdir):
            "-Wl,-rpath," + os.path.abspath(libdir)] + extra + ["-o", out]
     subprocess.check_call(cmd)
     return out
+
+
+def release_build(workdir):
+    """A release build of this checkout in WORKDIR/build, set up once, then kept up to date."""
+    build = os.path.join(workdir, "build")
+    if not os.path.exists(os.path.join(build, "build.ninja")):
+        subprocess.check_call(["meson", "setup", build, REPO, "--buildtype=release", "-Dtests=false"],
+                              stdout=sys.stderr)
+    subprocess.check_call(["meson", "compile", "-C", build], stdout=sys.stderr)
+    return build
 
 
 def kv(text):
@@ -269,7 +279,7 @@ def fmt_t(s):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", required=True, help="meson build directory")
+    ap.add_argument("--build", help="meson build directory (default: a release build in WORKDIR/build)")
     ap.add_argument("--size", default="256M", help="total weight bytes (256M, 1G, 4G)")
     ap.add_argument("--tensors", type=int, default=200)
     ap.add_argument("--dtype", default="float16", choices=["float16", "float32"])
@@ -278,7 +288,7 @@ def main():
     args = ap.parse_args()
 
     size = parse_size(args.size)
-    build = os.path.abspath(args.build)
+    build = os.path.abspath(args.build) if args.build else release_build(os.path.abspath(args.workdir))
     cli = os.path.join(build, "tools", "onnxzip")
     wd = os.path.abspath(args.workdir)
     os.makedirs(wd, exist_ok=True)
