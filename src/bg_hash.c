@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "bg_hash.h"
@@ -29,35 +30,78 @@ struct oz_bg_hash {
 };
 
 /* Hashes job j, reading as `ready` allows; false when stopped or failed. */
+static void fail(oz_bg_hash *h, int err)
+{
+    pthread_mutex_lock(&h->mu);
+    h->err = err;
+    pthread_cond_broadcast(&h->done);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* Hashes [off, ready) of the file: through `map` (the job's range mapped at
+ * map_off) when there is one, which spares copying every byte out of the page
+ * cache, else with pread(). */
+static int hash_range(oz_bg_hash *h, oz_checksum *cs, const uint8_t *map, uint64_t map_off, uint64_t off,
+                      uint64_t ready)
+{
+    /* Mapped pages are unmapped behind, 1 MiB at a time (they stay in the
+     * page cache): mapped, they would count in this process's RSS, which must
+     * stay flat however large the entry. */
+    for (uint64_t next; map && off < ready; off = next) {
+        next = ready - off < BUF ? ready : off + BUF;
+        oz_checksum_update(cs, map + (off - map_off), next - off);
+        uint64_t lo = off & ~(uint64_t)4095, hi = next & ~(uint64_t)4095;
+        if (hi > lo) madvise((void *)(map + (lo - map_off)), (size_t)(hi - lo), MADV_DONTNEED);
+    }
+    while (off < ready) {
+        size_t want = ready - off < BUF ? (size_t)(ready - off) : BUF;
+        ssize_t k = pread(h->fd, h->buf, want, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return k < 0 ? errno : EIO;
+        oz_checksum_update(cs, h->buf, (uint64_t)k);
+        off += (uint64_t)k;
+    }
+    return 0;
+}
+
+/* The job's range, mapped read-only; NULL where it cannot be. Only bytes
+ * below `ready` are touched: the writer publishes it after writing them, and
+ * never shrinks the file while a job runs, so no touched page lies past the
+ * end of the file (no SIGBUS). */
+static const uint8_t *map_job(const oz_bg_hash *h, uint64_t off, uint64_t len, uint64_t *map_off, size_t *map_len)
+{
+    *map_off = off & ~(uint64_t)4095;
+    *map_len = (size_t)(off + len - *map_off);
+    void *p = len ? mmap(NULL, *map_len, PROT_READ, MAP_SHARED, h->fd, (off_t)*map_off) : MAP_FAILED;
+    if (p == MAP_FAILED) return NULL;
+    madvise(p, *map_len, MADV_SEQUENTIAL);
+    return p;
+}
+
 static int hash_job(oz_bg_hash *h, size_t j)
 {
     pthread_mutex_lock(&h->mu);
     uint64_t off = h->jobs[j].off, end = off + h->jobs[j].len;
     pthread_mutex_unlock(&h->mu);
+    uint64_t map_off;
+    size_t map_len;
+    const uint8_t *map = map_job(h, off, end - off, &map_off, &map_len);
     oz_checksum cs;
     oz_checksum_init(&cs);
-    while (off < end) {
+    int err = 0;
+    while (off < end && !err) {
         pthread_mutex_lock(&h->mu);
         while (h->ready <= off && !h->stop) pthread_cond_wait(&h->work, &h->mu);
         uint64_t ready = h->ready < end ? h->ready : end;
         int stop = h->stop;
         pthread_mutex_unlock(&h->mu);
-        if (stop) return 0;
-        while (off < ready) {
-            size_t want = ready - off < BUF ? (size_t)(ready - off) : BUF;
-            ssize_t k = pread(h->fd, h->buf, want, (off_t)off);
-            if (k < 0 && errno == EINTR) continue;
-            if (k <= 0) {
-                pthread_mutex_lock(&h->mu);
-                h->err = k < 0 ? errno : EIO;
-                pthread_cond_broadcast(&h->done);
-                pthread_mutex_unlock(&h->mu);
-                return 0;
-            }
-            oz_checksum_update(&cs, h->buf, (uint64_t)k);
-            off += (uint64_t)k;
-        }
+        if (stop) break;
+        err = hash_range(h, &cs, map, map_off, off, ready);
+        off = ready;
     }
+    if (map) munmap((void *)map, map_len);
+    if (err) fail(h, err);
+    if (off < end || err) return 0;
     pthread_mutex_lock(&h->mu);
     h->jobs[j].r.crc = cs.crc;
     h->jobs[j].r.xxh3 = XXH3_64bits_digest(&cs.xxh);
