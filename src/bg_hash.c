@@ -18,7 +18,7 @@ typedef struct job {
 struct oz_bg_hash {
     pthread_t thread;
     pthread_mutex_t mu;
-    pthread_cond_t work, done; /* work: for the thread; done: for drain */
+    pthread_cond_t work, done; /* work: for the thread; done: for oz_bg_hash_collect() */
     int fd;
     job *jobs;
     size_t n, cap, next; /* queued; allocated; the first not finished */
@@ -29,7 +29,6 @@ struct oz_bg_hash {
     oz_bg_result *out;
 };
 
-/* Hashes job j, reading as `ready` allows; false when stopped or failed. */
 static void fail(oz_bg_hash *h, int err)
 {
     pthread_mutex_lock(&h->mu);
@@ -78,6 +77,7 @@ static const uint8_t *map_job(const oz_bg_hash *h, uint64_t off, uint64_t len, u
     return p;
 }
 
+/* Hashes job j, reading as `ready` allows; false when stopped or failed. */
 static int hash_job(oz_bg_hash *h, size_t j)
 {
     pthread_mutex_lock(&h->mu);
