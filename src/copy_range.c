@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "copy_range.h"
 
 #define STEP (8u << 20) /* per call: the granularity of step callbacks (hashing, progress) */
@@ -33,15 +34,9 @@ static ssize_t copy_step(int in, loff_t *ioff, int out, loff_t *ooff, size_t n, 
             if (k < 0) *res = OZ_COPY_READ;
             return k;
         }
-        for (ssize_t w = 0; w < k;) {
-            ssize_t m = pwrite(out, *buf + w, (size_t)(k - w), *ooff + w);
-            if (m < 0 && errno == EINTR) continue;
-            if (m <= 0) {
-                if (m == 0) errno = ENOSPC;
-                *res = OZ_COPY_WRITE;
-                return -1;
-            }
-            w += m;
+        if (oz_pwrite_full(out, *buf, (size_t)k, (uint64_t)*ooff)) {
+            *res = OZ_COPY_WRITE;
+            return -1;
         }
         *ioff += k;
         *ooff += k;

@@ -31,7 +31,6 @@ struct onnxzip_writer {
     unsigned fillers;
     oz_zip zip;          /* entries so far; names map for references */
     size_t cap;
-    oz_strmap folded;    /* down-cased names, for uniqueness */
     uint8_t *chunk;      /* IO_CHUNK bytes */
     uint8_t *header;     /* room for the largest local header */
     oz_buf model;
@@ -96,8 +95,7 @@ int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts, o
     w->fd = -1;
     w->align = opts->alignment;
     w->sync = !(opts->flags & ONNXZIP_WRITE_NO_SYNC);
-    oz_strmap_init(&w->zip.names, 0);
-    oz_strmap_init(&w->folded, 1);
+    oz_strmap_init(&w->zip.names, 1); /* case-folded, as the reader's: names are unique ignoring case */
     w->path = strdup(path);
     w->chunk = malloc(IO_CHUNK);
     w->header = malloc(ZIP_LOCAL_SIZE + OZ_MAX_NAME + MAX_EXTRA);
@@ -114,7 +112,7 @@ int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts, o
 int oz_writer_name_taken(const onnxzip_writer *w, const char *name)
 {
     uint32_t i;
-    return oz_strmap_get(&w->folded, name, strlen(name), &i) == 0;
+    return oz_strmap_get(&w->zip.names, name, strlen(name), &i) == 0;
 }
 
 static int record_entry(onnxzip_writer *w, const char *name, oz_name_class cls, uint64_t lho, uint64_t data_off,
@@ -134,11 +132,10 @@ static int record_entry(onnxzip_writer *w, const char *name, oz_name_class cls, 
     *e = (oz_zentry){ .pub = { .name = copy, .header_offset = lho, .data_offset = data_off, .size = size,
                                .has_xxh3 = 1 },
                       .name_len = (uint32_t)len, .cls = cls };
-    /* Counted before the maps borrow the name, so that abort frees it even
-     * when an insertion fails. */
+    /* Counted before the map borrows the name, so that abort frees it even
+     * when the insertion fails. */
     uint32_t index = (uint32_t)w->zip.n++;
     int rc = oz_strmap_put(&w->zip.names, copy, len, index, NULL);
-    if (rc >= 0) rc = oz_strmap_put(&w->folded, copy, len, index, NULL);
     return rc < 0 ? rc : 0;
 }
 
@@ -442,7 +439,6 @@ void onnxzip_writer_abort(onnxzip_writer **wp)
     for (size_t i = 0; i < w->zip.n; i++) free((char *)w->zip.entries[i].pub.name);
     free(w->zip.entries);
     oz_strmap_free(&w->zip.names);
-    oz_strmap_free(&w->folded);
     oz_buf_free(&w->model);
     free(w->chunk);
     free(w->header);
