@@ -260,8 +260,9 @@ def negative_control(ck, rn, label, unzip_dir, ref, spec):
         ck.fail(what, f"flipping a bit of entry '{name}' ({size} bytes) changed no output")
 
 
-def check_layouts(ck, rn, onnxzip, label, src, work, has_unpack, control=False):
-    """Run src and all its layouts; returns nothing, counts into ck."""
+def reference(ck, rn, label, src, work):
+    """Makes `work`, writes the input spec there and runs the original:
+    (spec path, outputs), or outputs None after counting the failure."""
     os.makedirs(work)
     spec = os.path.join(work, "spec.json")
     with open(spec, "w") as f:
@@ -269,6 +270,13 @@ def check_layouts(ck, rn, onnxzip, label, src, work, has_unpack, control=False):
     ref, err = rn.outputs(src, os.path.join(work, "orig.json"), spec)
     if ref is None:
         ck.fail(f"{label} [original]", f"ORT rejects the original model: {err}")
+    return spec, ref
+
+
+def check_layouts(ck, rn, onnxzip, label, src, work, has_unpack, control=False):
+    """Run src and all its layouts; returns nothing, counts into ck."""
+    spec, ref = reference(ck, rn, label, src, work)
+    if ref is None:
         return
     for threshold in THRESHOLDS:
         tlabel = f"{label} t={threshold or 'default'}"
@@ -342,13 +350,8 @@ def check_extdata(ck, rn, onnxzip, label, ddir, work):
         ck.fail(label, f"expected one .onnx file in {ddir}, found {models}")
         return
     src = os.path.join(ddir, models[0])
-    os.makedirs(work)
-    spec = os.path.join(work, "spec.json")
-    with open(spec, "w") as f:
-        json.dump(input_spec(src), f)
-    ref, err = rn.outputs(src, os.path.join(work, "orig.json"), spec)
+    spec, ref = reference(ck, rn, label, src, work)
     if ref is None:
-        ck.fail(f"{label} [original]", f"ORT rejects the original model: {err}")
         return
     archive = os.path.join(work, "model.onnxzip")
     p = run([onnxzip, "pack", src, "-o", archive, "-q"])
