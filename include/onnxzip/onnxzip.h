@@ -102,7 +102,9 @@ ONNXZIP_API unsigned onnxzip_version_number(void);
     X(EDTYPE,    -28, "unsupported tensor data type")                            \
     X(EUNSUPPORTED, -29, "unsupported input")                                    \
     X(EPATH,     -30, "external data path refused")                            \
-    X(EBUSY,     -31, "archive is being updated by another process")
+    X(EBUSY,     -31, "archive is being updated by another process")       \
+    X(ESAMEFILE, -32, "output would overwrite one of the inputs")            \
+    X(ENOTREG,   -33, "not a regular file")
 
 typedef enum onnxzip_status {
 #define ONNXZIP_STATUS_ENUM_(name, value, desc) ONNXZIP_##name = (value),
