@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -27,31 +28,33 @@ int cli_lib_error(int status)
      * agree; otherwise fall back to the generic description. */
     if (!msg || !*msg || e->status != status)
         msg = onnxzip_strerror(status);
-    fprintf(stderr, "onnxzip: %s [%s]\n", msg, onnxzip_status_name(status));
+    cli_line(stderr, "onnxzip: %s [%s]", msg, onnxzip_status_name(status));
     return CLI_EXIT_FAIL;
 }
 
 int cli_fail(int status, const char *fmt, ...)
 {
     va_list ap;
+    char *msg;
 
-    fputs("onnxzip: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    msg = cli_vformat(fmt, ap);
     va_end(ap);
-    fprintf(stderr, " [%s]\n", onnxzip_status_name(status));
+    cli_line(stderr, "onnxzip: %s [%s]", msg ? msg : fmt, onnxzip_status_name(status));
+    free(msg);
     return CLI_EXIT_FAIL;
 }
 
 int cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, ...)
 {
     va_list ap;
+    char *msg;
 
-    fprintf(stderr, "onnxzip %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    msg = cli_vformat(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    cli_line(stderr, "onnxzip %s: %s", cmd, msg ? msg : fmt);
+    free(msg);
     usage(stderr);
     return CLI_EXIT_USAGE;
 }
@@ -141,6 +144,12 @@ static size_t utf8_len(const unsigned char *s)
     return (s[3] & 0xC0) == 0x80 ? 4 : 0;
 }
 
+/* A C1 control character (U+0080..U+009F): valid UTF-8, yet terminals act on it. */
+static int is_c1(const unsigned char *s)
+{
+    return s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F;
+}
+
 void cli_json_string(FILE *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -164,6 +173,11 @@ void cli_json_string(FILE *f, const char *s)
             fprintf(f, "\\u%04x", *p++);
             continue;
         }
+        if (is_c1(p)) {
+            fprintf(f, "\\u%04x", p[1]);
+            p += 2;
+            continue;
+        }
         n = utf8_len(p);
         if (n == 0) {
             fputs("\\ufffd", f);
@@ -176,24 +190,18 @@ void cli_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-size_t cli_put_text(FILE *f, const char *s)
+/* Writes s (when f) with control characters (C0, DEL, C1) and bytes that
+ * are not UTF-8 as \xNN; returns the columns used. */
+static size_t put_escaped(FILE *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t cols = 0;
 
-    if (!s) {
-        if (f)
-            fputc('-', f);
-        return 1;
-    }
-    if (!*p) {
-        if (f)
-            fputs("\"\"", f);
-        return 2;
-    }
     while (*p) {
         size_t n = utf8_len(p);
-        if (n == 0 || *p < 0x20 || *p == 0x7f) {
+        /* A C1 character's lead byte goes out as \xc2, then its second byte,
+         * a stray continuation byte on its own, as \xNN. */
+        if (n == 0 || *p < 0x20 || *p == 0x7f || is_c1(p)) {
             if (f)
                 fprintf(f, "\\x%02x", *p);
             cols += 4;
@@ -206,6 +214,49 @@ size_t cli_put_text(FILE *f, const char *s)
         p += n;
     }
     return cols;
+}
+
+size_t cli_put_text(FILE *f, const char *s)
+{
+    if (!s) {
+        if (f)
+            fputc('-', f);
+        return 1;
+    }
+    if (!*s) {
+        if (f)
+            fputs("\"\"", f);
+        return 2;
+    }
+    return put_escaped(f, s);
+}
+
+char *cli_vformat(const char *fmt, va_list ap)
+{
+    va_list again;
+    int n;
+    char *s;
+
+    va_copy(again, ap);
+    n = vsnprintf(NULL, 0, fmt, again);
+    va_end(again);
+    if (n < 0 || !(s = malloc((size_t)n + 1)))
+        return NULL;
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+void cli_line(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+
+    va_start(ap, fmt);
+    s = cli_vformat(fmt, ap);
+    va_end(ap);
+    put_escaped(f, s ? s : fmt);
+    fputc('\n', f);
+    free(s);
 }
 
 void cli_pad(FILE *f, size_t n)
@@ -235,8 +286,7 @@ static int take_value(cli_parser *p, const cli_option *o, const char *inline_val
 {
     if (!o->takes_value) {
         if (inline_value) {
-            fprintf(stderr, "onnxzip %s: option '%s%s' takes no value\n", p->cmd, dashes,
-                    shown);
+            cli_line(stderr, "onnxzip %s: option '%s%s' takes no value", p->cmd, dashes, shown);
             return CLI_BAD;
         }
         p->value = NULL;
@@ -247,7 +297,7 @@ static int take_value(cli_parser *p, const cli_option *o, const char *inline_val
         return o->id;
     }
     if (p->index >= p->argc) {
-        fprintf(stderr, "onnxzip %s: option '%s%s' needs a value\n", p->cmd, dashes, shown);
+        cli_line(stderr, "onnxzip %s: option '%s%s' needs a value", p->cmd, dashes, shown);
         return CLI_BAD;
     }
     p->value = p->argv[p->index++];
@@ -264,7 +314,7 @@ static int parse_long(cli_parser *p, const cli_option *opts, const char *arg)
             memcmp(o->long_name, name, len) == 0)
             return take_value(p, o, eq ? eq + 1 : NULL, "--", o->long_name);
     }
-    fprintf(stderr, "onnxzip %s: unknown option '%.*s'\n", p->cmd, (int)(len + 2), arg);
+    cli_line(stderr, "onnxzip %s: unknown option '%.*s'", p->cmd, (int)(len + 2), arg);
     return CLI_BAD;
 }
 
@@ -279,7 +329,7 @@ static int parse_short(cli_parser *p, const cli_option *opts, const char *arg)
             return take_value(p, o, rest, "", arg);
         }
     }
-    fprintf(stderr, "onnxzip %s: unknown option '%s'\n", p->cmd, arg);
+    cli_line(stderr, "onnxzip %s: unknown option '%s'", p->cmd, arg);
     return CLI_BAD;
 }
 
@@ -423,8 +473,8 @@ int cli_archive_summary(const char *verb, const char *in, const char *out)
     for (size_t i = 0; i < n; i++)
         if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
             in_entries++;
-    printf("%s %s -> %s: %zu tensors in %zu entries, %" PRIu64 " bytes\n", verb, in, out,
-           in_entries, onnxzip_entry_count(a), (uint64_t)st.st_size);
+    cli_line(stdout, "%s %s -> %s: %zu tensors in %zu entries, %" PRIu64 " bytes", verb, in, out,
+             in_entries, onnxzip_entry_count(a), (uint64_t)st.st_size);
     onnxzip_close(&a);
     return CLI_EXIT_OK;
 }

@@ -4,6 +4,7 @@
 #ifndef ONNXZIP_TOOLS_CLI_H
 #define ONNXZIP_TOOLS_CLI_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -56,6 +57,16 @@ void cli_json_string(FILE *f, const char *s);
  * \xNN, "" for the empty string, - for NULL. Returns the number of columns used
  * (approximate for wide characters). With f == NULL only measures. */
 size_t cli_put_text(FILE *f, const char *s);
+
+/* Formats like vsnprintf into a new string (free() it); NULL when out of
+ * memory. */
+char *cli_vformat(const char *fmt, va_list ap);
+
+/* Prints one formatted line and a newline, with control characters (C0,
+ * DEL, C1) and bytes that are not UTF-8 written as \xNN, so that a file name
+ * in it can neither break the line nor drive the terminal. Every line the
+ * tool prints with a path or other outside text in it goes through here. */
+void cli_line(FILE *f, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 /* Writes `n` spaces. */
 void cli_pad(FILE *f, size_t n);

@@ -71,11 +71,11 @@ int cmd_verify(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         with_digest += onnxzip_entry_at(a, i)->has_xxh3 != 0;
     if (onnxzip_archive_layout(a) == ONNXZIP_LAYOUT_ARCHIVE)
-        printf("OK: %s: %zu entries, %zu tensors, CRC-32 verified, XXH3 verified for %zu of %zu entries\n",
-               path, n, onnxzip_tensor_count(a), with_digest, n);
+        cli_line(stdout, "OK: %s: %zu entries, %zu tensors, CRC-32 verified, XXH3 verified for %zu of %zu entries",
+                 path, n, onnxzip_tensor_count(a), with_digest, n);
     else /* classic ONNX has no CRC: structure, every payload read, SHA-1 checksum keys */
-        printf("OK: %s: classic ONNX model, %zu tensors, structure and every payload checked "
-               "(external data against its checksum keys where present)\n", path, onnxzip_tensor_count(a));
+        cli_line(stdout, "OK: %s: classic ONNX model, %zu tensors, structure and every payload checked "
+                 "(external data against its checksum keys where present)", path, onnxzip_tensor_count(a));
     onnxzip_close(&a);
     return CLI_EXIT_OK;
 }

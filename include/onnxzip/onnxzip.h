@@ -122,7 +122,9 @@ ONNXZIP_API const char *onnxzip_status_name(int status);
  * overwrites it; successful calls leave it alone. */
 typedef struct onnxzip_error_info {
     int status;          /* the negative onnxzip_status returned */
-    const char *message; /* full sentence: "FILE: entry 'w' at offset 4160: ..." */
+    const char *message; /* full sentence: "FILE: entry 'w' at offset 4160: ...";
+                          * one line: control characters (C0, DEL, C1) and
+                          * bytes that are not UTF-8 appear as \xHH */
     int64_t offset;      /* byte offset in the file at fault, or -1 */
 } onnxzip_error_info;
 
