@@ -105,12 +105,19 @@ static int read_zip64(ctx *c, uint64_t eocd, int required)
         return oz_err(ONNXZIP_EZIP64, (int64_t)loc_pos, "%s: zip64 locator points to offset %llu, where no zip64 "
                       "end of central directory record is", c->path, (unsigned long long)rec);
     const uint8_t *r = c->base + rec;
-    if (oz_rd64(r + 4) != loc_pos - rec - 12)
+    /* Record_Size is 44 exactly (6.1, 6.4): no extensible data sector. */
+    if (oz_rd64(r + 4) != ZIP64_EOCD_SIZE - 12 || loc_pos - rec != ZIP64_EOCD_SIZE)
         return oz_err(ONNXZIP_EZIP64, (int64_t)rec, "%s: zip64 end of central directory record at offset %llu "
-                      "does not end where the zip64 locator begins", c->path, (unsigned long long)rec);
-    if (oz_rd32(r + 16) != 0 || oz_rd32(r + 20) != 0 || oz_rd64(r + 24) != oz_rd64(r + 32))
-        return oz_err(ONNXZIP_EEOCD, (int64_t)rec, "%s: zip64 end of central directory names several disks",
-                      c->path);
+                      "has Record_Size %llu (must be 44) or does not end where the zip64 locator begins", c->path,
+                      (unsigned long long)rec, (unsigned long long)oz_rd64(r + 4));
+    /* Its disk fields are zip64 fields: EZIP64 (6.4), not the EOCD's EEOCD. */
+    if (oz_rd32(r + 16) != 0 || oz_rd32(r + 20) != 0)
+        return oz_err(ONNXZIP_EZIP64, (int64_t)rec, "%s: zip64 end of central directory: Disk_Number %u, CD_Disk "
+                      "%u; onnxzip archives are one disk (both 0)", c->path, oz_rd32(r + 16), oz_rd32(r + 20));
+    if (oz_rd64(r + 24) != oz_rd64(r + 32))
+        return oz_err(ONNXZIP_EZIP64, (int64_t)rec, "%s: zip64 end of central directory: Disk_Entries %llu != "
+                      "Total_Entries %llu", c->path, (unsigned long long)oz_rd64(r + 24),
+                      (unsigned long long)oz_rd64(r + 32));
     const uint8_t *e = c->base + eocd;
     uint64_t n = oz_rd64(r + 32), size = oz_rd64(r + 40), off = oz_rd64(r + 48);
     if ((oz_rd16(e + 10) != U16_MARK && oz_rd16(e + 10) != n) ||

@@ -380,6 +380,18 @@ def _z64_patch(fn):
     return f
 
 
+def c_zip64_extensible_data(base):
+    """Record_Size 52 and 8 more bytes before the locator: consistent, but 6.1
+    allows 44 only. The locator still points at the record, the CD still ends
+    where it begins."""
+    es, order = base.fresh()
+    lay = []
+    d = bytearray(build(es, order, zip64_eocd=True, layout=lay))
+    rec = lay[0].zip64_eocd_offset
+    struct.pack_into("<Q", d, rec + 4, 52)
+    return bytes(d[:rec + 56] + b"\x00" * 8 + d[rec + 56:])
+
+
 def c_unneeded_zip64_eocd(base):
     return build(*base.fresh(), zip64_eocd=True)
 
@@ -569,6 +581,20 @@ CASES = [
      _z64_patch(lambda d, L: struct.pack_into("<I", d, L.eocd_offset - 4, 2))),
     ("zip64 locator Total_Disks 0 (6.4)", ["EZIP64"],
      _z64_patch(lambda d, L: struct.pack_into("<I", d, L.eocd_offset - 4, 0))),
+    # every disk field of the zip64 end record and locator (6.1, 6.2, 6.4)
+    ("zip64 end record Disk_Number 1 (6.4)", ["EZIP64"],
+     _z64_patch(lambda d, L: struct.pack_into("<I", d, L.zip64_eocd_offset + 16, 1))),
+    ("zip64 end record CD_Disk 1 (6.4)", ["EZIP64"],
+     _z64_patch(lambda d, L: struct.pack_into("<I", d, L.zip64_eocd_offset + 20, 1))),
+    ("zip64 end record Disk_Number and CD_Disk 0xFFFFFFFF (6.4)", ["EZIP64"],
+     _z64_patch(lambda d, L: struct.pack_into("<II", d, L.zip64_eocd_offset + 16, 0xFFFFFFFF,
+                                              0xFFFFFFFF))),
+    ("zip64 end record Disk_Entries != Total_Entries (6.4)", ["EZIP64"],
+     _z64_patch(lambda d, L: struct.pack_into("<Q", d, L.zip64_eocd_offset + 24, 1))),
+    ("zip64 locator Z64_EOCD_Disk 1 (6.4)", ["EZIP64"],
+     _z64_patch(lambda d, L: struct.pack_into("<I", d, L.eocd_offset - 20 + 4, 1))),
+    ("zip64 end record Record_Size 52 with 8 bytes of extensible data (6.1, 6.4)", ["EZIP64"],
+     c_zip64_extensible_data),
     ("zip64 end record count disagrees with the EOCD's (6.4)", ["EZIP64"],
      _z64_patch(lambda d, L: struct.pack_into("<HH", d, L.eocd_offset + 8, 5, 5))),
     ("EOCD CD_Size marker 0xFFFFFFFF without zip64 locator (6.4)", ["EZIP64"],
