@@ -12,6 +12,7 @@
 
 #include "atomic_file.h"
 #include "internal.h"
+#include "outputs.h"
 
 int oz_open_parent(const char *path)
 {
@@ -23,18 +24,13 @@ int oz_open_parent(const char *path)
     return fd;
 }
 
-static int same_file(const struct stat *a, const struct stat *b)
-{
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
 int oz_tmp_claim(int dirfd, const char *name, int fd)
 {
     while (flock(fd, LOCK_EX)) /* blocks only while a sweeper examines it */
         if (errno != EINTR) return 0; /* no flock here: sweepers cannot take it either */
     struct stat mine, there;
     if (fstat(fd, &mine) || fstatat(dirfd, name, &there, AT_SYMLINK_NOFOLLOW)) return 1;
-    return same_file(&mine, &there) ? 0 : 1;
+    return oz_same_stat(&mine, &there) ? 0 : 1;
 }
 
 static int matches(const char *name, const char *prefix, size_t plen, size_t tail)
@@ -77,7 +73,7 @@ void oz_tmp_sweep(int dirfd, const char *prefix, size_t tail, int dirs)
         /* Locked: a live writer. Taken: its creator died; it is still the
          * entry we opened (not one created since), so remove it, lock held. */
         if (!fstat(fd, &st) && (dirs ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) && !flock(fd, LOCK_EX | LOCK_NB) &&
-            !fstatat(dirfd, e->d_name, &there, AT_SYMLINK_NOFOLLOW) && same_file(&st, &there)) {
+            !fstatat(dirfd, e->d_name, &there, AT_SYMLINK_NOFOLLOW) && oz_same_stat(&st, &there)) {
             if (dirs) empty_dir(fd);
             unlinkat(dirfd, e->d_name, dirs ? AT_REMOVEDIR : 0);
         }
@@ -94,6 +90,8 @@ int oz_tmp_create(const char *path, char **tmp, int *fd)
     const char *base = slash ? slash + 1 : path;
     int dirlen = slash ? (int)(slash - path) + 1 : 0;
     size_t cap = strlen(path) + 64;
+    int rc = oz_output_check(AT_FDCWD, NULL, path, NULL, 0); /* no device, FIFO, directory... replaced */
+    if (rc) return rc;
     char *name = malloc(cap);
     if (!name) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     int dirfd = oz_open_parent(path);
@@ -124,8 +122,8 @@ int oz_tmp_create(const char *path, char **tmp, int *fd)
     }
     int e = errno;
     close(dirfd);
-    int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary file beside it (%s): %s", path, name,
-                    strerror(e));
+    rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary file beside it (%s): %s", path, name,
+                strerror(e));
     free(name); /* never created: nothing to remove */
     return rc;
 }
@@ -193,10 +191,15 @@ int oz_atomic_commit(oz_atomic_file *af)
     const char *what = NULL;
     int e = 0;
     if (fsync(af->fd)) what = "cannot sync the temporary file", e = errno;
+    int rc = what ? 0 : oz_output_check(AT_FDCWD, NULL, af->path, NULL, 0); /* it may have changed since open */
+    if (rc) {
+        oz_atomic_abort(af);
+        return rc;
+    }
     /* Renamed while still open, so that its lock keeps sweepers away. */
     if (!what && rename(af->tmp, af->path)) what = "cannot rename the temporary file into place", e = errno;
     if (what) {
-        int rc = oz_err(ONNXZIP_EIO, -1, "%s: %s (%s): %s", af->path, what, af->tmp, strerror(e));
+        rc = oz_err(ONNXZIP_EIO, -1, "%s: %s (%s): %s", af->path, what, af->tmp, strerror(e));
         oz_atomic_abort(af);
         return rc;
     }

@@ -25,7 +25,9 @@ typedef struct oz_atomic_file {
  * beside `path`, first sweeping stale ones of the same target. On success
  * *tmp is its path (malloc'd) and *fd is open for writing; on failure nothing
  * is left on disk, *tmp is NULL and *fd is -1. Shared by the archive writer
- * and oz_atomic_open(). */
+ * and oz_atomic_open(). An existing `path` that is not a regular file
+ * (symbolic links followed: device, FIFO, socket, directory) is refused with
+ * ONNXZIP_ENOTREG before anything is created (outputs.h). */
 int oz_tmp_create(const char *path, char **tmp, int *fd);
 
 /* fsyncs the directory holding `path`, so that a rename into it is durable.
@@ -43,8 +45,9 @@ int oz_atomic_open(const char *path, oz_atomic_file *af);
 /* Writes all `n` bytes at the current position of the temporary file. */
 int oz_atomic_write(oz_atomic_file *af, const void *data, size_t n);
 
-/* fsyncs and closes the temporary file, renames it to the target and syncs
- * the directory. Releases *af whether it succeeds or not; on failure the
+/* fsyncs and closes the temporary file, checks the target once more (not a
+ * special file, as at open), renames it to the target and syncs the
+ * directory. Releases *af whether it succeeds or not; on failure the
  * temporary file is removed and the target is untouched. */
 int oz_atomic_commit(oz_atomic_file *af);
 

@@ -28,6 +28,7 @@ void oz_extdata_free(oz_extdata *x)
         if (x->files[i].map) munmap((void *)x->files[i].map, (size_t)x->files[i].size);
         close(x->files[i].fd);
         free(x->files[i].location);
+        free(x->files[i].tensor);
     }
     free(x->files);
     free(x->dir);
@@ -125,12 +126,14 @@ static int open_file(oz_extdata *x, const ref *r, const char *loc, size_t len, o
         if (!f) bad = "out of memory";
         else x->files = f, x->cap = cap;
     }
-    char *copy = bad ? NULL : strndup(loc, len);
-    if (bad || !copy) {
+    char *copy = bad ? NULL : strndup(loc, len), *tensor = bad ? NULL : strdup(r->tensor);
+    if (bad || !copy || !tensor) {
         close(fd);
+        free(copy);
+        free(tensor);
         return refuse(r, bad ? ONNXZIP_EPATH : ONNXZIP_ENOMEM, bad ? bad : "out of memory");
     }
-    x->files[x->n] = (oz_extfile){ .location = copy, .fd = fd, .size = (uint64_t)st.st_size };
+    x->files[x->n] = (oz_extfile){ .location = copy, .tensor = tensor, .fd = fd, .size = (uint64_t)st.st_size };
     *out = &x->files[x->n++];
     return 0;
 }

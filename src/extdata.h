@@ -10,6 +10,7 @@
 
 typedef struct oz_extfile {
     char *location;       /* as written in the model */
+    char *tensor;         /* the first tensor referring to it (printable), for messages */
     int fd;
     uint64_t size;
     const uint8_t *map;   /* oz_extdata_map(): whole file, or NULL */

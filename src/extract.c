@@ -1,29 +1,33 @@
 /* onnxzip_extract_tensor(): one tensor's payload to a file, atomically. */
-#include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
+#include "archive.h"
 #include "atomic_file.h"
 #include "internal.h"
+#include "outputs.h"
 
-/* 1 when `out` exists and is the same file as `other` (when that exists). */
-static int same_file(const char *out, const char *other)
+/* Every file the handle reads — the archive or classic model, and its
+ * external data files — against the output (outputs.h). */
+static int check_output(const onnxzip_archive *a, const char *out_path)
 {
-    struct stat a, b;
-    return other && !stat(out, &a) && !stat(other, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-/* For a tensor in a classic side file: that file's path (the location is
- * relative to the model's directory), malloc'd; NULL when unknown. */
-static char *side_file(const char *model_path, const char *location)
-{
-    const char *slash = strrchr(model_path, '/');
-    int dirlen = slash ? (int)(slash - model_path) + 1 : 0;
-    size_t cap = (size_t)dirlen + strlen(location) + 1;
-    char *p = malloc(cap);
-    if (p) snprintf(p, cap, "%.*s%s", dirlen, model_path, location);
-    return p;
+    size_t n = (a->ext_open ? a->ext.n : 0) + 1, k = 0;
+    oz_input *in = malloc(n * sizeof *in);
+    if (!in) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    if (a->fd >= 0) /* a file, not the caller's buffer */
+        in[k++] = (oz_input){ .dev = a->st_dev, .ino = a->st_ino, .path = a->path,
+                              .role = a->layout == ONNXZIP_LAYOUT_ARCHIVE ? "the archive" : "the input model" };
+    for (size_t i = 0; a->ext_open && i < a->ext.n; i++) {
+        const oz_extfile *f = &a->ext.files[i];
+        int rc = oz_input_fd(&in[k++], f->fd, "the external data file", a->ext.dir, f->location, f->tensor);
+        if (rc) {
+            free(in);
+            return rc;
+        }
+    }
+    int rc = oz_output_check(AT_FDCWD, NULL, out_path, in, k);
+    free(in);
+    return rc;
 }
 
 int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name, const char *out_path)
@@ -38,24 +42,15 @@ int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name, const ch
     if (t->storage == ONNXZIP_STORAGE_TYPED)
         return oz_err(ONNXZIP_EUNSUPPORTED, -1,
                       "%s: tensor '%s' is held in typed fields; nothing to extract as raw bytes", path, shown);
-    if (same_file(out_path, path))
-        return oz_err(ONNXZIP_EINVAL, -1, "%s: the output names the archive %s; refusing to overwrite it", out_path,
-                      path);
-    if (t->storage == ONNXZIP_STORAGE_FILE && t->entry) {
-        char *side = side_file(path, t->entry);
-        if (!side) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-        int same = same_file(out_path, side);
-        free(side);
-        if (same)
-            return oz_err(ONNXZIP_EINVAL, -1, "%s: the output names the data file '%s' of tensor '%s'; refusing to "
-                          "overwrite it", out_path, t->entry, shown);
-    }
     if (t->nbytes > SIZE_MAX) return oz_err(ONNXZIP_ELIMIT, -1, "%s: tensor '%s' is too large", path, shown);
-    oz_atomic_file af;
-    int rc = oz_atomic_open(out_path, &af);
+    int rc = check_output(a, out_path);
     if (rc) return rc;
+    oz_atomic_file af;
+    if ((rc = oz_atomic_open(out_path, &af))) return rc;
     /* The data is mapped: write() reads it page by page, no copy of our own. */
-    if ((rc = oz_atomic_write(&af, t->data, (size_t)t->nbytes))) {
+    rc = oz_atomic_write(&af, t->data, (size_t)t->nbytes);
+    if (!rc) rc = check_output(a, out_path); /* once more before the rename */
+    if (rc) {
         oz_atomic_abort(&af);
         return rc;
     }

@@ -14,6 +14,7 @@
 
 #include "dtype.h"
 #include "extdata.h"
+#include "outputs.h"
 #include "typed.h"
 #include "writer.h"
 
@@ -272,10 +273,31 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     return 0;
 }
 
+/* Every file pack reads — the model and each external data file resolved so
+ * far — against the output (outputs.h). */
+static int check_output(pack *p, const char *out_path)
+{
+    size_t n = 1 + (p->ext_open ? p->ext.n : 0);
+    oz_input *in = malloc(n * sizeof *in);
+    if (!in) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    int rc = oz_input_fd(&in[0], p->fd, "the input model", NULL, p->in_path, NULL);
+    for (size_t i = 1; !rc && i < n; i++) {
+        const oz_extfile *f = &p->ext.files[i - 1];
+        rc = oz_input_fd(&in[i], f->fd, "the external data file", p->ext.dir, f->location, f->tensor);
+    }
+    if (!rc) rc = oz_output_check(AT_FDCWD, NULL, out_path, in, n);
+    free(in);
+    return rc;
+}
+
 static int pack_mapped(pack *p, uint64_t size, const char *out_path)
 {
     oz_walk walk = { .visit = on_tensor, .ctx = p, .path = p->in_path, .base = p->base };
-    int rc = p->opts->progress ? oz_walk_model(&walk, p->base, (size_t)size) : 0;
+    /* A first walk without output opens every external data file (and totals
+     * the bytes for progress): the output is checked against all the inputs
+     * before anything is written. */
+    int rc = oz_walk_model(&walk, p->base, (size_t)size);
+    if (!rc) rc = check_output(p, out_path);
     if (!rc) rc = onnxzip_writer_create(out_path, &(onnxzip_write_options){ .alignment = p->opts->alignment,
                        .flags = (p->opts->flags & ONNXZIP_PACK_NO_SYNC) ? ONNXZIP_WRITE_NO_SYNC : 0 }, &p->w);
     if (rc) return rc;
@@ -284,15 +306,10 @@ static int pack_mapped(pack *p, uint64_t size, const char *out_path)
     rc = oz_walk_model(&walk, p->base, (size_t)size);
     if (!rc) rc = onnxzip_writer_set_model(p->w, model.p, model.len);
     oz_buf_free(&model);
+    if (!rc) rc = check_output(p, out_path); /* once more before the rename: the path may have changed */
     if (!rc) return onnxzip_writer_finish(&p->w);
     onnxzip_writer_abort(&p->w);
     return rc;
-}
-
-static int same_file(int fd, const char *out)
-{
-    struct stat a, b;
-    return !fstat(fd, &a) && !stat(out, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 static int pack_fd(pack *p, const char *out_path)
@@ -301,8 +318,6 @@ static int pack_fd(pack *p, const char *out_path)
     if (fstat(p->fd, &st) || !S_ISREG(st.st_mode))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", p->in_path);
     if (st.st_size == 0) return oz_err(ONNXZIP_EPROTO, -1, "%s: empty file, not an ONNX model", p->in_path);
-    if (same_file(p->fd, out_path))
-        return oz_err(ONNXZIP_EINVAL, -1, "%s: the output names the input file; refusing to overwrite it", out_path);
     void *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, p->fd, 0);
     if (base == MAP_FAILED) return oz_err(ONNXZIP_EIO, -1, "%s: cannot map: %s", p->in_path, strerror(errno));
     p->base = base;

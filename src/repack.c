@@ -2,6 +2,7 @@
  * deflate by another tool), read through libzip, rewritten by the aligned
  * writer. Entries are decompressed and streamed; only the model is held. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 
 #include "entry_name.h"
 #include "internal.h"
+#include "outputs.h"
 #include "writer.h"
 
 /* The onnxzip status for a libzip error code. */
@@ -178,12 +180,6 @@ static int copy_entries(repack *r)
     return copy_model(r, (zip_uint64_t)model);
 }
 
-static int same_file(const struct stat *in, const char *out)
-{
-    struct stat st;
-    return !stat(out, &st) && st.st_dev == in->st_dev && st.st_ino == in->st_ino;
-}
-
 int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_write_options *opts)
 {
     if (!in_path || !out_path || !*in_path || !*out_path)
@@ -194,9 +190,9 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
     if (stat(in_path, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", in_path, strerror(errno));
     if (!S_ISREG(st.st_mode)) return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", in_path);
     if (st.st_size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a zip archive", in_path);
-    if (same_file(&st, out_path))
-        return oz_err(ONNXZIP_EINVAL, -1, "%s: the output names the input file %s; refusing to overwrite it",
-                      out_path, in_path);
+    oz_input in = { .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino, .role = "the input archive",
+                    .path = in_path };
+    if ((rc = oz_output_check(AT_FDCWD, NULL, out_path, &in, 1))) return rc;
     int zerr = 0;
     repack r = { .in = in_path, .out = out_path };
     if (!(r.za = zip_open(in_path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr))) {
@@ -208,6 +204,7 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
     }
     if (!(rc = onnxzip_writer_create(out_path, opts, &r.w))) {
         rc = copy_entries(&r);
+        if (!rc) rc = oz_output_check(AT_FDCWD, NULL, out_path, &in, 1); /* once more before the rename */
         if (!rc) rc = onnxzip_writer_finish(&r.w);
         onnxzip_writer_abort(&r.w);
     }

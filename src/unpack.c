@@ -14,6 +14,7 @@
 #include "atomic_file.h"
 #include "copy_range.h"
 #include "onnx_walk.h"
+#include "outputs.h"
 #include "sha1.h"
 
 #define IO_CHUNK (1u << 20)
@@ -125,20 +126,24 @@ static int check_options(const onnxzip_unpack_options *o)
     return 0;
 }
 
-/* Refuses targets that are the archive or a directory. */
-static int check_target(unpack *u, const char *name, const struct stat *arc)
+/* Refuses a target that is the archive or not a regular file (outputs.h). */
+static int check_target(const unpack *u, const char *name)
 {
-    struct stat st;
-    if (arc && !fstatat(u->dirfd, name, &st, 0) && st.st_dev == arc->st_dev && st.st_ino == arc->st_ino)
-        return oz_err(ONNXZIP_EINVAL, -1, "%s/%s is the archive being unpacked (%s); refusing to overwrite it",
-                      u->dir, name, u->archive_path);
-    if (!fstatat(u->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
-        return oz_err(ONNXZIP_EINVAL, -1, "%s/%s is a directory; refusing to replace it", u->dir, name);
-    return 0;
+    oz_input in = { .dev = u->a->st_dev, .ino = u->a->st_ino, .role = "the archive", .path = u->archive_path };
+    return oz_output_check(u->dirfd, u->dir, name, &in, 1);
 }
 
-/* Splits model_path, opens its directory, refuses the archive as target, opens the archive. */
-static int prepare(unpack *u, struct stat *arc, int *have_arc)
+/* The model and every data file, before anything is written and again
+ * before the first rename. */
+static int check_targets(const unpack *u)
+{
+    int rc = check_target(u, u->name);
+    for (size_t i = 0; !rc && i < u->nfiles; i++) rc = check_target(u, u->files[i]);
+    return rc;
+}
+
+/* Splits model_path, opens its directory, opens the archive. */
+static int prepare(unpack *u)
 {
     const char *slash = strrchr(u->model_path, '/');
     u->name = slash ? slash + 1 : u->model_path;
@@ -150,9 +155,7 @@ static int prepare(unpack *u, struct stat *arc, int *have_arc)
     if ((u->dirfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return oz_err(ONNXZIP_EIO, -1, "%s: the model's directory %s cannot be opened: %s", u->model_path, u->dir,
                       strerror(errno));
-    *have_arc = !stat(u->archive_path, arc);
-    int rc = check_target(u, u->name, *have_arc ? arc : NULL);
-    if (!rc) rc = onnxzip_open(u->archive_path, 0, &u->a);
+    int rc = onnxzip_open(u->archive_path, 0, &u->a);
     if (rc) return rc;
     if ((u->arcfd = open(u->archive_path, O_RDONLY | O_CLOEXEC)) < 0)
         return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", u->archive_path, strerror(errno));
@@ -260,15 +263,14 @@ static int too_big(unpack *u, uint64_t size, const char *what)
                   (unsigned long long)OZ_MAX_MODEL);
 }
 
-static int plan(unpack *u, const struct stat *arc)
+static int plan(unpack *u)
 {
     int rc = collect(u);
-    if (rc) return rc;
-    if (u->o->layout == ONNXZIP_UNPACK_INLINE) /* before anything big is built */
-        return u->total > OZ_MAX_MODEL - u->a->model_len ? too_big(u, u->a->model_len + u->total, "be about") : 0;
-    rc = u->o->layout == ONNXZIP_UNPACK_SINGLE ? plan_single(u) : plan_per_tensor(u);
-    for (size_t i = 0; !rc && i < u->nfiles; i++) rc = check_target(u, u->files[i], arc);
-    return rc;
+    if (!rc && u->o->layout == ONNXZIP_UNPACK_INLINE) /* before anything big is built */
+        rc = u->total > OZ_MAX_MODEL - u->a->model_len ? too_big(u, u->a->model_len + u->total, "be about") : 0;
+    else if (!rc)
+        rc = u->o->layout == ONNXZIP_UNPACK_SINGLE ? plan_single(u) : plan_per_tensor(u);
+    return rc ? rc : check_targets(u);
 }
 
 static void progress(unpack *u, uint64_t n)
@@ -504,16 +506,15 @@ static void cleanup(unpack *u, int ok)
 
 static int run(unpack *u)
 {
-    struct stat arc;
-    int have_arc = 0;
     oz_buf model = { 0 };
-    int rc = prepare(u, &arc, &have_arc);
-    if (!rc) rc = plan(u, have_arc ? &arc : NULL);
+    int rc = prepare(u);
+    if (!rc) rc = plan(u);
     if (!rc) rc = build_model(u, &model);
     if (!rc) rc = make_tmpdir(u);
     if (!rc) rc = write_data(u);
     if (!rc) rc = write_model(u, &model);
     oz_buf_free(&model);
+    if (!rc) rc = check_targets(u); /* once more: the paths may have changed while writing */
     if (!rc) rc = commit(u);
     if (!rc && u->o->progress) u->o->progress(u->o->progress_user, u->done, u->total);
     return rc;

@@ -507,7 +507,7 @@ static void test_errors(const char *root, const char *arc)
     check_untouched(d, 2);
     /* a directory at the target */
     mkdir(tu_path(d, "model.onnx"), 0777);
-    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), NULL), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), NULL), ONNXZIP_ENOTREG);
     check_untouched(d, 3);
     rmdir(tu_path(d, "model.onnx"));
     free(d);
@@ -520,14 +520,14 @@ static void test_not_the_archive(const char *root)
     make_archive(arc);
     struct stat before, after;
     stat(arc, &before);
-    CHECK_RC(onnxzip_unpack(arc, arc, NULL), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_unpack(arc, arc, NULL), ONNXZIP_ESAMEFILE);
     onnxzip_unpack_options o;
     onnxzip_unpack_options_init(&o);
     o.size_threshold = 0;
     o.location = "a.onnxzip"; /* the data file would replace the archive */
-    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "m.onnx"), &o), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "m.onnx"), &o), ONNXZIP_ESAMEFILE);
     link(arc, tu_path(d, "hard.onnx")); /* another name of the same file */
-    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "hard.onnx"), NULL), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "hard.onnx"), NULL), ONNXZIP_ESAMEFILE);
     unlink(tu_path(d, "hard.onnx"));
     CHECK(!stat(arc, &after) && after.st_ino == before.st_ino && after.st_size == before.st_size &&
           after.st_mtime == before.st_mtime);

@@ -1,10 +1,18 @@
 /*
  * cmd_extract.c — "onnxzip extract": write one tensor's raw bytes to a file.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* fstat(), isatty() */
+#endif
+
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <onnxzip/onnxzip.h>
 
@@ -26,15 +34,18 @@ typedef struct extract_args {
 
 static void usage(FILE *f)
 {
-    fputs("usage: onnxzip extract ARCHIVE TENSOR -o FILE [-q]\n"
+    fputs("usage: onnxzip extract ARCHIVE TENSOR -o FILE|- [-q]\n"
           "\n"
           "Writes the payload of the first tensor named TENSOR (raw little-endian\n"
-          "bytes, as in ONNX raw_data) to FILE. FILE is replaced atomically and must\n"
-          "not be the archive. Tensors held in typed fields (float_data, ...) have\n"
-          "no raw bytes and are refused.\n"
+          "bytes, as in ONNX raw_data) to FILE. FILE is replaced atomically (a\n"
+          "symbolic link FILE is replaced, not followed); it must not be the archive\n"
+          "nor one of its data files (under any name), nor an existing device, FIFO,\n"
+          "socket or directory. With -o - the bytes go to standard output instead,\n"
+          "which must not be a terminal. Tensors held in typed fields (float_data,\n"
+          "...) have no raw bytes and are refused.\n"
           "\n"
           "options:\n"
-          "  -o, --output FILE        file to write (required)\n"
+          "  -o, --output FILE        file to write (required); - for standard output\n"
           "  -q, --quiet              print nothing on success\n"
           "  -h, --help               show this help\n", f);
 }
@@ -75,6 +86,65 @@ static int parse_args(int argc, char **argv, extract_args *a)
     return rc;
 }
 
+/* 1 when the regular file open on fd is the file at `path`. */
+static int fd_is_path(int fd, const char *path)
+{
+    struct stat a, b;
+    return !fstat(fd, &a) && S_ISREG(a.st_mode) && !stat(path, &b) && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* Standard output redirected into the archive or the tensor's own data file
+ * (">>") would change an input, as -o FILE would (the library refuses that). */
+static int stdout_is_input(const char *archive, const onnxzip_tensor *t)
+{
+    if (fd_is_path(STDOUT_FILENO, archive))
+        return cli_fail(ONNXZIP_ESAMEFILE, "standard output is the archive %s; refusing to write into an input",
+                        archive);
+    if (t->storage != ONNXZIP_STORAGE_FILE || !t->entry)
+        return 0;
+    const char *slash = strrchr(archive, '/');
+    int dirlen = slash ? (int)(slash - archive) + 1 : 0;
+    size_t cap = (size_t)dirlen + strlen(t->entry) + 1;
+    char *side = malloc(cap);
+    if (!side)
+        return cli_fail(ONNXZIP_ENOMEM, "out of memory");
+    snprintf(side, cap, "%.*s%s", dirlen, archive, t->entry);
+    int same = fd_is_path(STDOUT_FILENO, side);
+    int rc = same ? cli_fail(ONNXZIP_ESAMEFILE, "standard output is %s, the data file of the tensor; refusing "
+                             "to write into an input", side) : 0;
+    free(side);
+    return rc;
+}
+
+/* "-o -": the payload to standard output, never to a terminal (as gzip). */
+static int extract_to_stdout(onnxzip_archive *ar, const char *archive, const char *name)
+{
+    const onnxzip_tensor *t = onnxzip_find_tensor(ar, name);
+    if (isatty(STDOUT_FILENO))
+        return cli_fail(ONNXZIP_EINVAL, "standard output is a terminal; refusing to write raw tensor bytes to "
+                        "it (redirect it, or use -o FILE)");
+    if (!t)
+        return cli_fail(ONNXZIP_ENOTFOUND, "%s: no tensor named '%s'", archive, name);
+    if (t->storage == ONNXZIP_STORAGE_TYPED)
+        return cli_fail(ONNXZIP_EUNSUPPORTED, "%s: tensor '%s' is held in typed fields; nothing to extract as "
+                        "raw bytes", archive, name);
+    int rc = stdout_is_input(archive, t);
+    if (rc != 0)
+        return rc;
+    const uint8_t *p = t->data;
+    for (uint64_t left = t->nbytes; left > 0;) {
+        ssize_t k = write(STDOUT_FILENO, p, left < (1u << 30) ? (size_t)left : (1u << 30));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return cli_fail(ONNXZIP_EIO, "standard output: cannot write: %s", k < 0 ? strerror(errno) : "no progress");
+        p += k;
+        left -= (uint64_t)k;
+    }
+    return CLI_EXIT_OK;
+}
+
 int cmd_extract(int argc, char **argv)
 {
     extract_args a = { 0 };
@@ -86,6 +156,11 @@ int cmd_extract(int argc, char **argv)
         return rc < 0 ? CLI_EXIT_OK : rc;
     if ((rc = onnxzip_open(a.archive, 0, &ar)) != 0)
         return cli_lib_error(rc);
+    if (strcmp(a.out, "-") == 0) { /* nothing else on stdout: it holds the bytes */
+        rc = extract_to_stdout(ar, a.archive, a.tensor);
+        onnxzip_close(&ar);
+        return rc;
+    }
     if ((rc = onnxzip_extract_tensor(ar, a.tensor, a.out)) != 0) {
         rc = cli_lib_error(rc);
         onnxzip_close(&ar);

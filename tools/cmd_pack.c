@@ -1,16 +1,10 @@
 /*
  * cmd_pack.c — "onnxzip pack": convert a classic .onnx model into an archive.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* stat() */
-#endif
-
 #include "cli.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <onnxzip/onnxzip.h>
 
@@ -49,7 +43,9 @@ static void usage(FILE *f)
           "typed fields such as float_data) holds at least BYTES becomes an aligned,\n"
           "uncompressed entry. External data is read under ONNX's path rules (no\n"
           "absolute paths, '..', symlinks, special files or hard links). OUT is\n"
-          "replaced atomically and must not be the input file.\n"
+          "replaced atomically (a symbolic link OUT is replaced, not followed); it\n"
+          "must not be the model nor one of its data files (under any name), nor an\n"
+          "existing device, FIFO, socket or directory.\n"
           "\n"
           "options:\n"
           "  -o, --output OUT         archive to write (required)\n"
@@ -139,20 +135,6 @@ static int parse_args(int argc, char **argv, pack_args *a)
     return rc;
 }
 
-/* The library refuses out == in by name; refuse aliases too (hard links,
- * symlinks, "./x" vs "x"), since the atomic rename would destroy the input. */
-static int check_not_same_file(const char *in, const char *out)
-{
-    struct stat si, so;
-
-    if (stat(in, &si) != 0 || stat(out, &so) != 0)
-        return 0; /* a missing input is the library's to report */
-    if (si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-        return cli_fail(ONNXZIP_EINVAL, "%s: output is the same file as input %s; "
-                        "refusing to overwrite it", out, in);
-    return 0;
-}
-
 int cmd_pack(int argc, char **argv)
 {
     pack_args a = { 0 };
@@ -160,8 +142,7 @@ int cmd_pack(int argc, char **argv)
 
     if (rc != 0)
         return rc < 0 ? CLI_EXIT_OK : rc;
-    if ((rc = check_not_same_file(a.in, a.out)) != 0)
-        return rc;
+    /* The library refuses an OUT that is an input (ONNXZIP_ESAMEFILE) or a special file. */
     cli_progress_state ps;
     if (cli_progress_init(&ps, "packing", a.quiet)) {
         a.opts.progress = cli_progress;

@@ -40,7 +40,9 @@ static void usage(FILE *f)
           "that another tool re-zipped with deflate -- into an onnxzip archive: every\n"
           "entry is decompressed, checked against its CRC-32 and written uncompressed\n"
           "and aligned, the model last. Filler entries (__PAD_*) are dropped.\n"
-          "OUT is replaced atomically and must not be the input file.\n"
+          "OUT is replaced atomically (a symbolic link OUT is replaced, not\n"
+          "followed); it must not be the input (under any name), nor an existing\n"
+          "device, FIFO, socket or directory.\n"
           "\n"
           "options:\n"
           "  -o, --output OUT         archive to write (required)\n"
@@ -102,7 +104,7 @@ int cmd_repack(int argc, char **argv)
 
     if (rc != 0)
         return rc < 0 ? CLI_EXIT_OK : rc;
-    /* The library refuses OUT naming IN (by device and inode). */
+    /* The library refuses an OUT that is IN (ONNXZIP_ESAMEFILE) or a special file. */
     if ((rc = onnxzip_repack(a.in, a.out, &a.opts)) != 0)
         return cli_lib_error(rc);
     return a.quiet ? CLI_EXIT_OK : cli_archive_summary("repacked", a.in, a.out);
