@@ -25,6 +25,15 @@
  *   - Passing NULL where an object is required returns ONNXZIP_EINVAL.
  *   - On failure, *out parameters are set to NULL/0, nothing is left on disk,
  *     and onnxzip_last_error() describes the failure.
+ *   - Outputs (spec 12.3) are written to a temporary file beside the target
+ *     and renamed into place. An output never is a file the call reads
+ *     (ONNXZIP_ESAMEFILE; compared by device and inode, so hard links and
+ *     symbolic links count), nor an existing device, FIFO, socket or
+ *     directory, directly or through a symbolic link (ONNXZIP_ENOTREG; never
+ *     opened, so a FIFO cannot block). Both are checked before anything is
+ *     written and again just before the rename. A symbolic link to a regular
+ *     file at the output path is replaced by the new file; the file it
+ *     pointed to is left unchanged.
  *   - Handles are not thread-safe for concurrent mutation; a reader handle may
  *     be used by several threads at once once onnxzip_model_proto() has been
  *     called (before that, the lazy parse is the only mutation).
@@ -372,7 +381,8 @@ ONNXZIP_API void onnxzip_write_options_init(onnxzip_write_options *opts);
 /* Starts an archive that will appear at `path` when onnxzip_writer_finish()
  * succeeds. Until then everything goes to a temporary file in the same
  * directory, so `path` never holds a partial archive; an existing file at
- * `path` is replaced atomically at finish. `opts` may be NULL for defaults.
+ * `path` is replaced atomically at finish (see "Outputs" above: an existing
+ * non-regular `path` is ONNXZIP_ENOTREG here). `opts` may be NULL for defaults.
  * On success *out is the writer; release it with _finish() or _abort(). */
 ONNXZIP_API int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts,
                                       onnxzip_writer **out);
@@ -462,8 +472,10 @@ ONNXZIP_API void onnxzip_pack_options_init(onnxzip_pack_options *opts);
  * absolute locations, ".." components, symbolic links, non-regular files,
  * files with more than one hard link, and anything resolving outside the data
  * directory are refused; offset/length past the end of the file is
- * ONNXZIP_ERANGE. `out_path` must not name the input (ONNXZIP_EINVAL).
- * `opts` may be NULL for defaults. */
+ * ONNXZIP_ERANGE. `out_path` must not be the model nor any of its external
+ * data files, under any name (ONNXZIP_ESAMEFILE, naming the tensor of a data
+ * file; see "Outputs" above): all of them are resolved before anything is
+ * written. `opts` may be NULL for defaults. */
 ONNXZIP_API int onnxzip_pack(const char *in_path, const char *out_path,
                              const onnxzip_pack_options *opts);
 
@@ -512,7 +524,9 @@ ONNXZIP_API void onnxzip_unpack_options_init(onnxzip_unpack_options *opts);
  * temporary directory beside the target and renamed into place, model last;
  * nothing is written outside the model's directory, and an existing file is
  * only replaced by a complete one. ONNXZIP_ELIMIT when an inline model would
- * exceed protobuf's 2 GiB. `opts` may be NULL for defaults. */
+ * exceed protobuf's 2 GiB. Neither the model nor any data file may be the
+ * archive (ONNXZIP_ESAMEFILE) or an existing special file (ONNXZIP_ENOTREG),
+ * as "Outputs" above says. `opts` may be NULL for defaults. */
 ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
                                const onnxzip_unpack_options *opts);
 
@@ -529,7 +543,9 @@ ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
 ONNXZIP_API int onnxzip_update_model(const char *archive_path, const void *model, size_t size);
 
 /* Writes the payload of the first tensor named `tensor_name` (any storage but
- * TYPED) to `out_path`, atomically (temporary file + rename). */
+ * TYPED) to `out_path`, atomically (temporary file + rename). `out_path` must
+ * not be the file `a` was opened from nor one of its external data files
+ * (ONNXZIP_ESAMEFILE), nor special (ONNXZIP_ENOTREG): see "Outputs" above. */
 ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name,
                                        const char *out_path);
 
@@ -537,7 +553,8 @@ ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_na
  * re-zipped with deflate by another tool, read through libzip — into an
  * aligned onnxzip archive at `out_path` with the given options (NULL:
  * defaults). Entries are decompressed and streamed; the input must hold a
- * __MODEL_PROTO entry whose references resolve. */
+ * __MODEL_PROTO entry whose references resolve. `out_path` must not be the
+ * input (ONNXZIP_ESAMEFILE) nor special (ONNXZIP_ENOTREG): see "Outputs". */
 ONNXZIP_API int onnxzip_repack(const char *in_path, const char *out_path,
                                const onnxzip_write_options *opts);
 
