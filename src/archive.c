@@ -112,7 +112,7 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, 
     int rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
            : looks_like_zip(base, size) ? open_archive(a, fd) : open_classic(a, by_path);
     if (mapped) advise(base, size, rc ? 0 : flags);
-    if (!rc && (flags & ONNXZIP_OPEN_VERIFY)) rc = onnxzip_verify(a);
+    if (!rc && (flags & ONNXZIP_OPEN_VERIFY)) rc = oz_verify_data(a);
     if (rc) {
         onnxzip_close(&a);
         return rc;
@@ -160,7 +160,7 @@ static int map_fd(int fd, int by_path, const char *path, unsigned flags, onnxzip
     oz_update_lock(fd, F_UNLCK);
     /* Verification reads only weights (which never move) and the model copy:
      * outside the lock, so that an O(archive) read does not hold up an update. */
-    if (!rc && (flags & ONNXZIP_OPEN_VERIFY) && (rc = onnxzip_verify(*out))) onnxzip_close(out);
+    if (!rc && (flags & ONNXZIP_OPEN_VERIFY) && (rc = oz_verify_data(*out))) onnxzip_close(out);
     return rc;
 }
 

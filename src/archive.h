@@ -30,4 +30,9 @@ struct onnxzip_archive {
     struct Onnx__ModelProto *parsed;
 };
 
+/* verify.c: onnxzip_verify() without the model's own fields (ir_version,
+ * opset_import, graph): what ONNXZIP_OPEN_VERIFY checks, since open accepts
+ * models without them. */
+int oz_verify_data(const onnxzip_archive *a);
+
 #endif

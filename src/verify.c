@@ -2,6 +2,7 @@
  * cache-sized chunks; large archives on two threads. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <xxhash.h>
@@ -9,6 +10,7 @@
 #include "archive.h"
 #include "checksum.h"
 #include "onnx_walk.h"
+#include "pbwire.h"
 #include "sha1.h"
 
 /* ONNX's optional external_data "checksum": SHA-1 hex of the payload. */
@@ -47,6 +49,40 @@ static int read_all(const onnxzip_archive *a)
     }
     (void)sink;
     return 0;
+}
+
+/* ModelProto fields that onnx.checker requires (check_model in checker.cc). */
+enum { MODEL_IR_VERSION = 1, MODEL_GRAPH = 7, MODEL_OPSET_IMPORT = 8 };
+
+/* What onnx.checker requires of the ModelProto itself: ir_version > 0, an
+ * opset_import from IR version 3 on, a graph. open() accepts a model without
+ * them, so that tools can inspect any file; verify names each one missing.
+ * The model was parsed at open, so a malformed field cannot occur here. */
+static int check_model_fields(const onnxzip_archive *a)
+{
+    pb_reader r = { a->model, a->model + a->model_len };
+    pb_field f;
+    int64_t ir = 0;
+    int graph = 0, opset = 0;
+    while (r.p < r.end && pb_next(&r, &f) == 0) {
+        if (f.num == MODEL_IR_VERSION && f.wt == PB_VARINT) ir = (int64_t)f.v; /* the last one wins */
+        graph |= f.num == MODEL_GRAPH && f.wt == PB_LEN;
+        opset |= f.num == MODEL_OPSET_IMPORT && f.wt == PB_LEN;
+    }
+    char why[160] = "";
+    size_t n = 0;
+    if (ir <= 0)
+        n += (size_t)snprintf(why, sizeof why, "%s", ir ? "ir_version is negative" : "no ir_version");
+    if (ir >= 3 && !opset)
+        n += (size_t)snprintf(why + n, sizeof why - n, "no opset_import (required from ir_version 3 on, "
+                              "the model has %lld)", (long long)ir);
+    if (!graph)
+        snprintf(why + n, sizeof why - n, "%sno graph", n ? ", " : "");
+    if (!why[0]) return 0;
+    int archive = a->layout == ONNXZIP_LAYOUT_ARCHIVE;
+    return oz_err(ONNXZIP_EPROTO, archive ? (int64_t)a->zip.entries[a->zip.model_index].pub.data_offset : 0,
+                  "%s: %s: %s (onnx.checker requires ir_version > 0, opset_import from ir_version 3 on, and a "
+                  "graph)", a->path, archive ? "entry '" OZ_MODEL_NAME "'" : "model", why);
 }
 
 /* Below this many bytes a second thread costs more than it saves. */
@@ -132,10 +168,8 @@ static int compute(const onnxzip_archive *a, uint64_t *crc, uint64_t *xxh)
     return 0;
 }
 
-int onnxzip_verify(onnxzip_archive *a)
+static int verify_entries(const onnxzip_archive *a)
 {
-    if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verify: NULL argument");
-    if (a->layout != ONNXZIP_LAYOUT_ARCHIVE) return read_all(a);
     uint64_t *crc = calloc(2 * (a->zip.n ? a->zip.n : 1), sizeof *crc), *xxh = crc + a->zip.n;
     if (!crc) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (verify)", a->path);
     int rc = compute(a, crc, xxh);
@@ -153,4 +187,17 @@ int onnxzip_verify(onnxzip_archive *a)
     }
     free(crc);
     return rc;
+}
+
+int oz_verify_data(const onnxzip_archive *a)
+{
+    return a->layout == ONNXZIP_LAYOUT_ARCHIVE ? verify_entries(a) : read_all(a);
+}
+
+int onnxzip_verify(onnxzip_archive *a)
+{
+    if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verify: NULL argument");
+    /* The data first: a damaged model entry is reported as damage (ECRC). */
+    int rc = oz_verify_data(a);
+    return rc ? rc : check_model_fields(a);
 }

@@ -138,6 +138,9 @@ uint8_t *tu_model(const tu_tensor *t, size_t n, size_t *len)
     varint(&model, 1 << 3);
     varint(&model, 8); /* ir_version */
     lenfield(&model, 7, graph.p ? graph.p : (uint8_t *)"", graph.len);
+    /* opset_import { version: 13 }: with ir_version and a graph, what
+     * onnxzip_verify() (as onnx.checker) requires of every model */
+    lenfield(&model, 8, (const uint8_t[]){ 2 << 3, 13 }, 2);
     free(graph.p);
     *len = model.len;
     return model.p;

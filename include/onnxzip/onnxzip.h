@@ -150,7 +150,8 @@ typedef struct onnxzip_archive onnxzip_archive;
 /* Flags for onnxzip_open*(). */
 enum {
     /* Also check every entry's CRC-32 and XXH3 digest at open (reads every
-     * byte: O(archive)). Without it, open reads only headers and the model. */
+     * byte: O(archive)); not the model fields onnxzip_verify() requires.
+     * Without it, open reads only headers and the model. */
     ONNXZIP_OPEN_VERIFY = 1u << 0,
     /* Access hints, given to madvise() for the file's mapping once it is
      * validated (not for the side files of a classic model, nor for
@@ -339,8 +340,12 @@ ONNXZIP_API int onnxzip_model_proto(onnxzip_archive *a,
                                     const struct Onnx__ModelProto **model);
 
 /* Reads every entry and checks its CRC-32 and, where recorded, its XXH3-64
- * digest. O(archive size). Returns 0, or ONNXZIP_ECRC / ONNXZIP_EDIGEST naming
- * the first bad entry. */
+ * digest (classic models: reads every payload, checks SHA-1 checksum keys).
+ * O(archive size). Then requires what onnx.checker requires of the model
+ * itself: ir_version > 0, opset_import when ir_version >= 3, a graph
+ * (onnxzip_open() does not, nor does ONNXZIP_OPEN_VERIFY). Returns 0, or
+ * ONNXZIP_ECRC / ONNXZIP_EDIGEST naming the first bad entry, ONNXZIP_EPROTO
+ * naming every missing model field, or a classic model's read error. */
 ONNXZIP_API int onnxzip_verify(onnxzip_archive *a);
 
 /* Which layout the handle holds. */
