@@ -2,6 +2,11 @@
  * update"). Weights are never read, rewritten or moved. Every state the file
  * passes through is a valid archive with the old or the new model:
  *
+ *   0. reserve   fallocate(KEEP_SIZE) claims every block steps 1-4 will
+ *                write, before the first byte changes: a full file system
+ *                fails here, with the file untouched. Where fallocate is not
+ *                supported, the gap before the appended tail is written with
+ *                zeros in step 2 instead, so that step 4 allocates nothing.
  *   1. trailer   An update trailer is written past the end of the file (one
  *                write within one page): readers then take the archive to end
  *                where the trailer says, the old end, and ignore what follows.
@@ -17,9 +22,15 @@
  *                plain archive with the new model and no dead space.
  *
  * Each step is followed by fsync, so power loss is covered as well as kill -9.
+ * Failures (spec 15.6): steps 0-3 write only past the old end, so a failure
+ * up to the flip's fsync is undone by cutting the file back to its old size:
+ * byte-identical, and the update fails. Once the flip is durable the update
+ * has succeeded: a failure in steps 4-5 leaves dead space, which every reader
+ * skips and the next update removes.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -44,6 +55,8 @@ typedef struct update {
     uint64_t xxh3;
     oz_zentry *entries; /* the archive's entries, the model last */
     size_t n;
+    uint64_t old_size; /* the file's size before the update: a rollback cuts back to it */
+    int zero_fill;     /* fallocate unsupported: step 2 writes the gap with zeros */
 } update;
 
 static int io_fail(const update *u, const char *what)
@@ -177,36 +190,129 @@ static uint64_t weights_end(const update *u)
     return end;
 }
 
+/* Step 0. KEEP_SIZE: the file's size and bytes stay as they are; the blocks
+ * are released by the truncation of step 5 or of a rollback. */
+static int reserve(update *u, uint64_t from, uint64_t to)
+{
+    if (!fallocate(u->fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from))) return 0;
+    if (errno == EOPNOTSUPP || errno == ENOSYS) {
+        u->zero_fill = 1; /* e.g. NFS before 4.2, some FUSE file systems */
+        return 0;
+    }
+    int e = errno;
+    while (ftruncate(u->fd, (off_t)u->old_size) && errno == EINTR) { /* frees what was claimed */
+    }
+    return oz_err(ONNXZIP_EIO, -1, "%s: model update: cannot reserve the %llu bytes it needs: %s; the archive is "
+                  "unchanged", u->path, (unsigned long long)(to - from), strerror(e));
+}
+
+/* The gap between the old end and the appended tail, for step 2 when no
+ * reservation was made: written now, it cannot fail for space in step 4. */
+static int write_zeros(const update *u, uint64_t from, uint64_t to)
+{
+    static const uint8_t zeros[65536];
+    int rc = 0;
+    for (uint64_t off = from; off < to && !rc; off += sizeof zeros)
+        rc = pwrite_all(u, zeros, to - off < sizeof zeros ? (size_t)(to - off) : sizeof zeros, off);
+    return rc;
+}
+
+/* Steps 1-3: the new tail `t` at `p`, made the file's end by the flip. */
+static int append_and_flip(const update *u, const oz_buf *t, uint64_t p, const uint8_t trailer[24])
+{
+    uint64_t flip = p + t->len - 24;
+    int rc;
+    if ((rc = locked_write(u, trailer, 24, flip)) || (rc = sync_file(u))) return rc;                 /* 1 */
+    if (u->zero_fill && p > u->old_size && (rc = write_zeros(u, u->old_size, p))) return rc;
+    if ((rc = pwrite_all(u, t->p, t->len - 24, p)) || (rc = sync_file(u))) return rc;                /* 2 */
+    return (rc = locked_write(u, t->p + t->len - 24, 24, flip)) ? rc : sync_file(u);                 /* 3 */
+}
+
+/* Undoes steps 1-3 after `rc` failed one of them: they wrote only past the
+ * old end, so cutting the file back to its old size restores it byte for byte
+ * (and frees the reservation), whichever write or sync failed. */
+static int roll_back(const update *u, int rc)
+{
+    char why[768];
+    snprintf(why, sizeof why, "%s", onnxzip_last_error()->message);
+    oz_update_lock(u->fd, F_WRLCK);
+    int bad = ftruncate(u->fd, (off_t)u->old_size);
+    int e = errno;
+    oz_update_lock(u->fd, F_UNLCK);
+    if (bad)
+        return oz_err(ONNXZIP_EIO, -1, "%s; the update could not be undone (cannot truncate: %s): the file may "
+                      "be left in a transient form that only onnxzip reads (as the old model); run set-model again",
+                      why, strerror(e));
+    if (fsync(u->fd))
+        return oz_err(rc, -1, "%s; the update was rolled back: the archive is unchanged (but the rollback could not "
+                      "be synced: %s)", why, strerror(errno));
+    return oz_err(rc, -1, "%s; the update was rolled back: the archive is unchanged", why);
+}
+
+/* Steps 4-5, after the flip is durable: the update has succeeded whatever
+ * happens here. A failure leaves dead space (spec 15.3), which every reader
+ * skips and the next update removes; it is not reported (a successful call
+ * leaves the last error alone), hence raw calls rather than pwrite_all(). */
+static void compact(const update *u, const oz_buf *t, uint64_t c)
+{
+    if (oz_pwrite_full(u->fd, t->p, t->len, c) || fsync(u->fd)) return;                             /* 4 */
+    oz_update_lock(u->fd, F_WRLCK);
+    int bad = ftruncate(u->fd, (off_t)(c + t->len));                                               /* 5 */
+    oz_update_lock(u->fd, F_UNLCK);
+    if (!bad) (void)fsync(u->fd);
+}
+
 static int run(update *u)
 {
-    struct stat st;
-    if (fstat(u->fd, &st)) return io_fail(u, "cannot stat");
-    oz_buf compact = { 0 }, appended = { 0 };
+    oz_buf compact_tail = { 0 }, appended = { 0 };
     uint64_t c = weights_end(u), p;
-    int rc = build_tail(u, &c, &compact);
+    int rc = build_tail(u, &c, &compact_tail);
     /* Appended after everything, and far enough that the compacted copy fits
      * before it; its last 24 bytes within one page, so the flip is one
      * page write. */
-    p = (uint64_t)st.st_size > c + compact.len ? (uint64_t)st.st_size : c + compact.len;
+    p = u->old_size > c + compact_tail.len ? u->old_size : c + compact_tail.len;
     p = (p + 63) & ~(uint64_t)63;
     while (!rc && !(rc = build_tail(u, &p, &appended)) && (p + appended.len - 24) / PAGE != (p + appended.len - 1) / PAGE)
         p += 32;
     uint8_t trailer[24];
     build_trailer(trailer, u->a->zip.end);
-    uint64_t flip = p + appended.len - 24;
-    if (!rc && !(rc = locked_write(u, trailer, 24, flip)) && !(rc = sync_file(u)) &&                  /* 1 */
-        !(rc = pwrite_all(u, appended.p, appended.len - 24, p)) && !(rc = sync_file(u)) &&            /* 2 */
-        !(rc = locked_write(u, appended.p + appended.len - 24, 24, flip)) && !(rc = sync_file(u)) &&  /* 3 */
-        !(rc = pwrite_all(u, compact.p, compact.len, c)) && !(rc = sync_file(u))) {                   /* 4 */
-        oz_update_lock(u->fd, F_WRLCK);
-        if (ftruncate(u->fd, (off_t)(c + compact.len)))                                                /* 5 */
-            rc = io_fail(u, "cannot truncate");
-        oz_update_lock(u->fd, F_UNLCK);
-        if (!rc) rc = sync_file(u);
-    }
-    oz_buf_free(&compact);
+    if (!rc && !(rc = reserve(u, c, p + appended.len)) && (rc = append_and_flip(u, &appended, p, trailer)))
+        rc = roll_back(u, rc);
+    if (!rc) compact(u, &compact_tail, c);
+    oz_buf_free(&compact_tail);
     oz_buf_free(&appended);
     return rc;
+}
+
+/* The archive must be a regular file (a device or a FIFO has no end to
+ * update), the one the path named when it was validated, and unchanged
+ * since: its size is where a rollback cuts back to. */
+static int check_file(update *u)
+{
+    struct stat st;
+    if (fstat(u->fd, &st)) return io_fail(u, "cannot stat");
+    if (!S_ISREG(st.st_mode))
+        return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; set-model updates archive files", u->path);
+    if ((uint64_t)st.st_dev != u->a->st_dev || (uint64_t)st.st_ino != u->a->st_ino || (uint64_t)st.st_size != u->a->size)
+        return oz_err(ONNXZIP_EBUSY, -1, "%s: the file was replaced or changed during the update; nothing written",
+                      u->path);
+    u->old_size = (uint64_t)st.st_size;
+    return 0;
+}
+
+static int open_archive(update *u)
+{
+    /* O_NONBLOCK: opening a FIFO or a device must not wait; no effect on a
+     * regular file. */
+    if ((u->fd = open(u->path, O_RDWR | O_CLOEXEC | O_NONBLOCK)) >= 0) {
+        struct stat st;
+        if (!fstat(u->fd, &st) && !S_ISREG(st.st_mode))
+            return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; set-model updates archive files", u->path);
+        return 0;
+    }
+    if (errno == EISDIR)
+        return oz_err(ONNXZIP_ENOTREG, -1, "%s: a directory; set-model updates archive files", u->path);
+    return oz_err(ONNXZIP_EIO, -1, "%s: cannot open for update: %s", u->path, strerror(errno));
 }
 
 int onnxzip_update_model(const char *path, const void *model, size_t size)
@@ -214,11 +320,9 @@ int onnxzip_update_model(const char *path, const void *model, size_t size)
     if (!path || (!model && size)) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_update_model: NULL argument");
     if (size > OZ_MAX_MODEL)
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: a model of %zu bytes exceeds protobuf's 2 GiB", path, size);
-    update u = { .path = path, .model = model ? model : (const void *)"", .size = size };
-    if ((u.fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
-        return oz_err(ONNXZIP_EIO, -1, "%s: cannot open for update: %s", path, strerror(errno));
-    int rc = 0;
-    if (flock(u.fd, LOCK_EX | LOCK_NB))
+    update u = { .path = path, .fd = -1, .model = model ? model : (const void *)"", .size = size };
+    int rc = open_archive(&u);
+    if (!rc && flock(u.fd, LOCK_EX | LOCK_NB))
         rc = errno == EWOULDBLOCK ? oz_err(ONNXZIP_EBUSY, -1, "%s: another update of this archive is running", path)
                                   : oz_err(ONNXZIP_EIO, -1, "%s: cannot lock: %s", path, strerror(errno));
     if (!rc) rc = onnxzip_open(path, 0, &u.a);
@@ -235,9 +339,10 @@ int onnxzip_update_model(const char *path, const void *model, size_t size)
         u.xxh3 = XXH3_64bits_digest(&cs.xxh);
         rc = copy_entries(&u);
     }
+    if (!rc) rc = check_file(&u);
     if (!rc) rc = run(&u);
     free(u.entries);
     onnxzip_close(&u.a);
-    close(u.fd); /* releases the lock */
+    if (u.fd >= 0) close(u.fd); /* releases the lock */
     return rc;
 }

@@ -135,6 +135,13 @@ static void refusals(fixture *f, const char *dir)
     close(fd);
     CHECK_RC(onnxzip_update_model(classic, f->model[0], f->len[0]), ONNXZIP_EUNSUPPORTED);
     CHECK_RC(onnxzip_update_model(NULL, "", 0), ONNXZIP_EINVAL);
+    /* Only a regular file has an end to update: a FIFO must not block. */
+    const char *fifo = tu_path(dir, "fifo");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK_RC(onnxzip_update_model(fifo, f->model[0], f->len[0]), ONNXZIP_ENOTREG);
+    CHECK_RC(onnxzip_update_model(dir, f->model[0], f->len[0]), ONNXZIP_ENOTREG);
+    CHECK_RC(onnxzip_update_model("/dev/null", f->model[0], f->len[0]), ONNXZIP_ENOTREG);
+    unlink(fifo);
 }
 
 /* Kills an updating child at random instants; after each kill the archive
