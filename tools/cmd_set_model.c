@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <onnxzip/onnxzip.h>
 
@@ -33,26 +36,58 @@ static void usage(FILE *f)
           "  -h, --help     show this help\n", f);
 }
 
-/* The new model is small (the graph, not the weights): read it whole. */
-static int read_model(const char *path, uint8_t **data, size_t *size)
+/* protobuf's limit on a serialized message: 2 GiB - 1 (the library's too). */
+#define MODEL_LIMIT ((uint64_t)INT32_MAX)
+
+/* What the new model file is, judged from fstat() before a byte is read: a
+ * regular file (a device or a FIFO could stream for ever or block), not the
+ * archive itself (through any name: the update would read what it
+ * overwrites), and within the limit. */
+static int check_model_file(int fd, const char *path, const char *archive, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return cli_fail(ONNXZIP_EIO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
-    for (size_t k; b && (k = fread(b + n, 1, cap - n, f)) > 0;) {
-        n += k;
-        if (n == cap) {
-            uint8_t *nb = cap <= (size_t)INT32_MAX ? realloc(b, cap *= 2) : NULL;
-            if (!nb) free(b);
-            b = nb;
-        }
+    struct stat st, ast;
+    if (fstat(fd, &st)) return cli_fail(ONNXZIP_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return cli_fail(ONNXZIP_ENOTREG, "%s: not a regular file (%s); the new model must be a file", path,
+                        S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
+    if (!stat(archive, &ast) && ast.st_dev == st.st_dev && ast.st_ino == st.st_ino)
+        return cli_fail(ONNXZIP_ESAMEFILE, "%s: is the archive %s itself; nothing written", path, archive);
+    if ((uint64_t)st.st_size > MODEL_LIMIT)
+        return cli_fail(ONNXZIP_ELIMIT, "%s: %lld bytes; a model is at most 2 GiB - 1 (protobuf's limit)", path,
+                        (long long)st.st_size);
+    *size = (size_t)st.st_size;
+    return 0;
+}
+
+/* The new model is small (the graph, not the weights): read it whole, after
+ * check_model_file(). Reads at most one byte past the limit, should the file
+ * grow meanwhile. */
+static int read_model(const char *path, const char *archive, uint8_t **data, size_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block the open */
+    if (fd < 0) return cli_fail(ONNXZIP_EIO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 0, n = 0;
+    int rc = check_model_file(fd, path, archive, &cap);
+    uint8_t *b = rc ? NULL : malloc(++cap); /* one byte more: EOF is seen without growing */
+    if (!rc && !b) rc = cli_fail(ONNXZIP_ENOMEM, "%s: out of memory for %zu bytes", path, cap);
+    while (!rc) {
+        ssize_t k = read(fd, b + n, cap - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) rc = cli_fail(ONNXZIP_EIO, "%s: cannot read: %s", path, strerror(errno));
+        if (k <= 0) break;
+        if ((n += (size_t)k) < cap) continue;
+        /* Full: the file grew since fstat(). */
+        size_t grown = cap > MODEL_LIMIT / 2 ? (size_t)MODEL_LIMIT + 1 : cap * 2;
+        uint8_t *nb = n <= MODEL_LIMIT ? realloc(b, grown) : NULL;
+        if (!nb) rc = cli_fail(ONNXZIP_ELIMIT, "%s: grew past 2 GiB - 1 bytes while being read (or out of memory)",
+                               path);
+        b = nb ? nb : b;
+        cap = grown;
     }
-    int bad = ferror(f) || !b;
-    fclose(f);
-    if (bad) {
+    close(fd);
+    if (rc) {
         free(b);
-        return cli_fail(b ? ONNXZIP_EIO : ONNXZIP_ELIMIT, "%s: cannot read the model (too large or I/O error)", path);
+        return rc;
     }
     *data = b;
     *size = n;
@@ -82,7 +117,7 @@ int cmd_set_model(int argc, char **argv)
     if (n != 2) return cli_usage_error("set-model", usage, "expected ARCHIVE and NEW.onnx");
     uint8_t *model = NULL;
     size_t size = 0;
-    int rc = read_model(paths[1], &model, &size);
+    int rc = read_model(paths[1], paths[0], &model, &size);
     if (rc) return rc;
     rc = onnxzip_update_model(paths[0], model, size);
     free(model);
