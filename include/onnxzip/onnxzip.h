@@ -542,9 +542,22 @@ ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
  * instant leaves the archive readable with either the old or the new model,
  * and readers opening concurrently see one or the other. Every EXTERNAL
  * reference of the new model must resolve to an entry of the archive, and
- * sizes must match (ONNXZIP_EREF, ONNXZIP_ERANGE, ONNXZIP_ESIZE): on any error
- * the archive is unchanged. Concurrent updates of one archive are not
- * supported (an advisory lock makes the second one fail with ONNXZIP_EBUSY). */
+ * sizes must match (ONNXZIP_EREF, ONNXZIP_ERANGE, ONNXZIP_ESIZE). The archive
+ * must be a regular file (ONNXZIP_ENOTREG otherwise). Concurrent updates of
+ * one archive are not supported (an advisory lock makes the second one fail
+ * with ONNXZIP_EBUSY).
+ *
+ * All or nothing (spec 15.6): the space the update needs is reserved before
+ * the first byte changes, and a failed write or sync (ENOSPC, EIO) is undone
+ * by cutting the file back to its old size. So on any error the archive is
+ * byte-identical to before (a failed write's message ends "the archive is
+ * unchanged"; in the one exception, a rollback that fails too, it says the
+ * update could not be undone), and 0 means the new model is in place and
+ * synced. A failure after that point, while removing the old model's bytes,
+ * still returns 0: the archive then keeps dead space (spec 15.3), which
+ * readers skip and the next update removes. A process killed mid-update
+ * cannot roll back: it may leave the transient form of spec 15.6, which this
+ * library reads as the old model. */
 ONNXZIP_API int onnxzip_update_model(const char *archive_path, const void *model, size_t size);
 
 /* Writes the payload of the first tensor named `tensor_name` (any storage but
