@@ -293,7 +293,8 @@ static int check_file(update *u)
     if (fstat(u->fd, &st)) return io_fail(u, "cannot stat");
     if (!S_ISREG(st.st_mode))
         return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; set-model updates archive files", u->path);
-    if ((uint64_t)st.st_dev != u->a->st_dev || (uint64_t)st.st_ino != u->a->st_ino || (uint64_t)st.st_size != u->a->size)
+    if ((uint64_t)st.st_dev != u->a->st_dev || (uint64_t)st.st_ino != u->a->st_ino ||
+        (uint64_t)st.st_size != u->a->size)
         return oz_err(ONNXZIP_EBUSY, -1, "%s: the file was replaced or changed during the update; nothing written",
                       u->path);
     u->old_size = (uint64_t)st.st_size;

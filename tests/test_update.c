@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -144,6 +145,65 @@ static void refusals(fixture *f, const char *dir)
     unlink(fifo);
 }
 
+static uint8_t *slurp(const char *path, size_t *n)
+{
+    FILE *fp = fopen(path, "rb");
+    uint8_t *b = NULL;
+    if (fp && !fseek(fp, 0, SEEK_END) && (*n = (size_t)ftell(fp)) > 0 && (b = malloc(*n)) && !fseek(fp, 0, SEEK_SET))
+        CHECK(fread(b, 1, *n, fp) == *n);
+    if (fp) fclose(fp);
+    return b;
+}
+
+/* Restores the archive to `orig`, then updates it to model `to` in a child
+ * whose file size limit is `limit` (writes past it fail with EFBIG, no
+ * privileges needed). Checks: success <=> the new model is in place,
+ * failure <=> the file is byte-identical. Returns 1 on success. */
+static int limited_update(const fixture *f, off_t limit, int to, const uint8_t *orig, size_t n)
+{
+    FILE *fp = fopen(f->path, "r+b");
+    CHECK(fp && fwrite(orig, 1, n, fp) == n && ftruncate(fileno(fp), (off_t)n) == 0);
+    if (fp) fclose(fp);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = { (rlim_t)limit, (rlim_t)limit };
+        signal(SIGXFSZ, SIG_IGN); /* the write fails with EFBIG instead */
+        _exit(setrlimit(RLIMIT_FSIZE, &rl) || onnxzip_update_model(f->path, f->model[to], f->len[to]) ? 1 : 0);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    size_t m = 0;
+    uint8_t *now = ok ? NULL : slurp(f->path, &m);
+    CHECK(ok ? which_model(f) == to : m == n && now && !memcmp(now, orig, n));
+    free(now);
+    return ok;
+}
+
+/* A write that fails is rolled back. The least limit that lets the update
+ * through is the end of its appended tail: found by bisection, then every
+ * limit that cuts the trailer write short (a torn trailer, which the update
+ * must undo) is tried. The ENOSPC and EIO sweeps are in
+ * tests/scripts/setmodel_full.py. */
+static void size_limit(fixture *f)
+{
+    size_t n = 0;
+    uint8_t *orig = slurp(f->path, &n);
+    int to = which_model(f) == 0 ? 1 : 0, refused = 0;
+    off_t lo = (off_t)n, hi = lo; /* lo fails, hi passes */
+    while (hi < (off_t)n + 8 * (off_t)f->len[1] && !limited_update(f, hi, to, orig, n)) lo = hi, hi += 4096;
+    while (hi - lo > 1) {
+        off_t mid = lo + (hi - lo) / 2;
+        *(limited_update(f, mid, to, orig, n) ? &hi : &lo) = mid;
+    }
+    for (off_t cut = 1; cut <= 24; cut++) refused += !limited_update(f, hi - cut, to, orig, n);
+    printf("file size limit: the update needs %lld bytes; %d limits that tear its trailer refused, the archive "
+           "unchanged\n", (long long)hi, refused);
+    CHECK(refused == 24 && hi > (off_t)n);
+    CHECK(limited_update(f, hi, to, orig, n));
+    free(orig);
+}
+
 /* Kills an updating child at random instants; after each kill the archive
  * must hold the old or the new model. Counts the states left behind. */
 static void kill_loop(fixture *f, int rounds)
@@ -195,6 +255,7 @@ int main(int argc, char **argv)
     build(&f, dir);
     basics(&f);
     refusals(&f, dir);
+    size_limit(&f);
     kill_loop(&f, big ? 40 : 300);
     free(f.model[0]);
     free(f.model[1]);
