@@ -1,6 +1,6 @@
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "onnx.pb-c.h"
 #include "onnx_walk.h"
 #include "pbwire.h"
 
@@ -35,6 +35,19 @@ static enum msg_type child_type(enum msg_type t, uint32_t num, onnxzip_tensor_ki
         return num == 1 || num == 2 ? T_TENSOR : T_NONE;
     default:
         return T_NONE;
+    }
+}
+
+/* Singular (non-repeated) message fields on the way to tensors: protobuf
+ * merges their occurrences into one message. */
+static int is_singular(enum msg_type t, uint32_t num)
+{
+    switch (t) {
+    case T_MODEL: return num == 7;
+    case T_TRAINING: return num == 1 || num == 2;
+    case T_ATTR: return num == 5 || num == 6 || num == 22;
+    case T_SPARSE: return num == 1 || num == 2;
+    default: return 0;
     }
 }
 
@@ -182,54 +195,59 @@ static int is_data_field(uint32_t num)
 /* Copies the tensor without its data fields, placing the new ones where
  * field-number order puts them (raw_data 9; external_data 13 + location 14),
  * as protobuf serializers do, so re-serializing by ONNX changes nothing. */
-static int rewrite_tensor(oz_buf *out, const uint8_t *p, size_t n, const oz_rewrite *rw)
+static int rewrite_tensor(oz_buf *out, const oz_tensor_info *t, const oz_rewrite *rw)
 {
-    pb_reader r = { p, p + n };
+    pb_stream st;
+    pb_stream_init(&st, t->pieces, t->npieces);
     uint32_t slot = rw->action == OZ_INLINE ? 9 : 14;
     int placed = 0, rc = 0;
-    while (r.p < r.end && !rc) {
-        pb_field f;
-        pb_next(&r, &f); /* already validated by read_tensor */
+    pb_field f;
+    while (!rc && pb_stream_next(&st, &f) == 0) { /* already validated by read_tensor */
         if (!placed && f.num > slot) {
             placed = 1;
             rc = rw->action == OZ_INLINE ? put_len(out, 9, rw->data, rw->size) : emit_external(out, rw);
         }
-        if (!rc && !is_data_field(f.num)) rc = oz_buf_append(out, f.start, (size_t)(r.p - f.start));
+        if (!rc && !is_data_field(f.num)) rc = oz_buf_append(out, f.start, (size_t)(st.r.p - f.start));
     }
     if (!rc && !placed) rc = rw->action == OZ_INLINE ? put_len(out, 9, rw->data, rw->size) : emit_external(out, rw);
     return rc;
 }
 
-static int visit_tensor(oz_walk *w, const uint8_t *p, size_t n, const scope *s)
+static int visit_tensor(oz_walk *w, const oz_span *pieces, size_t n, const scope *s)
 {
     oz_tensor_info t;
     memset(&t, 0, sizeof t);
-    t.msg = (oz_span){ p, n };
+    t.msg = pieces[0];
+    t.pieces = pieces;
+    t.npieces = n;
     t.name = (oz_span){ (const uint8_t *)"", 0 };
     t.kind = s->kind;
     t.graph_depth = s->depth ? s->depth - 1 : 0; /* main graph: 0 */
-    int rc = read_tensor(w, p, n, &t);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) rc = read_tensor(w, pieces[i].p, pieces[i].len, &t);
     if (rc) return rc;
     oz_rewrite rw;
     memset(&rw, 0, sizeof rw);
     if ((rc = w->visit(w->ctx, &t, &rw))) return rc;
     if (!w->out) return 0;
-    return rw.action == OZ_KEEP ? oz_buf_append(w->out, p, n) : rewrite_tensor(w->out, p, n, &rw);
+    if (rw.action != OZ_KEEP) return rewrite_tensor(w->out, &t, &rw);
+    for (size_t i = 0; i < n && !rc; i++) rc = oz_buf_append(w->out, pieces[i].p, pieces[i].len);
+    return rc;
 }
 
-static int walk_msg(oz_walk *w, enum msg_type type, const uint8_t *p, size_t n, scope s);
+static int walk_msg(oz_walk *w, enum msg_type type, const oz_span *pieces, size_t n, scope s);
 
-static int walk_child(oz_walk *w, const pb_field *f, enum msg_type child, scope s)
+static int walk_child(oz_walk *w, uint32_t num, const oz_span *pieces, size_t n, enum msg_type child, scope s)
 {
-    if (!w->out) return walk_msg(w, child, f->data, f->len, s);
+    if (!w->out) return walk_msg(w, child, pieces, n, s);
     /* Reserve a 5-byte length (messages are < 2 GiB), then close the gap. */
     oz_buf *o = w->out;
-    int rc = oz_buf_varint(o, (uint64_t)f->num << 3 | PB_LEN);
+    int rc = oz_buf_varint(o, (uint64_t)num << 3 | PB_LEN);
     if (!rc) rc = oz_buf_reserve(o, 5);
     if (rc) return rc;
     size_t at = o->len;
     o->len += 5;
-    if ((rc = walk_msg(w, child, f->data, f->len, s))) return rc;
+    if ((rc = walk_msg(w, child, pieces, n, s))) return rc;
     size_t body = o->len - at - 5;
     if (body > OZ_MAX_MODEL) return oz_err(ONNXZIP_ELIMIT, -1, "%s: rewritten message exceeds 2 GiB", w->path);
     uint8_t len[10];
@@ -240,68 +258,82 @@ static int walk_child(oz_walk *w, const pb_field *f, enum msg_type child, scope 
     return 0;
 }
 
-static int walk_msg(oz_walk *w, enum msg_type type, const uint8_t *p, size_t n, scope s)
+/* Every occurrence of singular field `first->num` from `first` on in `st`:
+ * the pieces of the one message protobuf makes of them. *out is `local`
+ * (capacity 4) or a malloc'd array the caller frees. */
+static int gather(oz_walk *w, pb_stream st, const pb_field *first, oz_span *local, oz_span **out, size_t *n)
 {
-    if (type == T_TENSOR) return visit_tensor(w, p, n, &s);
+    size_t cap = 4;
+    *out = local;
+    *n = 1;
+    local[0] = (oz_span){ first->data, first->len };
+    pb_field f;
+    int k;
+    while ((k = pb_stream_next(&st, &f)) == 0) {
+        if (f.num != first->num) continue;
+        if (f.wt != PB_LEN) return proto_err(w, f.start, "wrong wire type for a message field");
+        if (*n == cap) {
+            oz_span *grown = malloc(2 * cap * sizeof *grown);
+            if (!grown) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (merged message)");
+            memcpy(grown, *out, cap * sizeof *grown);
+            if (*out != local) free(*out);
+            *out = grown;
+            cap *= 2;
+        }
+        (*out)[(*n)++] = (oz_span){ f.data, f.len };
+    }
+    return k < 0 ? proto_err(w, st.r.p, "bad field tag or length") : 0;
+}
+
+/* A child message field: a repeated one is its own message; a singular one
+ * is merged from all its occurrences at the first and skipped after. */
+static int walk_field(oz_walk *w, enum msg_type type, const pb_stream *st, const pb_field *f, scope cs,
+                      enum msg_type child, uint32_t *merged)
+{
+    if (f->wt != PB_LEN) return proto_err(w, f->start, "wrong wire type for a message field");
+    oz_span one = { f->data, f->len };
+    if (!is_singular(type, f->num)) return walk_child(w, f->num, &one, 1, child, cs);
+    if (*merged & 1u << f->num) return 0; /* already part of the first occurrence */
+    *merged |= 1u << f->num;
+    oz_span local[4], *pieces;
+    size_t n;
+    int rc = gather(w, *st, f, local, &pieces, &n);
+    if (!rc) rc = walk_child(w, f->num, pieces, n, child, cs);
+    if (pieces != local) free(pieces);
+    return rc;
+}
+
+static int walk_msg(oz_walk *w, enum msg_type type, const oz_span *pieces, size_t n, scope s)
+{
+    if (type == T_TENSOR) return visit_tensor(w, pieces, n, &s);
+    if (type == T_FUNCTION) s.depth = 1; /* a function body is a top-level graph: its subgraphs are depth 1 */
     if (type == T_GRAPH && ++s.depth > OZ_MAX_GRAPH_DEPTH)
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: subgraphs nested deeper than %d levels", w->path,
                       OZ_MAX_GRAPH_DEPTH);
-    pb_reader r = { p, p + n };
-    while (r.p < r.end) {
-        pb_field f;
-        if (pb_next(&r, &f)) return proto_err(w, r.p, "bad field tag or length");
+    pb_stream st;
+    pb_stream_init(&st, pieces, n);
+    uint32_t merged = 0; /* singular fields (numbers < 32) already walked */
+    pb_field f;
+    int k;
+    while ((k = pb_stream_next(&st, &f)) == 0) {
         scope cs = s;
         enum msg_type child = child_type(type, f.num, &cs.kind);
         int rc;
-        if (child != T_NONE && f.wt != PB_LEN) return proto_err(w, f.start, "wrong wire type for a message field");
         if (child != T_NONE)
-            rc = walk_child(w, &f, child, cs);
+            rc = walk_field(w, type, &st, &f, cs, child, &merged);
         else
-            rc = w->out ? oz_buf_append(w->out, f.start, (size_t)(r.p - f.start)) : 0;
+            rc = w->out ? oz_buf_append(w->out, f.start, (size_t)(st.r.p - f.start)) : 0;
         if (rc) return rc;
     }
-    return 0;
+    return k < 0 ? proto_err(w, st.r.p, "bad field tag or length") : 0;
 }
 
 int oz_walk_model(oz_walk *w, const uint8_t *model, size_t len)
 {
     if (!w->base) w->base = model;
     scope s = { 0, ONNXZIP_KIND_INITIALIZER };
-    return walk_msg(w, T_MODEL, model, len, s);
-}
-
-/* protobuf-c's unpacker (onnxzip_model_proto) recurses once per nested
- * message: 100,000 nested TypeProtos overflow the stack. So every open checks
- * the nesting of all message fields the schema knows, iteratively with a
- * bounded explicit stack, and refuses deeper models (spec 10, 11.3). */
-typedef struct nest_frame {
-    const ProtobufCMessageDescriptor *d;
-    pb_reader r;
-} nest_frame;
-
-int oz_check_nesting(const char *path, const uint8_t *model, size_t len, uint64_t base_offset)
-{
-    nest_frame st[OZ_MAX_MSG_DEPTH];
-    oz_walk w = { .path = path, .base = model, .base_offset = base_offset };
-    unsigned top = 0;
-    st[0] = (nest_frame){ &onnx__model_proto__descriptor, { model, model + len } };
-    for (;;) {
-        nest_frame *fr = &st[top];
-        if (fr->r.p >= fr->r.end) {
-            if (top-- == 0) return 0;
-            continue;
-        }
-        pb_field f;
-        if (pb_next(&fr->r, &f)) return proto_err(&w, fr->r.p, "bad field tag or length");
-        if (f.wt != PB_LEN) continue;
-        const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(fr->d, f.num);
-        if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE) continue; /* bytes, strings, packed, unknown */
-        if (top + 1 >= OZ_MAX_MSG_DEPTH)
-            return oz_err(ONNXZIP_ELIMIT, (int64_t)(base_offset + (uint64_t)(f.start - model)),
-                          "%s: messages nested deeper than %d levels at byte %llu of the model", path,
-                          OZ_MAX_MSG_DEPTH, (unsigned long long)(f.start - model));
-        st[++top] = (nest_frame){ fd->descriptor, { f.data, f.data + f.len } };
-    }
+    oz_span whole = { model, len };
+    return walk_msg(w, T_MODEL, &whole, 1, s);
 }
 
 int oz_parse_decimal(oz_span s, uint64_t *out)

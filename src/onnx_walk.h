@@ -3,20 +3,24 @@
  * subgraphs, in functions and training graphs) without copying payloads.
  * Optionally rewrites the model: chosen tensors lose raw_data and gain an
  * EXTERNAL reference; every other byte is copied through unchanged, so unknown
- * fields and field order survive. */
+ * fields and field order survive.
+ *
+ * The walk sees the message protobuf sees (spec 8.5): a singular message
+ * field that occurs more than once (AttributeProto.t, .g, .sparse_tensor,
+ * SparseTensorProto.values, .indices, ModelProto.graph, TrainingInfoProto's
+ * graphs) is one merged message, visited once, at its first occurrence. A
+ * rewrite writes it there as one occurrence and drops the later ones. */
 #ifndef ONNXZIP_ONNX_WALK_H
 #define ONNXZIP_ONNX_WALK_H
 
 #include "buf.h"
 #include "internal.h"
-
-typedef struct oz_span {
-    const uint8_t *p;
-    size_t len;
-} oz_span;
+#include "pbwire.h"
 
 typedef struct oz_tensor_info {
-    oz_span msg;            /* the whole TensorProto */
+    oz_span msg;            /* the TensorProto's first occurrence (for messages) */
+    const oz_span *pieces;  /* every occurrence, merged by protobuf in this */
+    size_t npieces;         /* order: read them with a pb_stream */
     oz_span name;           /* empty when absent */
     int32_t data_type;
     uint32_t ndims;
@@ -65,11 +69,6 @@ typedef struct oz_walk {
 /* Returns 0, the visitor's error, ONNXZIP_EPROTO for malformed protobuf or
  * ONNXZIP_ELIMIT beyond the nesting and rank limits. */
 int oz_walk_model(oz_walk *w, const uint8_t *model, size_t len);
-
-/* Checks that no message field the ONNX schema knows nests deeper than
- * OZ_MAX_MSG_DEPTH messages (ModelProto = 1), without recursion. Returns 0,
- * ONNXZIP_ELIMIT, or ONNXZIP_EPROTO for a malformed message on the way. */
-int oz_check_nesting(const char *path, const uint8_t *model, size_t len, uint64_t base_offset);
 
 /* Strict decimal parse of an external_data offset/length value. */
 int oz_parse_decimal(oz_span s, uint64_t *out);

@@ -12,6 +12,22 @@ typedef struct pb_reader {
     const uint8_t *p, *end;
 } pb_reader;
 
+typedef struct oz_span {
+    const uint8_t *p;
+    size_t len;
+} oz_span;
+
+/* One message given as several payloads. Protobuf merges every occurrence of
+ * a singular message field into one message (later scalars win, repeated
+ * fields concatenate, sub-messages merge recursively), and that message is
+ * exactly what parsing the payloads' concatenation gives: a stream reads the
+ * pieces' fields in order, as one message. */
+typedef struct pb_stream {
+    const oz_span *piece;
+    size_t n, next;
+    pb_reader r;
+} pb_stream;
+
 typedef struct pb_field {
     uint32_t num;
     int wt;
@@ -25,7 +41,14 @@ typedef struct pb_field {
 int pb_varint(pb_reader *r, uint64_t *v);
 
 /* Reads the next field. 0 on success, -1 on malformed input (bad tag,
- * truncated value, groups, field number 0). */
+ * truncated value, groups, field number 0, a tag or length varint longer
+ * than 5 bytes: protobuf-c refuses those, so they are never accepted here). */
 int pb_next(pb_reader *r, pb_field *f);
+
+void pb_stream_init(pb_stream *s, const oz_span *pieces, size_t n);
+
+/* Reads the stream's next field: 0 with *f set, 1 at the end, -1 on a
+ * malformed field (s->r.p is where it failed). */
+int pb_stream_next(pb_stream *s, pb_field *f);
 
 #endif

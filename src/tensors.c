@@ -3,6 +3,7 @@
 
 #include "dtype.h"
 #include "extdata.h"
+#include "onnx_schema.h"
 #include "onnx_walk.h"
 #include "tensors.h"
 
@@ -192,7 +193,7 @@ int oz_tensors_build(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const uin
     build b = { ts, z, ext, file, model, model_offset, path };
     oz_walk w = { .visit = on_tensor, .ctx = &b, .path = path, .base = model, .base_offset = model_offset };
     /* Nesting first: onnxzip_model_proto()'s recursive parser must never meet a deeper model. */
-    rc = oz_check_nesting(path, model, len, model_offset);
+    rc = oz_check_schema(path, model, len, model_offset);
     if (!rc) rc = oz_walk_model(&w, model, len);
     if (rc) oz_tensors_free(ts);
     return rc;

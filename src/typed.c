@@ -26,11 +26,12 @@ typedef int (*value_fn)(void *ctx, uint64_t v);
 /* Calls fn for every value of field `want`, packed or not. */
 static int each_value(const oz_tensor_info *t, uint32_t want, value_fn fn, void *ctx)
 {
-    pb_reader r = { t->msg.p, t->msg.p + t->msg.len };
-    int fixed = want == 4 ? 4 : want == 10 ? 8 : 0;
-    while (r.p < r.end) {
-        pb_field f;
-        if (pb_next(&r, &f)) return -1;
+    pb_stream st;
+    pb_stream_init(&st, t->pieces, t->npieces);
+    int fixed = want == 4 ? 4 : want == 10 ? 8 : 0, k;
+    pb_field f;
+    while ((k = pb_stream_next(&st, &f)) != 1) {
+        if (k) return -1;
         if (f.num != want) continue;
         if (f.wt != PB_LEN) {
             if (fn(ctx, f.v)) return -1;
@@ -55,10 +56,12 @@ static int each_value(const oz_tensor_info *t, uint32_t want, value_fn fn, void 
 /* The other typed fields must be empty: data in the wrong field is invalid. */
 static int only_field(const oz_tensor_info *t, uint32_t want)
 {
-    pb_reader r = { t->msg.p, t->msg.p + t->msg.len };
-    while (r.p < r.end) {
-        pb_field f;
-        if (pb_next(&r, &f)) return -1;
+    pb_stream st;
+    pb_stream_init(&st, t->pieces, t->npieces);
+    pb_field f;
+    int k;
+    while ((k = pb_stream_next(&st, &f)) != 1) {
+        if (k) return -1;
         int typed = f.num == 4 || f.num == 5 || f.num == 6 || f.num == 7 || f.num == 10 || f.num == 11;
         if (typed && f.num != want && (f.wt != PB_LEN || f.len)) return -1;
     }

@@ -7,7 +7,9 @@ Builds a few tiny ONNX models with the onnx package (subgraphs, attributes,
 sparse tensors, typed fields, external data references, functions), packs
 them with the CLI into archives, and adds truncated and bit-flipped
 variants. External data references name "w.bin", the 4 KiB file that
-fuzz_pack provides in its data directory. Deterministic (fixed seed).
+fuzz_pack provides in its data directory; fuzz_model_diff's seeds are model
+bytes referencing its entries "a" and "b", some with repeated singular
+messages (which protobuf merges). Deterministic (fixed seed).
 """
 import os
 import random
@@ -149,6 +151,90 @@ MODELS = {
 }
 
 
+# --- fuzz_model_diff: model bytes whose EXTERNAL tensors name the entries
+# "a" (256 bytes) and "b" (4096 bytes) of the archive the target builds.
+
+def tag(num, wt):
+    return pb_varint(num << 3 | wt)
+
+
+def pb_varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def ld(num, payload):
+    return tag(num, 2) + pb_varint(len(payload)) + payload
+
+
+def ext_entry(name, loc, dims, dtype=TensorProto.FLOAT, offset=None, length=None):
+    t = TensorProto(name=name, data_type=dtype, dims=dims)
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (('location', loc), ('offset', None if offset is None else str(offset)),
+                 ('length', None if length is None else str(length))):
+        if v is not None:
+            e = t.external_data.add()
+            e.key, e.value = k, v
+    return t.SerializeToString()
+
+
+def model_with(graph_fields):
+    """A ModelProto (ir_version 8, opset 17) around raw GraphProto fields."""
+    return (tag(1, 0) + pb_varint(8) + ld(8, ld(1, b'') + tag(2, 0) + pb_varint(17))
+            + ld(7, ld(2, b'g') + graph_fields))
+
+
+def constant_node(attr_fields):
+    return ld(1, ld(2, b'c') + ld(4, b'Constant') + ld(5, ld(1, b'value') + attr_fields + tag(20, 0) + pb_varint(4)))
+
+
+def diff_seeds():
+    """Well-formed models and ones whose singular messages repeat: protobuf
+    merges them (the differential target checks the library agrees)."""
+    t64 = ext_entry('w', 'a', [64])
+    seeds = {
+        # issue 9: {FLOAT [64] in 'a'} then {dims [64]} = one [64, 64] tensor of 16 KiB: refused
+        'const_twice_dims': model_with(constant_node(ld(5, t64) + ld(5, TensorProto(dims=[64]).SerializeToString()))),
+        # the same split, valid: dims and type first, raw_data in the second copy
+        'const_twice_raw': model_with(constant_node(
+            ld(5, TensorProto(name='k', data_type=TensorProto.FLOAT, dims=[4]).SerializeToString())
+            + ld(5, TensorProto(raw_data=bytes(range(16))).SerializeToString()))),
+        # data_type given again: DOUBLE [64] needs 512 bytes of a 256-byte entry
+        'const_twice_dtype': model_with(constant_node(ld(5, t64) + ld(5, TensorProto(data_type=11).SerializeToString()))),
+        # a second location key: the merged tensor has two
+        'const_twice_location': model_with(constant_node(ld(5, t64) + ld(5, ext_entry('', 'b', [])))),
+        # valid: first copy says where (b at 1024), second copy gives dims
+        'const_twice_split': model_with(constant_node(
+            ld(5, ext_entry('s', 'b', [], offset=1024, length=256)) + ld(5, TensorProto(data_type=1, dims=[8, 8]).SerializeToString()))),
+        'plain_ext': model_with(ld(5, ext_entry('w0', 'a', [64])) + ld(5, ext_entry('w1', 'b', [16, 16], offset=0))),
+        'plain_inline': model_with(ld(5, numpy_helper.from_array(arr((2, 3)), 'r').SerializeToString())),
+    }
+    vals = ext_entry('v', 'a', [4])
+    idx = TensorProto(name='i', data_type=TensorProto.INT64, dims=[4], int64_data=[0, 1, 2, 3]).SerializeToString()
+    sp = ld(1, vals) + ld(2, idx) + tag(3, 0) + pb_varint(10)
+    # sparse initializer whose values repeat, and an attribute sparse_tensor given twice
+    seeds['sparse_values_twice'] = model_with(ld(15, sp + ld(1, TensorProto(dims=[2]).SerializeToString())))
+    vals32 = ext_entry('v', 'a', [4], length=32)
+    seeds['sparse_values_twice_ok'] = model_with(ld(15, ld(1, vals32) + ld(2, idx) + tag(3, 0) + pb_varint(10)
+                                                     + ld(1, TensorProto(dims=[2]).SerializeToString())))
+    seeds['sparse_attr_twice'] = model_with(ld(1, ld(4, b'Constant') + ld(5, ld(1, b'sparse_value') + ld(22, sp)
+                                                                         + ld(22, ld(1, vals)) + tag(20, 0) + pb_varint(11))))
+    # a subgraph attribute given twice, and the model's graph given twice
+    sub = ld(5, ext_entry('sub0', 'a', [16]))
+    seeds['subgraph_twice'] = model_with(ld(1, ld(4, b'If') + ld(5, ld(1, b'then_branch') + ld(6, sub)
+                                                             + ld(6, ld(5, ext_entry('sub1', 'b', [8]))) + tag(20, 0) + pb_varint(5))))
+    seeds['graph_twice'] = model_with(ld(5, t64)) + ld(7, ld(5, ext_entry('w2', 'b', [2, 2])))
+    for name, fn in MODELS.items():
+        if name != 'external':
+            seeds['onnx_' + name] = fn().SerializeToString()
+    return seeds
+
+
 def write(target, name, data):
     if len(data) > MAX_FILE:
         return
@@ -173,7 +259,7 @@ def variants(rng, data, n_trunc, n_flip):
 def main():
     cli = sys.argv[1]
     rng = random.Random(1234)
-    for t in ('fuzz_open', 'fuzz_pack', 'fuzz_unpack', 'fuzz_names'):
+    for t in ('fuzz_open', 'fuzz_pack', 'fuzz_unpack', 'fuzz_names', 'fuzz_model_diff'):
         d = os.path.join(CORPUS, t)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
@@ -213,6 +299,9 @@ def main():
             write('fuzz_unpack', 'simple_a4096.onnxzip', f.read())
     finally:
         shutil.rmtree(tmp)
+
+    for name, raw in diff_seeds().items():
+        write('fuzz_model_diff', name, raw)
 
     names = ['', 'W', 'w', 'w_2', 'encoder.0.weight', 'conv.weight', 'conv_weight', '0bias', '__x', '_', '__',
              '___', 'a/b:0', 'a b', '权重', 'émbed.ding', '\xff\xfe', 'x' * 240, 'x' * 241, 'x' * 300,
