@@ -268,22 +268,31 @@ static int copy_data(onnxzip_writer *w, const char *name, const source *s, uint6
 static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s, uint16_t claim,
                        size_t pad);
 
+/* A filler's (empty) data lies at a multiple of this, which it records. */
+#define FILLER_ALIGN 32768u
+
 /* An extra area holds at most 65535 bytes: when the padding N does not fit
- * (A = 65536 only), an empty filler entry whose header is exactly N bytes
- * long goes first, and the entry then needs none (spec 4.3). */
-static int add_filler(onnxzip_writer *w, uint64_t n)
+ * (A = 65536 only), an empty filler entry goes first; its data offset `end`,
+ * a multiple of 32768, is where the entry's header begins, which then needs
+ * less than 32768 bytes of padding (spec 4.3). So every stored entry,
+ * fillers too, has data aligned to 32768 or more: `zipalign -c` passes. */
+static int add_filler(onnxzip_writer *w, uint64_t end)
 {
     char name[32];
     int f = snprintf(name, sizeof name, "__PAD_%u", w->fillers++);
     source empty = { (const uint8_t *)"", -1, 0, 0, NULL, NULL };
-    return write_entry(w, name, OZ_NAME_FILLER, &empty, 0, (size_t)(n - ZIP_LOCAL_SIZE - 6 - (uint64_t)f));
+    return write_entry(w, name, OZ_NAME_FILLER, &empty, FILLER_ALIGN,
+                       (size_t)(end - w->pos - ZIP_LOCAL_SIZE - 6 - (uint64_t)f));
 }
 
 static int add_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s)
 {
     uint64_t pad = padding_for(w, name, s->size);
     if ((s->size >= U32_MARK ? 20 : 0) + 6 + pad > MAX_EXTRA) {
-        int rc = add_filler(w, pad);
+        /* The data stays where `pad` puts it; the header moves from w->pos
+         * to the multiple of 32768 at most 32767 bytes before w->pos + pad,
+         * past the filler's own header since pad > 65509. */
+        int rc = add_filler(w, (w->pos + pad) & ~(uint64_t)(FILLER_ALIGN - 1));
         if (rc) return rc;
         pad = padding_for(w, name, s->size);
     }

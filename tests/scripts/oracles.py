@@ -16,6 +16,12 @@ with:
   zipinfo    — Info-ZIP's listing: exit 0 and lists exactly the entries;
   zipfile    — Python's zipfile testzip();
   verify     — `onnxzip verify` accepts it;
+  zipalign   — Android's `zipalign -c A` accepts it (every STORED entry's data
+               at a multiple of A, fillers and the model included) for A = 64,
+               4096 (archives packed at 4096 or more) and min(align, 32768).
+               zipalign's -p changes only entries whose names end in ".so"
+               (page-aligned shared libraries); entry names here are C
+               identifiers, so -p would check nothing more;
   ls-json    — `onnxzip ls --json` entries agree with zipcheck's parse, and
                its tensors agree with the original model;
   names      — every EXTERNAL tensor's `location` is the entry name spec 7.2
@@ -74,6 +80,13 @@ def _proc_err(p, what):
     return None
 
 
+def zipalign_checks(align):
+    """The alignments `zipalign -c` must accept for an archive packed at
+    `align`: 64 always (spec 4.3: every tensor entry), 4096 from 4096 on, and
+    min(A, 32768) (every stored entry: filler entries record 32768)."""
+    return sorted({64, min(align, 32768)} | ({4096} if align >= 4096 else set()))
+
+
 def check_archive(r, label, arc_path, align, onnxzip, libzip_oracle, orig):
     state = {}
 
@@ -112,6 +125,16 @@ def check_archive(r, label, arc_path, align, onnxzip, libzip_oracle, orig):
 
     def c_verify():
         return _proc_err(ozcommon.run([onnxzip, "verify", arc_path]), "onnxzip verify")
+
+    def c_zipalign():
+        for a in zipalign_checks(align):
+            p = ozcommon.run(["zipalign", "-c", "-v", str(a), arc_path])
+            bad = [ln.strip() for ln in p.stdout.decode("utf-8", "replace").splitlines()
+                   if "(BAD" in ln]
+            e = _proc_err(p, f"zipalign -c {a}")
+            if e or bad:
+                return f"{e or f'zipalign -c {a}'}: {'; '.join(bad[:3])}"
+        return None
 
     def c_ls():
         p = ozcommon.run([onnxzip, "ls", arc_path, "--json"])
@@ -187,6 +210,7 @@ def check_archive(r, label, arc_path, align, onnxzip, libzip_oracle, orig):
     r.check(f"{label} zipinfo", c_zipinfo)
     r.check(f"{label} zipfile", c_zipfile)
     r.check(f"{label} verify", c_verify)
+    r.check(f"{label} zipalign", c_zipalign)
     r.check(f"{label} ls-json", c_ls)
     r.check(f"{label} names", c_names)
     r.check(f"{label} load", c_load)
@@ -256,18 +280,19 @@ def check_appendix_a(onnxzip, work):
 
 def check_filler(arc_path):
     """Spec 4.3's filler procedure, by the numbers: entry a's data at 65536,
-    then __PAD_0 at H = 131036 with N_f = 65535 - 36 - 7 = 65492 padding
-    bytes and Alignment 0, then w's header at H + 65535 with N = 0 and its
-    data at 196608 = 3 x 65536, then the model."""
+    ending at H = 131036, where w would need N = 65535 padding bytes; w's data
+    stays at 196608 = 3 x 65536. __PAD_0 at H gets its data at D_f = 163840,
+    the greatest multiple of 32768 not above H + N = 196571, so N_f = 163840 -
+    131036 - 30 - 7 - 6 = 32761 and Alignment 32768; w's header at D_f has N'
+    = 196571 - 163840 = 32731; then the model."""
     if not os.path.exists(arc_path):
         return "no archive"
     a, errs = zipcheck.check_file(arc_path, 65536)
     if a is None:
         return "; ".join(errs)
     got = [(e.name, e.header_offset, e.data_offset, e.align_extra) for e in a.entries[:3]]
-    want = [("a", 0, 65536, (32768, 65499)), ("__PAD_0", 131036, 131036 + 30 + 7 + 6 + 65492,
-                                                (0, 65492)),
-            ("w", 131036 + 65535, 196608, (32768, 0))]
+    want = [("a", 0, 65536, (32768, 65499)), ("__PAD_0", 131036, 163840, (32768, 32761)),
+            ("w", 163840, 196608, (32768, 32731))]
     if got != want:
         return f"layout {got}, spec 4.3 gives {want}"
     return None

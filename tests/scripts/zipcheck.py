@@ -384,7 +384,7 @@ def check_archive(b, arc: Archive, align: int = 64, check_crc: bool = True,
         if e.align_extra is not None:
             a = e.align_extra[0]
             if a == 0:
-                pass  # "no claim" (filler entries)
+                pass  # "no claim" (filler entries of writers before spec 4.3's 32768)
             elif a & (a - 1):
                 errs.append(f"{w}: alignment extra says {a}, not a power of two")
             elif e.data_offset % a != 0:
@@ -475,9 +475,12 @@ def check_writer(b, arc: Archive, align: int, check_crc: bool) -> List[str]:
                         f"[zip64][0xd935]")
         if e.align_extra is not None:
             a, pad = e.align_extra
-            if filler:
-                if a != 0:
-                    errs.append(f"{w}: filler alignment field records {a}, expected 0")
+            if filler:  # spec 4.3: data at a multiple of 32768, recorded
+                if a != 32768:
+                    errs.append(f"{w}: filler alignment field records {a}, expected 32768")
+                if e.data_offset % 32768:
+                    errs.append(f"{w}: filler data offset {e.data_offset} is not a multiple "
+                                f"of 32768")
             elif not e.name.startswith("__") or e.name == MODEL_ENTRY:
                 if a != want_a:
                     errs.append(f"{w}: alignment field records {a}, expected {want_a}")
