@@ -170,7 +170,7 @@ int cmd_extract(int argc, char **argv)
     if (!a.quiet && t) {
         fputs("extracted ", stdout);
         cli_put_text(stdout, a.tensor);
-        printf(" (%" PRIu64 " bytes) -> %s\n", t->nbytes, a.out);
+        cli_line(stdout, " (%" PRIu64 " bytes) -> %s", t->nbytes, a.out);
     }
     onnxzip_close(&ar);
     return CLI_EXIT_OK;

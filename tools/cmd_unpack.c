@@ -203,6 +203,6 @@ int cmd_unpack(int argc, char **argv)
         return CLI_EXIT_OK;
     if ((rc = count_moved(a.in, a.opts.layout, &tensors, &files)) != 0)
         return rc;
-    printf("unpacked %s -> %s: %zu tensors in %zu data file(s)\n", a.in, a.out, tensors, files);
+    cli_line(stdout, "unpacked %s -> %s: %zu tensors in %zu data file(s)", a.in, a.out, tensors, files);
     return CLI_EXIT_OK;
 }

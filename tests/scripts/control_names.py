@@ -6,9 +6,10 @@ terminal raw.
 
 Every file here is named with a newline, a carriage return, a tab, an ESC
 sequence, a DEL byte and a C1 control character (U+0085, bytes c2 85) in it.
-`pack`, `verify` (archive and classic model), `ls`, a failing `verify` of a
-truncated archive, a failing `pack` of a missing file and a failing `verify`
-whose message also quotes a tensor name must each print exactly one line per
+`pack`, `verify` (archive and classic model), `unpack`, `extract`, `ls`, a
+failing `verify` of a truncated archive, a failing `pack` of a missing file
+and a failing `verify` whose message also quotes a tensor name must each
+print exactly one line per
 message, with every control character written as \\xHH (the path's
 ordinary characters unchanged), and `ls --json` must be valid JSON whose
 "archive" string decodes to the exact name. A tensor name that oz_printable()
@@ -91,6 +92,21 @@ def check_ok(t, exe, d, classic, archive):
         line = (clean_lines(t, what, r.stdout, 1) or [b""])[0]
         t.check(line.startswith(b"OK: "), f"{what}: OK line", repr(line))
         shows_name(t, what, line, os.path.basename(path))
+
+    out = os.path.join(d, STEM + ".unpacked.onnx")
+    r = run(exe, "unpack", archive, "-o", out)
+    t.check(r.returncode == 0, "unpack exits 0", r.stderr)
+    line = (clean_lines(t, "unpack stdout", r.stdout, 1) or [b""])[0]
+    t.check(line.startswith(b"unpacked "), "unpack line", repr(line))
+    shows_name(t, "unpack line (input)", line, os.path.basename(archive))
+    shows_name(t, "unpack line (output)", line, os.path.basename(out))
+
+    out = os.path.join(d, STEM + ".a.bin")
+    r = run(exe, "extract", archive, "a", "-o", out)
+    t.check(r.returncode == 0, "extract exits 0", r.stderr)
+    line = (clean_lines(t, "extract stdout", r.stdout, 1) or [b""])[0]
+    t.check(line.startswith(b"extracted a "), "extract line", repr(line))
+    shows_name(t, "extract line (output)", line, os.path.basename(out))
 
     r = run(exe, "ls", archive)
     t.check(r.returncode == 0, "ls exits 0", r.stderr)
