@@ -148,6 +148,12 @@ def check_errors(t, exe, d, archive):
     check_failure(t, "pack of a missing file", run(exe, "pack", missing, "-o", archive + "2"),
                   os.path.basename(missing), "ONNXZIP_EIO")
     t.check(not os.path.exists(archive + "2"), "failed pack leaves no output")
+    # Printable UTF-8 (and quotes, backslashes) is not escaped: ordinary messages are unchanged.
+    plain = os.path.join(d, "modèle 模型 'q' \\.onnx")
+    line = check_failure(t, "pack of a missing UTF-8 name", run(exe, "pack", plain, "-o", archive + "3"),
+                         os.path.basename(plain), "ONNXZIP_EIO")
+    t.check(line.startswith(f"onnxzip: {plain}: ".encode()) and b"\\x" not in line,
+            "UTF-8 name shown as is", repr(line))
 
     # A classic model whose tensor "t<LF>n" points at a missing data file: the
     # message quotes the path (escaped by oz_err) and the tensor name (escaped
