@@ -125,6 +125,6 @@ int cmd_set_model(int argc, char **argv)
     rc = onnxzip_update_model(paths[0], model, size);
     free(model);
     if (rc) return cli_lib_error(rc);
-    if (!quiet) printf("updated %s: new model of %zu bytes from %s\n", paths[0], size, paths[1]);
+    if (!quiet) cli_line(stdout, "updated %s: new model of %zu bytes from %s", paths[0], size, paths[1]);
     return CLI_EXIT_OK;
 }

@@ -78,7 +78,7 @@ static int help(int argc, char **argv)
     }
     c = find_command(argv[2]);
     if (!c || argc > 3) {
-        fprintf(stderr, "onnxzip: unknown command '%s'\n", argv[2]);
+        cli_line(stderr, "onnxzip: unknown command '%s'", argv[2]);
         usage(stderr);
         return CLI_EXIT_USAGE;
     }
@@ -105,8 +105,7 @@ static int dispatch(int argc, char **argv)
         return help(argc, argv);
     c = find_command(name);
     if (!c) {
-        fprintf(stderr, "onnxzip: unknown %s '%s'\n",
-                name[0] == '-' ? "option" : "command", name);
+        cli_line(stderr, "onnxzip: unknown %s '%s'", name[0] == '-' ? "option" : "command", name);
         usage(stderr);
         return CLI_EXIT_USAGE;
     }

@@ -6,7 +6,8 @@ terminal raw.
 
 Every file here is named with a newline, a carriage return, a tab, an ESC
 sequence, a DEL byte and a C1 control character (U+0085, bytes c2 85) in it.
-`pack`, `verify` (archive and classic model), `unpack`, `extract`, `ls`, a
+`pack`, `verify` (archive and classic model), `unpack`, `extract`,
+`set-model`, `ls`, an unknown command, a
 failing `verify` of a truncated archive, a failing `pack` of a missing file
 and a failing `verify` whose message also quotes a tensor name must each
 print exactly one line per
@@ -107,6 +108,22 @@ def check_ok(t, exe, d, classic, archive):
     line = (clean_lines(t, "extract stdout", r.stdout, 1) or [b""])[0]
     t.check(line.startswith(b"extracted a "), "extract line", repr(line))
     shows_name(t, "extract line (output)", line, os.path.basename(out))
+
+    copy = os.path.join(d, STEM + ".copy.onnxzip")
+    with open(archive, "rb") as f, open(copy, "wb") as g:
+        g.write(f.read())
+    r = run(exe, "set-model", copy, classic)
+    t.check(r.returncode == 0, "set-model exits 0", r.stderr)
+    line = (clean_lines(t, "set-model stdout", r.stdout, 1) or [b""])[0]
+    t.check(line.startswith(b"updated "), "set-model line", repr(line))
+    shows_name(t, "set-model line (archive)", line, os.path.basename(copy))
+    shows_name(t, "set-model line (model)", line, os.path.basename(classic))
+
+    r = run(exe, STEM)
+    t.check(r.returncode == 2, "unknown command exits 2", r.returncode)
+    line = r.stderr.split(b"\n", 1)[0]
+    t.check(not RAW_CONTROL.search(line), "unknown command: no raw control byte", repr(line))
+    shows_name(t, "unknown command", line)
 
     r = run(exe, "ls", archive)
     t.check(r.returncode == 0, "ls exits 0", r.stderr)
