@@ -5,9 +5,16 @@
 #include "onnx_schema.h"
 #include "pbwire.h"
 
+/* Singular message fields of a oneof-holding type seen in one message, and
+ * whether a oneof member was set in any occurrence so far. */
+#define ONEOF_SLOTS 8
+
 typedef struct frame {
     const ProtobufCMessageDescriptor *d;
     pb_reader r;
+    unsigned n_seen;
+    uint32_t seen[ONEOF_SLOTS];
+    uint8_t member_set[ONEOF_SLOTS];
 } frame;
 
 /* The wire type protobuf-c requires of an unpacked value of `type`. */
@@ -51,6 +58,48 @@ static int field_ok(const ProtobufCFieldDescriptor *fd, const pb_field *f)
            packed_ok(fd->type, f->data, f->len);
 }
 
+static int has_oneof(const ProtobufCMessageDescriptor *d)
+{
+    for (unsigned i = 0; i < d->n_fields; i++)
+        if (d->fields[i].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) return 1;
+    return 0;
+}
+
+/* Whether one occurrence of a message sets a member of its oneof. Malformed
+ * fields are left to the walk, which reaches them next. */
+static int sets_oneof(const ProtobufCMessageDescriptor *d, const pb_field *f)
+{
+    pb_reader r = { f->data, f->data + f->len };
+    pb_field g;
+    while (r.p < r.end && !pb_next(&r, &g)) {
+        const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(d, g.num);
+        if (fd && (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) return 1;
+    }
+    return 0;
+}
+
+/* protobuf-c 1.4 fails to merge two occurrences of a singular message with a
+ * oneof when neither the earlier ones nor this one set a member of it (e.g.
+ * ValueInfoProto.type given twice, empty): the parse of the whole model
+ * fails. Such a model is refused, naming the field, so that every model
+ * accepted here also parses in onnxzip_model_proto(). Returns 1 to refuse. */
+static int unmergeable(frame *fr, const ProtobufCFieldDescriptor *fd, const pb_field *f)
+{
+    if (fd->label == PROTOBUF_C_LABEL_REPEATED || !has_oneof(fd->descriptor)) return 0;
+    int set = sets_oneof(fd->descriptor, f);
+    for (unsigned i = 0; i < fr->n_seen; i++) {
+        if (fr->seen[i] != f->num) continue;
+        if (!fr->member_set[i] && !set) return 1;
+        fr->member_set[i] |= (uint8_t)set;
+        return 0;
+    }
+    if (fr->n_seen < ONEOF_SLOTS) {
+        fr->seen[fr->n_seen] = f->num;
+        fr->member_set[fr->n_seen++] = (uint8_t)set;
+    }
+    return 0;
+}
+
 static int fail(const char *path, int status, const uint8_t *model, const uint8_t *at, uint64_t base_offset,
                 const char *what, const frame *fr, uint32_t num)
 {
@@ -63,7 +112,7 @@ int oz_check_schema(const char *path, const uint8_t *model, size_t len, uint64_t
 {
     frame st[OZ_MAX_MSG_DEPTH];
     unsigned top = 0;
-    st[0] = (frame){ &onnx__model_proto__descriptor, { model, model + len } };
+    st[0] = (frame){ .d = &onnx__model_proto__descriptor, .r = { model, model + len } };
     for (;;) {
         frame *fr = &st[top];
         if (fr->r.p >= fr->r.end) {
@@ -81,10 +130,14 @@ int oz_check_schema(const char *path, const uint8_t *model, size_t len, uint64_t
                         packed ? "malformed packed values" : "wrong wire type", fr, f.num);
         }
         if (fd->type != PROTOBUF_C_TYPE_MESSAGE) continue;
+        if (unmergeable(fr, fd, &f))
+            return fail(path, ONNXZIP_EPROTO, model, f.start, base_offset,
+                        "a singular message given again with no member of its oneof set in any copy "
+                        "(protobuf-c cannot merge it)", fr, f.num);
         if (top + 1 >= OZ_MAX_MSG_DEPTH)
             return oz_err(ONNXZIP_ELIMIT, (int64_t)(base_offset + (uint64_t)(f.start - model)),
                           "%s: messages nested deeper than %d levels at byte %llu of the model", path,
                           OZ_MAX_MSG_DEPTH, (unsigned long long)(f.start - model));
-        st[++top] = (frame){ fd->descriptor, { f.data, f.data + f.len } };
+        st[++top] = (frame){ .d = fd->descriptor, .r = { f.data, f.data + f.len } };
     }
 }

@@ -131,9 +131,11 @@ static int resolve(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
     if (t->data_location != 0) return fail(b, t, ONNXZIP_EPROTO, "unknown data_location value", NULL);
     if (!t->has_raw) {
         v->storage = ONNXZIP_STORAGE_TYPED;
-        /* Typed data is not size-checked, but views promise dims >= 0 (spec 11.2 #20). */
-        for (uint32_t i = 0; i < t->ndims; i++)
-            if (t->dims[i] < 0) return fail(b, t, ONNXZIP_ESIZE, "a dim is negative", NULL);
+        /* Typed data is not size-checked, but views promise dims >= 0 whose
+         * product fits a u64, as a runtime will multiply them (spec 11.2 #20). */
+        uint64_t n, bytes;
+        if (oz_dims_product(t->dims, t->ndims, &n) || (oz_dtype_bits(t->data_type) && oz_dtype_nbytes(t->data_type, n, &bytes)))
+            return fail(b, t, ONNXZIP_ESIZE, "dims are negative or their element or byte count overflows", NULL);
         return 0;
     }
     v->storage = ONNXZIP_STORAGE_INLINE;

@@ -367,6 +367,20 @@ def cases():
     }
 
 
+def protobuf_c_refuses():
+    """Models protobuf-c (onnxzip_model_proto) cannot parse: the library must
+    refuse them at open (ONNXZIP_EPROTO), not accept what it cannot then parse."""
+    w = tensor("w", 1, [2], raw=bytes(8))
+    return {
+        "wrong_wire_type": vi(1, 8)[:0] + ld(1, b"x") + model(ld(5, w))[2:],  # ir_version as a string
+        "packed_floats_cut": model(ld(5, tensor("f", 1, [1]) + ld(4, bytes(5)))),  # float_data: 5 bytes
+        # a tensor's name (field 8) behind a 6-byte tag
+        "long_tag": model(ld(5, w + bytes([0xC2, 0x80, 0x80, 0x80, 0x80, 0x00, 1]) + b"n")),
+        "type_twice_empty": model(ld(11, ld(1, b"x") + ld(2, b"") + ld(2, b"")) + ld(5, w)),
+        "attr_type_twice_empty": model(node(b"Cast", ld(1, b"tp") + ld(14, b"") + ld(14, b"") + vi(20, 13)) + ld(5, w)),
+    }
+
+
 def split_model(raw):
     """The corpus model with its graph given as two copies (the first without
     initializers, the second with them) and its first Constant's `value`
@@ -411,6 +425,13 @@ def main():
             want, problem = oracle(raw)
             try_archive(tmp, what, raw, want, problem)
             try_classic(tmp, what, raw, want, problem)
+        for what, raw in protobuf_c_refuses().items():
+            path = os.path.join(tmp, what + ".onnx")
+            with open(path, "wb") as f:
+                f.write(raw)
+            rc, _, err = run("verify", path)
+            check(rc == 1 and status_of(err) == "ONNXZIP_EPROTO", f"{what}: verify gave {status_of(err) if rc else 'OK'}, "
+                  "expected ONNXZIP_EPROTO (protobuf-c cannot parse it)")
         models = os.path.join(CORPUS or "", "models")
         if CORPUS and os.path.isdir(models):
             for name in sorted(os.listdir(models)):
