@@ -20,6 +20,10 @@ import tempfile
 
 import numpy as np
 import onnx
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'scripts'))
+from hostile_models import f_len as ld, varint as pb_varint  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -156,20 +160,6 @@ MODELS = {
 
 def tag(num, wt):
     return pb_varint(num << 3 | wt)
-
-
-def pb_varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def ld(num, payload):
-    return tag(num, 2) + pb_varint(len(payload)) + payload
 
 
 def ext_entry(name, loc, dims, dtype=TensorProto.FLOAT, offset=None, length=None):

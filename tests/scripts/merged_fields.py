@@ -35,6 +35,8 @@ import tempfile
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hostile_models  # noqa: E402
+import ozcommon  # noqa: E402
 import zipbuild  # noqa: E402
 
 import onnx  # noqa: E402
@@ -44,8 +46,6 @@ EXE = sys.argv[1]
 CORPUS = sys.argv[2] if len(sys.argv) > 2 else None
 ENTRIES = {"a": bytes((i * 131 + 7) & 0xFF for i in range(256)),
            "b": bytes((i * 131 + 7) & 0xFF for i in range(4096))}
-BITS = {1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 9: 8, 10: 16, 11: 64, 12: 32, 13: 64, 14: 64, 15: 128,
-        16: 16, 17: 8, 18: 8, 19: 8, 20: 8, 21: 4, 22: 4, 23: 4, 24: 8, 25: 2, 26: 2}
 passed = failed = 0
 
 
@@ -59,25 +59,11 @@ def check(ok, what):
 
 
 # ---------------------------------------------------------------------------
-# raw protobuf
+# raw protobuf (hostile_models' encoders: f_varint = a varint field, f_len = a
+# length-delimited one)
 # ---------------------------------------------------------------------------
 
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def vi(num, v):
-    return varint(num << 3) + varint(v)
-
-
-def ld(num, payload):
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
+vi, ld = hostile_models.f_varint, hostile_models.f_len
 
 
 def tensor(name=None, dtype=None, dims=(), loc=None, offset=None, length=None, raw=None):
@@ -112,19 +98,17 @@ def node(op, attr_fields):
 # ---------------------------------------------------------------------------
 
 def oracle(raw):
-    """(tensors, problem): every TensorProto protobuf sees, and why the model
-    must be refused (None when it must be accepted)."""
+    """(tensors, problem): every TensorProto protobuf sees (ozcommon's walk of
+    the onnx package's parse), and the status the model must be refused with
+    (None when it must be accepted)."""
     m = onnx.ModelProto.FromString(raw)
     out, problems = [], []
-
-    def visit(t, kind, depth):
+    for t, kind, depth, _ in ozcommon.iter_tensors(m):
         keys = [e.key for e in t.external_data]
         kv = {e.key: e.value for e in t.external_data}
-        n = 1
-        for d in t.dims:
-            n *= d
-        need = (n * BITS.get(t.data_type, 0) + 7) // 8
-        rec = {"name": t.name, "data_type": t.data_type, "dims": list(t.dims), "kind": kind, "graph_depth": depth}
+        need = ozcommon.spec_byte_size(t.data_type, list(t.dims))
+        rec = {"name": t.name, "data_type": t.data_type, "dims": list(t.dims), "kind": ozcommon.KIND_NAMES[kind],
+               "graph_depth": depth}
         if t.data_location == TensorProto.EXTERNAL:
             if len(keys) != len(set(keys)) or t.HasField("raw_data"):
                 problems.append("ONNXZIP_EREF")
@@ -135,53 +119,20 @@ def oracle(raw):
                 problems.append("ONNXZIP_EREF")
             elif off + ln > size:
                 problems.append("ONNXZIP_ERANGE")
+            elif need is None:
+                problems.append("ONNXZIP_EDTYPE")
             elif ln != need:
                 problems.append("ONNXZIP_ESIZE")
             rec.update(storage="entry", entry=loc, data=ENTRIES.get(loc, b"")[off:off + ln])
         elif t.HasField("raw_data"):
-            if len(t.raw_data) != need:
+            if need is None:
+                problems.append("ONNXZIP_EDTYPE")
+            elif len(t.raw_data) != need:
                 problems.append("ONNXZIP_ESIZE")
             rec.update(storage="inline", data=t.raw_data)
         else:
             rec.update(storage="typed", data=None)
         out.append(rec)
-
-    def attrs(attributes, depth):
-        for a in attributes:
-            if a.HasField("t"):
-                visit(a.t, "attribute", depth)
-            for t in a.tensors:
-                visit(t, "attribute", depth)
-            if a.HasField("g"):
-                graph(a.g, depth + 1)
-            for g in a.graphs:
-                graph(g, depth + 1)
-            for s in ([a.sparse_tensor] if a.HasField("sparse_tensor") else []) + list(a.sparse_tensors):
-                sparse(s, depth)
-
-    def sparse(s, depth):
-        if s.HasField("values"):
-            visit(s.values, "sparse_values", depth)
-        if s.HasField("indices"):
-            visit(s.indices, "sparse_indices", depth)
-
-    def graph(g, depth):
-        for nd in g.node:
-            attrs(nd.attribute, depth)
-        for t in g.initializer:
-            visit(t, "initializer", depth)
-        for s in g.sparse_initializer:
-            sparse(s, depth)
-
-    if m.HasField("graph"):
-        graph(m.graph, 0)
-    for ti in m.training_info:
-        graph(ti.initialization, 0)
-        graph(ti.algorithm, 0)
-    for f in m.functions:
-        for nd in f.node:
-            attrs(nd.attribute, 0)
-        attrs(getattr(f, "attribute_proto", ()), 0)
     return out, (problems[0] if problems else None)
 
 
@@ -282,35 +233,10 @@ def try_classic(tmp, what, raw, want, problem):
 
 def numpy_helper_bytes(m, r):
     """The tensor's bytes in the onnx.load()ed model (raw_data after load)."""
-    for t in all_tensors(m):
+    for t, _, _, _ in ozcommon.iter_tensors(m):
         if t.name == r["name"] and list(t.dims) == r["dims"]:
             return t.raw_data if t.HasField("raw_data") else numpy_helper.to_array(t).tobytes()
     return None
-
-
-def all_tensors(m):
-    def graph(g):
-        for nd in g.node:
-            yield from attrs(nd.attribute)
-        yield from g.initializer
-        for s in g.sparse_initializer:
-            yield s.values
-            yield s.indices
-
-    def attrs(attributes):
-        for a in attributes:
-            if a.HasField("t"):
-                yield a.t
-            yield from a.tensors
-            if a.HasField("g"):
-                yield from graph(a.g)
-            for g in a.graphs:
-                yield from graph(g)
-            for s in ([a.sparse_tensor] if a.HasField("sparse_tensor") else []) + list(a.sparse_tensors):
-                yield s.values
-                yield s.indices
-
-    yield from graph(m.graph)
 
 
 # ---------------------------------------------------------------------------
