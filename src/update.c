@@ -1,21 +1,24 @@
 /* onnxzip_update_model(): replace __MODEL_PROTO in place (spec §15, "Model
  * update"). Weights are never read, rewritten or moved. Every state the file
- * passes through is a valid archive with the old or the new model:
+ * passes through is a valid archive with the old or the new model, for
+ * onnxzip and for zip readers that know no update trailer:
  *
  *   0. reserve   fallocate(KEEP_SIZE) claims every block steps 1-4 will
  *                write, before the first byte changes: a full file system
  *                fails here, with the file untouched. Where fallocate is not
  *                supported, the gap before the appended tail is written with
  *                zeros in step 2 instead, so that step 4 allocates nothing.
- *   1. trailer   An update trailer is written past the end of the file (one
- *                write within one page): readers then take the archive to end
- *                where the trailer says, the old end, and ignore what follows.
+ *   1. shadow    A copy of the old central directory and end records, its
+ *                EOCD carrying the update trailer as its 24-byte comment, is
+ *                written past where the new tail will end: its last page
+ *                first, in one write within one page (that write extends the
+ *                file), then the rest below it. onnxzip reads the trailer
+ *                (the old end), zip readers the shadow: both the old archive.
  *   2. append    The new tail — model entry, central directory, end records —
- *                is written after the old archive, all but its last 24 bytes.
- *   3. flip      The last 24 bytes replace the trailer (one write within one
- *                page): the file now ends with the new end records; the old
- *                model, directory and trailer are dead space before the new
- *                model entry, which readers skip.
+ *                is written after the old archive, below the shadow: unseen.
+ *   3. flip      ftruncate() cuts the shadow off, atomically: the file now
+ *                ends with the new end records; the old model, directory and
+ *                end are dead space before the new model entry.
  *   4. compact   The same new tail, laid out for the position right after the
  *                last tensor entry, is written there (dead space: unseen).
  *   5. truncate  ftruncate() cuts the file after that copy, atomically: a
@@ -113,16 +116,6 @@ void oz_update_lock(int fd, short type)
     }
 }
 
-/* One of the atomic steps, under the exclusive update lock so that no reader
- * is halfway through its open when the file changes under it. */
-static int locked_write(const update *u, const void *p, size_t n, uint64_t off)
-{
-    oz_update_lock(u->fd, F_WRLCK);
-    int rc = pwrite_all(u, p, n, off);
-    oz_update_lock(u->fd, F_UNLCK);
-    return rc;
-}
-
 /* The tail for a model entry at `pos`: local header, model, central
  * directory, end records. Moves *pos forward when the alignment padding
  * would not fit one extra field (A = 65536): readers allow the gap. */
@@ -158,6 +151,36 @@ static void build_trailer(uint8_t t[24], uint64_t archive_end)
     oz_wr64(t + 8, archive_end);
     oz_wr32(t + 16, ONNXZIP_FORMAT_VERSION_MAJOR);
     oz_wr32(t + 20, (uint32_t)crc32(0, t, 20));
+}
+
+/* The shadow end for offset `at` (spec 15.2): the old central directory,
+ * copied byte for byte (local header offsets unchanged: zip readers find the
+ * old entries where they are), end records locating that copy, and the EOCD
+ * comment: the 24-byte update trailer, so that the file's last 24 bytes are
+ * the trailer for onnxzip and the comment for zip readers. */
+static int build_shadow(const update *u, const uint8_t trailer[24], uint64_t at, oz_buf *sh)
+{
+    const oz_zip *z = &u->a->zip;
+    sh->len = 0;
+    int rc = oz_buf_append(sh, u->a->base + z->cd_offset, (size_t)z->cd_size);
+    if (!rc) rc = oz_zip_end(sh, z->n, z->cd_size, at);
+    if (!rc) oz_wr16(sh->p + sh->len - ZIP_EOCD_SIZE + 20, 24); /* Comment_Length */
+    return rc ? rc : oz_buf_append(sh, trailer, 24);
+}
+
+/* Moves *at forward (at most a page) until the shadow's end records and
+ * trailer lie within one page — the whole shadow when it fits one — so that
+ * step 1's first write is atomic. Past 4 GiB the shadow needs zip64 end
+ * records, which the old archive may lack: hence rebuilt each time. */
+static int place_shadow(const update *u, const uint8_t trailer[24], uint64_t *at, oz_buf *sh)
+{
+    for (;;) {
+        int rc = build_shadow(u, trailer, *at, sh);
+        if (rc) return rc;
+        uint64_t end = *at + sh->len, keep = sh->len <= PAGE ? sh->len : sh->len - u->a->zip.cd_size;
+        if ((end - keep) / PAGE == (end - 1) / PAGE) return 0;
+        *at += PAGE - (end - keep) % PAGE;
+    }
 }
 
 static int copy_entries(update *u)
@@ -217,15 +240,32 @@ static int write_zeros(const update *u, uint64_t from, uint64_t to)
     return rc;
 }
 
-/* Steps 1-3: the new tail `t` at `p`, made the file's end by the flip. */
-static int append_and_flip(const update *u, const oz_buf *t, uint64_t p, const uint8_t trailer[24])
+/* Step 1, the shadow end at `at` (spec 15.4): the part in its last page
+ * first, in one write within that page, so that a kill leaves either the old
+ * end or a shadow EOCD with its trailer; then the rest (the CD copy) below.
+ * Both under the update lock, as one step. */
+static int write_shadow(const update *u, const oz_buf *sh, uint64_t at)
 {
-    uint64_t flip = p + t->len - 24;
+    uint64_t end = at + sh->len, page = (end - 1) / PAGE * PAGE, top = page > at ? page : at;
+    oz_update_lock(u->fd, F_WRLCK);
+    int rc = pwrite_all(u, sh->p + (top - at), (size_t)(end - top), top);
+    if (!rc && top > at) rc = pwrite_all(u, sh->p, (size_t)(top - at), at);
+    oz_update_lock(u->fd, F_UNLCK);
+    return rc ? rc : sync_file(u);
+}
+
+/* Steps 1-3: the new tail `t` at `p`, below the shadow `sh` at `at`; the flip
+ * cuts the file at the tail's end. */
+static int append_and_flip(const update *u, const oz_buf *t, uint64_t p, const oz_buf *sh, uint64_t at)
+{
     int rc;
-    if ((rc = locked_write(u, trailer, 24, flip)) || (rc = sync_file(u))) return rc;                 /* 1 */
+    if ((rc = write_shadow(u, sh, at))) return rc;                                                   /* 1 */
     if (u->zero_fill && p > u->old_size && (rc = write_zeros(u, u->old_size, p))) return rc;
-    if ((rc = pwrite_all(u, t->p, t->len - 24, p)) || (rc = sync_file(u))) return rc;                /* 2 */
-    return (rc = locked_write(u, t->p + t->len - 24, 24, flip)) ? rc : sync_file(u);                 /* 3 */
+    if ((rc = pwrite_all(u, t->p, t->len, p)) || (rc = sync_file(u))) return rc;                     /* 2 */
+    oz_update_lock(u->fd, F_WRLCK);
+    int bad = ftruncate(u->fd, (off_t)(p + t->len));                                                 /* 3 */
+    oz_update_lock(u->fd, F_UNLCK);
+    return bad ? io_fail(u, "cannot truncate") : sync_file(u);
 }
 
 /* Undoes steps 1-3 after `rc` failed one of them: they wrote only past the
@@ -241,7 +281,7 @@ static int roll_back(const update *u, int rc)
     oz_update_lock(u->fd, F_UNLCK);
     if (bad)
         return oz_err(ONNXZIP_EIO, -1, "%s; the update could not be undone (cannot truncate: %s): the file may "
-                      "be left in a transient form that only onnxzip reads (as the old model); run set-model again",
+                      "be left in a transient form that onnxzip reads as the old model; run set-model again",
                       why, strerror(e));
     if (fsync(u->fd))
         return oz_err(rc, -1, "%s; the update was rolled back: the archive is unchanged (but the rollback could not "
@@ -264,23 +304,24 @@ static void compact(const update *u, const oz_buf *t, uint64_t c)
 
 static int run(update *u)
 {
-    oz_buf compact_tail = { 0 }, appended = { 0 };
-    uint64_t c = weights_end(u), p;
+    oz_buf compact_tail = { 0 }, appended = { 0 }, shadow = { 0 };
+    uint64_t c = weights_end(u), p, at;
     int rc = build_tail(u, &c, &compact_tail);
     /* Appended after everything, and far enough that the compacted copy fits
-     * before it; its last 24 bytes within one page, so the flip is one
-     * page write. */
+     * before it; the shadow end after it. */
     p = u->old_size > c + compact_tail.len ? u->old_size : c + compact_tail.len;
     p = (p + 63) & ~(uint64_t)63;
-    while (!rc && !(rc = build_tail(u, &p, &appended)) && (p + appended.len - 24) / PAGE != (p + appended.len - 1) / PAGE)
-        p += 32;
+    if (!rc) rc = build_tail(u, &p, &appended);
+    at = p + appended.len;
     uint8_t trailer[24];
     build_trailer(trailer, u->a->zip.end);
-    if (!rc && !(rc = reserve(u, c, p + appended.len)) && (rc = append_and_flip(u, &appended, p, trailer)))
+    if (!rc) rc = place_shadow(u, trailer, &at, &shadow);
+    if (!rc && !(rc = reserve(u, c, at + shadow.len)) && (rc = append_and_flip(u, &appended, p, &shadow, at)))
         rc = roll_back(u, rc);
     if (!rc) compact(u, &compact_tail, c);
     oz_buf_free(&compact_tail);
     oz_buf_free(&appended);
+    oz_buf_free(&shadow);
     return rc;
 }
 

@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -28,11 +29,20 @@
 
 static long calls;
 
-/* 1 when this call is the one to fail (errno then set). */
+static int kill_now(void)
+{
+    const char *at = getenv("FAILIO_KILL_AT");
+    return at && calls == atol(at);
+}
+
+/* 1 when this call is the one to fail (errno then set). Counts the call;
+ * the one to kill at does not return. */
 static int fail_now(void)
 {
     const char *at = getenv("FAILIO_AT"), *e = getenv("FAILIO_ERRNO");
-    if (++calls != (at ? atol(at) : 0)) return 0;
+    ++calls;
+    if (kill_now()) raise(SIGKILL);
+    if (calls != (at ? atol(at) : 0)) return 0;
     errno = e ? atoi(e) : EIO;
     return 1;
 }
@@ -47,9 +57,20 @@ static void *next(const char *name)
     return f;
 }
 
+/* FAILIO_KILL_TORN: the first pages of a multi-page write, then the kill. */
+static void torn_kill(ssize_t (*real)(int, const void *, size_t, off_t), int fd, const void *buf, size_t n,
+                      off_t off)
+{
+    off_t mid = off + (off_t)(n / 2), cut = mid - mid % 4096;
+    if (!getenv("FAILIO_KILL_TORN") || calls + 1 != atol(getenv("FAILIO_KILL_AT"))) return;
+    if (cut <= off) cut += 4096;
+    if (cut < off + (off_t)n) (void)real(fd, buf, (size_t)(cut - off), off);
+}
+
 static ssize_t torn_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     ssize_t (*real)(int, const void *, size_t, off_t) = next("pwrite64");
+    if (getenv("FAILIO_KILL_AT")) torn_kill(real, fd, buf, n, off);
     if (!fail_now()) return real(fd, buf, n, off);
     int e = errno;
     if (n > 1) (void)real(fd, buf, n / 2, off);

@@ -14,9 +14,21 @@
     fallocate (the shim's FAILIO_NO_FALLOCATE: the zero-fill fallback);
   * EIO sweep (with --shim): the Nth of the update's pwrite/fsync/ftruncate/
     fallocate calls fails (a torn pwrite writes half first), for every N,
-    with EIO and ENOSPC, with and without fallocate.
+    with EIO and ENOSPC, with and without fallocate;
+  * kill sweep (with --shim): the update is killed (SIGKILL, the shim's
+    FAILIO_KILL_AT) before each of its calls in turn, and with
+    FAILIO_KILL_TORN after the first pages of a write that spans pages (where
+    the kernel lets a kill cut a write), on the small archive and on one of
+    200 entries (a central directory over 4096 bytes), larger and smaller
+    model, with and without fallocate. After each kill the archive must open
+    in all four readers and hold the old or the new model, the same in
+    onnxzip (`ls --json`) and zipfile. The one exception allowed (spec 15.6):
+    a shadow end whose directory copy (over a page: 200 entries) is not yet
+    fully written — killed between step 1's two writes or during the second:
+    zip tools that know no update trailer may reject it, onnxzip must read
+    the old model; it must be at one call of the update only.
 
-After every run: exit status 0 <=> the archive holds the new model, any
+After every run of the first three: exit status 0 <=> the archive holds the new model, any
 other status <=> the archive is byte-identical to before, and the file opens
 in libzip (libzip_oracle), `unzip -t`, Python's zipfile (testzip) and
 `onnxzip verify`. Prints the counts; exits 1 on any failed check.
@@ -26,6 +38,7 @@ exits 77. Root but the mount fails: that is a failure (exit 1), never a
 silent pass.
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -33,6 +46,7 @@ import sys
 import tempfile
 import time
 import zipfile
+import zlib
 
 import numpy as np
 import onnx
@@ -50,26 +64,27 @@ def check(ok, what):
     return ok
 
 
-def make_inputs(exe, work):
-    """An archive (4 tensor entries, a ~300 KB model) and two models that
+def make_inputs(exe, work, n=4, tag=""):
+    """An archive (n tensor entries, a ~300 KB model) and two models that
     reference the same entries: ~120 KB and ~420 KB."""
-    inits = [numpy_helper.from_array(np.full(3000 + 500 * i, i, np.float32), f"w{i}") for i in range(4)]
+    inits = [numpy_helper.from_array(np.full((3000 + 500 * i) if n <= 4 else 64, i, np.float32), f"w{i}")
+             for i in range(n)]
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3000])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3000])
     g = helper.make_graph([helper.make_node("Add", ["x", "w0"], ["y"])], "g", [x], [y], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     m.doc_string = "o" * 300_000
-    src = os.path.join(work, "m.onnx")
+    src = os.path.join(work, tag + "m.onnx")
     onnx.save(m, src)
-    arc = os.path.join(work, "a.onnxzip")
-    subprocess.run([exe, "pack", "-q", "--no-sync", src, "-o", arc], check=True)
+    arc = os.path.join(work, tag + "a.onnxzip")
+    subprocess.run([exe, "pack", "-q", "--no-sync", "--size-threshold", "64", src, "-o", arc], check=True)
     with zipfile.ZipFile(arc) as z:
         packed = onnx.load_from_string(z.read(MODEL))
     news = {}
     for name, n in (("larger", 420_000), ("smaller", 120_000)):
         packed.doc_string = name[0] * n
-        p = os.path.join(work, name + ".onnx")
+        p = os.path.join(work, tag + name + ".onnx")
         with open(p, "wb") as f:
             f.write(packed.SerializeToString())
         news[name] = p
@@ -109,6 +124,117 @@ class Oracles:
             check(False, f"{label}: unreadable: " + "; ".join(bad))
             return None
         return model
+
+
+def onnxzip_model(exe, path):
+    """(size, CRC-32) of __MODEL_PROTO as onnxzip reads it, or None."""
+    r = subprocess.run([exe, "ls", "--json", path], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        return None
+    e = [e for e in json.loads(r.stdout)["entries"] if e["name"] == MODEL]
+    return (e[0]["size"], e[0]["crc32"]) if len(e) == 1 else None
+
+
+def ends_with_shadow(path):
+    """The file ends with an EOCD whose 24-byte comment is a valid update
+    trailer (spec 15.2): a shadow end."""
+    with open(path, "rb") as f:
+        f.seek(-46, os.SEEK_END)
+        e = f.read(46)
+    t = e[22:]
+    return (e[:4] == b"PK\5\6" and e[20:22] == b"\x18\x00" and t[:8] == b"OZUPDATE"
+            and zlib.crc32(t[:20]) == int.from_bytes(t[20:], "little"))
+
+
+def kill_state(o, exe, arc, models, label):
+    """After a kill: 'old' or 'new' (or None on a failed check), as every
+    reader sees it; 'window' for the one allowed exception (see above)."""
+    third = []
+    for name, cmd in (("libzip", [o.libzip, arc]), ("unzip -t", ["unzip", "-tqq", arc])):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            third.append(f"{name}: {' '.join((r.stderr or r.stdout).split())[:160]}")
+    zmodel = None
+    try:
+        with zipfile.ZipFile(arc) as z:
+            t = z.testzip()
+            if t is not None:
+                third.append(f"zipfile: bad CRC in {t}")
+            zmodel = z.read(MODEL)
+    except Exception as e:  # noqa: BLE001 - any failure to read is the finding
+        third.append(f"zipfile: {e}")
+    r = subprocess.run([exe, "verify", arc], capture_output=True, text=True, timeout=60)
+    oz = onnxzip_model(exe, arc) if r.returncode == 0 else None
+    o.runs += 1
+    which = {(len(m), zlib.crc32(m)): k for k, m in models.items()}
+    if not check(oz in which, f"{label}: onnxzip reads neither model: {r.stderr.strip()[:200]}"):
+        o.unreadable += 1
+        return None
+    if third and ends_with_shadow(arc) and which[oz] == "old":
+        return "window"
+    if third:
+        o.unreadable += 1
+        check(False, f"{label}: unreadable: " + "; ".join(third))
+        return None
+    ok = check(zmodel is not None and which.get((len(zmodel), zlib.crc32(zmodel))) == which[oz],
+               f"{label}: zipfile and onnxzip read different models")
+    return which[oz] if ok else None
+
+
+def sweep_kill(o, exe, work, archives, shim):
+    """Kills the update before each of its calls (and mid-write, torn)."""
+    arc = os.path.join(work, "kill.onnxzip")
+    count_file = os.path.join(work, "count")
+    points = windows = 0
+    unreadable = o.unreadable
+    base = {"LD_PRELOAD": shim, "FAILIO_COUNT": count_file,
+            "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"}
+    for arc_label, before, news in archives:
+        with open(arc, "wb") as f:
+            f.write(before)
+        with zipfile.ZipFile(arc) as z:
+            old_model = z.read(MODEL)
+            cd_size = len(before) - z.start_dir - 22
+        big_cd = cd_size > PAGE  # the shadow cannot be written in one page
+        for nofalloc in (False, True):
+            for name, new_path in news.items():
+                models = {"old": old_model, "new": read(new_path)}
+                env = dict(os.environ, **base)
+                if nofalloc:
+                    env["FAILIO_NO_FALLOCATE"] = "1"
+                with open(arc, "wb") as f:
+                    f.write(before)
+                subprocess.run([exe, "set-model", "-q", arc, new_path], check=True, env=env)  # counts the calls
+                calls = int(read(count_file))
+                seen = {"new": 0, "old": 0, "window": 0, None: 0}
+                at = set()  # the calls whose kill left the window
+                for torn in (False, True):
+                    for n in range(1, calls + 1):
+                        with open(arc, "wb") as f:
+                            f.write(before)
+                        env["FAILIO_KILL_AT"] = str(n)
+                        env.pop("FAILIO_KILL_TORN", None)
+                        if torn:
+                            env["FAILIO_KILL_TORN"] = "1"
+                        r = subprocess.run([exe, "set-model", "-q", arc, new_path], capture_output=True, text=True,
+                                           timeout=60, env=env)
+                        label = (f"{arc_label}: killed at call {n}/{calls}{' (torn)' * torn}, {name} model"
+                                 + (", no fallocate" * nofalloc))
+                        check(r.returncode == -9, f"{label}: not killed (exit {r.returncode})")
+                        state = kill_state(o, exe, arc, models, label)
+                        seen[state] += 1
+                        at |= {n} if state == "window" else set()
+                        points += 1
+                windows += seen["window"]
+                check(len(at) <= 1 and (big_cd or not at),
+                      f"{arc_label}, {name}: zip tools could not read the file after kills at calls {sorted(at)}")
+                check(seen["old"] > 0 and seen["new"] > 0, f"{arc_label}, {name}: kills saw {seen}")
+                print(f"{arc_label} (central directory: {cd_size} bytes), {name} model{', no fallocate' * nofalloc}: killed before each of {calls} calls "
+                      f"and torn at each: {seen['old']} old model, {seen['new']} new model, {seen['window']} in the "
+                      f"shadow-copy window (onnxzip: old), {seen[None]} bad")
+    check(big_cd, f"{arc_label}: a central directory of {cd_size} bytes, not over a page")
+    print(f"kill sweep: {points} kill points, {windows} in the step-1 window, {o.unreadable - unreadable} unreadable")
+    return points
 
 
 def truthful(o, arc, before, new_model, r, label):
@@ -291,15 +417,23 @@ def main():
     ap.add_argument("onnxzip")
     ap.add_argument("libzip_oracle")
     ap.add_argument("--shim", help="failio_shim.so (LD_PRELOAD write-failure injection)")
+    ap.add_argument("--kill-only", action="store_true", help="only the kill sweep (needs --shim)")
     a = ap.parse_args()
     exe, shim = os.path.abspath(a.onnxzip), a.shim and os.path.abspath(a.shim)
     o = Oracles(exe, os.path.abspath(a.libzip_oracle))
     with tempfile.TemporaryDirectory(prefix="onnxzip-setmodel-") as work:
         arc, news = make_inputs(exe, work)
         before = read(arc)
+        if a.kill_only:
+            arc200, news200 = make_inputs(exe, work, 200, "n200-")
+            sweep_kill(o, exe, work, [("4 entries", before, news), ("200 entries", read(arc200), news200)], shim)
+            print(f"setmodel_full: {o.runs} states checked, {o.unreadable} unreadable, {len(failures)} failed checks")
+            return 1 if failures else 0
         input_checks(exe, arc, news, work)
         if shim:
             sweep_eio(o, exe, work, before, news, shim)
+            arc200, news200 = make_inputs(exe, work, 200, "n200-")
+            sweep_kill(o, exe, work, [("4 entries", before, news), ("200 entries", read(arc200), news200)], shim)
         else:
             print("EIO sweep: not run (no --shim given)")
         if os.geteuid() != 0:
