@@ -1,6 +1,7 @@
 #include "fuzz_util.h"
 
 #include <onnxzip/onnxzip.h>
+#include "pbwire.h"
 
 #include <ftw.h>
 #include <stdio.h>
@@ -69,4 +70,18 @@ void fuzz_fail(const char *what)
     fprintf(stderr, "fuzz: %s: %s (%s)\n", what, e->message ? e->message : "?",
             onnxzip_status_name(e->status));
     abort();
+}
+
+int fuzz_model_fields_ok(const uint8_t *model, size_t size)
+{
+    pb_reader r = { model, model + size };
+    pb_field f;
+    int64_t ir = 0;
+    int graph = 0, opset = 0;
+    while (r.p < r.end && pb_next(&r, &f) == 0) {
+        if (f.num == 1 && f.wt == PB_VARINT) ir = (int64_t)f.v;
+        graph |= f.num == 7 && f.wt == PB_LEN;
+        opset |= f.num == 8 && f.wt == PB_LEN;
+    }
+    return ir > 0 && (ir < 3 || opset) && graph;
 }
