@@ -244,7 +244,64 @@ static int run_set_model(const op *o)
     return onnxzip_update_model(o->out, o->f->model[o->turn], o->f->len[o->turn]);
 }
 
-/* Old or new model, weights intact (verify checks every entry's CRC). */
+static uint64_t rd(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+static int pread_all(int fd, void *b, size_t n, uint64_t off)
+{
+    return pread(fd, b, n, (off_t)off) == (ssize_t)n ? 0 : -1;
+}
+
+/* The archive as zip tools that know no update trailer find it (libzip,
+ * unzip and zipfile are run on every kill point by setmodel_full.py; this is
+ * their cheap core): the last EOCD signature in the last 65557 bytes, its
+ * comment reaching the end of the file exactly, the central directory it
+ * names (through zip64 records when present) immediately before the end
+ * records, and that many central records, each naming a local header. */
+static int zip_tools_read(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || st.st_size < 22) return fd >= 0 ? close(fd), -1 : -1;
+    uint64_t size = (uint64_t)st.st_size, span = size < 65557 ? size : 65557, e = 0, n, cd_size, cd_off;
+    uint8_t *b = malloc(span), *p = NULL;
+    int bad = !b || pread_all(fd, b, span, size - span);
+    for (uint64_t i = span - 22; !bad && !p; i--) {
+        if (!memcmp(b + i, "PK\5\6", 4)) p = b + i, e = size - span + i;
+        if (!i) break;
+    }
+    bad = bad || !p || rd(p + 20, 2) != size - e - 22;
+    if (!bad) n = rd(p + 10, 2), cd_size = rd(p + 12, 4), cd_off = rd(p + 16, 4);
+    uint64_t ends = e; /* where the end records start */
+    if (!bad && cd_off == 0xFFFFFFFFu) {
+        uint8_t z[76];
+        bad = e < 76 || pread_all(fd, z, 76, e - 76) || memcmp(z, "PK\6\6", 4) || memcmp(z + 56, "PK\6\7", 4) ||
+              rd(z + 64, 8) != e - 76;
+        if (!bad) n = rd(z + 32, 8), cd_size = rd(z + 40, 8), cd_off = rd(z + 48, 8), ends = e - 76;
+    }
+    free(b);
+    b = NULL;
+    bad = bad || cd_off + cd_size != ends || !(b = malloc(cd_size + 1)) || pread_all(fd, b, cd_size, cd_off);
+    uint64_t at = 0;
+    for (uint64_t k = 0; !bad && k < n; k++) {
+        uint8_t lh[4] = "PK\3\4";
+        uint64_t local = at + 46 <= cd_size ? rd(b + at + 42, 4) : 0; /* 0xFFFFFFFF: in a zip64 field */
+        bad = at + 46 > cd_size || memcmp(b + at, "PK\1\2", 4) ||
+              (local != 0xFFFFFFFFu && pread_all(fd, lh, 4, local)) || memcmp(lh, "PK\3\4", 4);
+        if (!bad) at += 46 + rd(b + at + 28, 2) + rd(b + at + 30, 2) + rd(b + at + 32, 2);
+    }
+    if (!bad && at != cd_size) bad = 1;
+    free(b);
+    close(fd);
+    return bad ? -1 : 0;
+}
+
+/* Old or new model, weights intact (verify checks every entry's CRC), and
+ * the file readable by zip tools too (spec 15.6). */
 static int set_model_state(const op *o)
 {
     onnxzip_archive *a;
@@ -260,6 +317,10 @@ static int set_model_state(const op *o)
     } else
         fprintf(stderr, "  %s: unreadable: %s\n", o->out, onnxzip_last_error()->message);
     onnxzip_close(&a);
+    if (which >= 0 && zip_tools_read(o->out)) {
+        fprintf(stderr, "  %s: onnxzip reads it, zip tools would not (no end of central directory)\n", o->out);
+        which = -1;
+    }
     return which < 0 ? -1 : which == o->turn ? 1 : 2; /* 2: the model before the run */
 }
 
