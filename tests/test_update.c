@@ -181,9 +181,9 @@ static int limited_update(const fixture *f, off_t limit, int to, const uint8_t *
 }
 
 /* A write that fails is rolled back. The least limit that lets the update
- * through is the end of its appended tail: found by bisection, then every
- * limit that cuts the trailer write short (a torn trailer, which the update
- * must undo) is tried. The ENOSPC and EIO sweeps are in
+ * through is the end of its shadow end (spec 15.4 step 1): found by
+ * bisection, then every limit that cuts the write of its trailer short (a
+ * torn trailer, which the update must undo) is tried. The ENOSPC and EIO sweeps are in
  * tests/scripts/setmodel_full.py. */
 static void size_limit(fixture *f)
 {
@@ -230,7 +230,7 @@ static void kill_loop(fixture *f, int rounds)
         FILE *fp = fopen(f->path, "rb");
         char tail[8] = { 0 };
         if (fp && !fseek(fp, st.st_size - 24, SEEK_SET) && fread(tail, 1, 8, fp) == 8 && !memcmp(tail, "OZUPDATE", 8))
-            states[1]++; /* killed between trailer and flip */
+            states[1]++; /* killed between the shadow end (its trailer) and the flip */
         else if ((uint64_t)st.st_size > f->n * f->each + f->len[1] + 4096)
             states[2]++; /* killed between flip and truncation: dead space */
         else
