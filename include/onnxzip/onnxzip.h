@@ -557,7 +557,10 @@ ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
  * still returns 0: the archive then keeps dead space (spec 15.3), which
  * readers skip and the next update removes. A process killed mid-update
  * cannot roll back: it may leave the transient form of spec 15.6, which this
- * library reads as the old model. */
+ * library reads as the old model, and which other zip readers (libzip, unzip,
+ * Python's zipfile) read as the old archive too, except after a kill within
+ * the microseconds that copy a central directory larger than a page. Running
+ * the update again completes it. */
 ONNXZIP_API int onnxzip_update_model(const char *archive_path, const void *model, size_t size);
 
 /* Writes the payload of the first tensor named `tensor_name` (any storage but
