@@ -12,6 +12,7 @@
 #include "onnx_walk.h"
 #include "pbwire.h"
 #include "sha1.h"
+#include "view.h"
 
 /* ONNX's optional external_data "checksum": SHA-1 hex of the payload. */
 typedef struct sums {
@@ -199,5 +200,6 @@ int onnxzip_verify(onnxzip_archive *a)
     if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verify: NULL argument");
     /* The data first: a damaged model entry is reported as damage (ECRC). */
     int rc = oz_verify_data(a);
-    return rc ? rc : check_model_fields(a);
+    if (!rc) rc = check_model_fields(a);
+    return rc ? rc : oz_view_check(a); /* a view: is its archive still the one it describes? */
 }

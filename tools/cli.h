@@ -25,6 +25,7 @@ int cmd_unpack(int argc, char **argv);
 int cmd_repack(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_set_model(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 /* Prints "onnxzip: <last error message> [<status name>]" for a library
  * failure that returned `status`; returns CLI_EXIT_FAIL. */

@@ -22,6 +22,7 @@ static const command commands[] = {
     { "repack", cmd_repack, "rewrite any zip of an onnxzip model (e.g. deflated) as an aligned archive" },
     { "extract", cmd_extract, "write one tensor's raw bytes to a file" },
     { "set-model", cmd_set_model, "replace an archive's model in place, weights untouched" },
+    { "view",   cmd_view,   "write a small .onnx beside the archive that runs it in place (ONNX Runtime)" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -43,6 +44,7 @@ static void usage(FILE *f)
           "  onnxzip ls model.onnxzip [--json]\n"
           "  onnxzip verify model.onnxzip\n"
           "  onnxzip unpack model.onnxzip -o dir/model.onnx [--layout single|per-tensor|inline]\n"
+          "  onnxzip view model.onnxzip -o model.view.onnx\n"
           "\n"
           "Run 'onnxzip <command> --help' for a command's options.\n"
           "Exit status: 0 on success, 1 on failure, 2 on a bad command line.\n", f);

@@ -113,7 +113,8 @@ ONNXZIP_API unsigned onnxzip_version_number(void);
     X(EPATH,     -30, "external data path refused")                            \
     X(EBUSY,     -31, "archive is being updated by another process")       \
     X(ESAMEFILE, -32, "output would overwrite one of the inputs")            \
-    X(ENOTREG,   -33, "not a regular file")
+    X(ENOTREG,   -33, "not a regular file")                                   \
+    X(ESTALE,    -34, "view is stale: its archive changed")
 
 typedef enum onnxzip_status {
 #define ONNXZIP_STATUS_ENUM_(name, value, desc) ONNXZIP_##name = (value),
@@ -345,7 +346,15 @@ ONNXZIP_API int onnxzip_model_proto(onnxzip_archive *a,
  * itself: ir_version > 0, opset_import when ir_version >= 3, a graph
  * (onnxzip_open() does not, nor does ONNXZIP_OPEN_VERIFY). Returns 0, or
  * ONNXZIP_ECRC / ONNXZIP_EDIGEST naming the first bad entry, ONNXZIP_EPROTO
- * naming every missing model field, or a classic model's read error. */
+ * naming every missing model field, or a classic model's read error.
+ * A classic model that carries an "onnxzip.view" record (a view, see
+ * onnxzip_view_model()) opened by path is also checked against the archive
+ * the record names, beside it (opened without following symbolic links):
+ * that it still has the recorded size and __MODEL_PROTO CRC-32 and XXH3
+ * (headers and model read, O(model)); ONNXZIP_ESTALE when not (set-model
+ * replaced the graph: write the view again; weights never move, so a view
+ * whose model entry matches is exact), ONNXZIP_ENOTFOUND when it is gone,
+ * ONNXZIP_EUNSUPPORTED for such a view opened from a buffer or fd. */
 ONNXZIP_API int onnxzip_verify(onnxzip_archive *a);
 
 /* Which layout the handle holds. */
@@ -354,6 +363,51 @@ ONNXZIP_API onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a);
 /* The path given to onnxzip_open(), or "<fd N>" / "<buffer>"; never NULL
  * for a valid handle. */
 ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
+
+/* The archive's VIEW (spec 16): a small classic ONNX model — the archive's
+ * model with every entry-backed tensor rewritten to data_location EXTERNAL
+ * with external_data location = `location` (the archive's file name),
+ * offset = the absolute file offset of the tensor's first byte in the
+ * archive, length = its byte count (only these keys, in ONNX's order), and
+ * every other byte as it is. One metadata_props entry is appended (an older
+ * one of the same key is dropped): key "onnxzip.view", value
+ * "format=1;archive=LOCATION;size=ARCHIVE_BYTES;model_crc32=8HEX;model_xxh3=16HEX"
+ * (the __MODEL_PROTO entry's CRC-32 and XXH3-64), by which onnxzip_verify()
+ * on the view tells whether the archive still matches (ONNXZIP_ESTALE).
+ * Empty tensors become inline (empty raw_data): onnx <= 1.13 reads a length
+ * of 0 as "to the end of the file".
+ *
+ * Written beside the archive, the view makes the archive runnable in place
+ * by any loader that follows ONNX's external-data rules (ONNX Runtime,
+ * onnx.load, onnx.checker): the runtime maps the archive's byte ranges; no
+ * weight is copied. With the ONNX Runtime C API, either
+ *   - write the view into the archive's directory and call
+ *     CreateSession(env, "DIR/model.view.onnx", opts, &session); or
+ *   - keep the bytes in memory and call CreateSessionFromArray(env, data,
+ *     size, opts, &session) after
+ *     AddSessionConfigEntry(opts,
+ *         "session.model_external_initializers_file_folder_path", "DIR")
+ *     with DIR the archive's directory (without it ORT refuses the
+ *     references: "escapes working directory").
+ *
+ * `location` NULL means the base name of the path `a` was opened by
+ * (onnxzip_archive_path()); a handle from onnxzip_open_buffer() or
+ * onnxzip_open_fd() has none, and then location NULL is ONNXZIP_EINVAL. A
+ * location must be a plain file name, relative to the view's directory (no
+ * '/' or '\\', not "." or "..", not empty): ONNXZIP_EINVAL otherwise. On a
+ * classic model (layouts CLASSIC, EXTERNAL) *data is a copy of the model,
+ * unchanged: it already is its own view.
+ *
+ * On success *data (malloc'd by the library, *size bytes) belongs to the
+ * caller, who releases it with onnxzip_free(); on failure *data is NULL and
+ * *size 0. Cost: O(model bytes) time and memory; no weight byte is read.
+ * ONNXZIP_ELIMIT when the view would exceed protobuf's 2 GiB - 1. */
+ONNXZIP_API int onnxzip_view_model(const onnxzip_archive *a, const char *location, void **data, size_t *size);
+
+/* Releases memory the library allocated for the caller (onnxzip_view_model()).
+ * Not free(): on Windows the library and the application may use different C
+ * runtimes, whose heaps must not be mixed. NULL is a no-op. */
+ONNXZIP_API void onnxzip_free(void *p);
 
 /* ---------------------------------------------------------------------------
  * Writing
