@@ -1,0 +1,328 @@
+/* onnxzip_view_model() and onnxzip view's library side (spec 16): views of
+ * archives holding tensors of every kind (initializers, attribute tensors,
+ * sparse values and indices, subgraph, function and training-graph tensors),
+ * packed plain, with --dedup and with --align 4096. Each view, written beside
+ * its archive and opened with onnxzip_open(), is a classic external-data
+ * model (layout EXTERNAL) whose every tensor has the archive's bytes at the
+ * archive's offsets; its record names the archive; verify reports it stale
+ * after set-model. Also: classic models, buffers, bad locations. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "buf.h"
+#include "pbwire.h"
+#include "testutil.h"
+
+#define LOC "m.onnxzip"
+
+/* ---- a tiny protobuf encoder ---- */
+
+static void put_varint(oz_buf *b, uint32_t num, uint64_t v)
+{
+    oz_buf_varint(b, (uint64_t)num << 3 | PB_VARINT);
+    oz_buf_varint(b, v);
+}
+
+static void put_bytes(oz_buf *b, uint32_t num, const void *p, size_t n)
+{
+    oz_buf_varint(b, (uint64_t)num << 3 | PB_LEN);
+    oz_buf_varint(b, n);
+    oz_buf_append(b, p, n);
+}
+
+static void put_str(oz_buf *b, uint32_t num, const char *s)
+{
+    put_bytes(b, num, s, strlen(s));
+}
+
+/* Moves `m` into field `num` of `b`. */
+static void put_msg(oz_buf *b, uint32_t num, oz_buf *m)
+{
+    put_bytes(b, num, m->p, m->len);
+    oz_buf_free(m);
+}
+
+/* A UINT8 tensor of n bytes, each (seed + i) * 31; name, dims {n}. */
+static void put_tensor(oz_buf *b, uint32_t num, const char *name, size_t n, unsigned seed)
+{
+    oz_buf t = { 0 };
+    uint8_t *raw = malloc(n + 1);
+    for (size_t i = 0; i < n; i++) raw[i] = (uint8_t)((seed + i) * 31);
+    put_varint(&t, 1, n);
+    put_varint(&t, 2, 2); /* UINT8 */
+    put_str(&t, 8, name);
+    put_bytes(&t, 9, raw, n);
+    free(raw);
+    put_msg(b, num, &t);
+}
+
+/* A Constant node whose attribute `value` holds tensor `name`. */
+static void put_constant(oz_buf *b, uint32_t num, const char *name, size_t n, unsigned seed)
+{
+    oz_buf node = { 0 }, attr = { 0 };
+    put_str(&node, 2, name);
+    put_str(&node, 4, "Constant");
+    put_str(&attr, 1, "value");
+    put_varint(&attr, 20, 4); /* TENSOR */
+    put_tensor(&attr, 5, name, n, seed);
+    put_msg(&node, 5, &attr);
+    put_msg(b, num, &node);
+}
+
+/* Every kind of tensor the walker visits; w1 and w2 hold the same bytes
+ * (one entry under --dedup); "empty" has none. */
+static uint8_t *rich_model(size_t *len)
+{
+    oz_buf model = { 0 }, graph = { 0 }, opset = { 0 }, node = { 0 }, attr = { 0 }, sub = { 0 }, sparse = { 0 },
+           fn = { 0 }, train = { 0 }, init = { 0 };
+    put_varint(&model, 1, 8);
+    put_str(&opset, 1, "");
+    put_varint(&opset, 2, 17);
+    put_msg(&model, 8, &opset);
+    put_constant(&graph, 1, "attr_t", 300, 1);
+    put_str(&node, 4, "If"); /* a subgraph with an initializer */
+    put_str(&attr, 1, "then_branch");
+    put_varint(&attr, 20, 5); /* GRAPH */
+    put_tensor(&sub, 5, "sub_w", 500, 2);
+    put_msg(&attr, 6, &sub);
+    put_msg(&node, 5, &attr);
+    put_msg(&graph, 1, &node);
+    put_str(&graph, 2, "g");
+    put_tensor(&graph, 5, "w1", 1000, 3);
+    put_tensor(&graph, 5, "w2", 1000, 3);
+    put_tensor(&graph, 5, "empty", 0, 4);
+    put_tensor(&sparse, 1, "sp_values", 200, 5);
+    put_tensor(&sparse, 2, "sp_indices", 200, 6);
+    put_varint(&sparse, 3, 4096);
+    put_msg(&graph, 15, &sparse);
+    put_msg(&model, 7, &graph);
+    put_str(&fn, 1, "f");
+    put_constant(&fn, 7, "fn_t", 400, 7);
+    put_str(&fn, 10, "local");
+    put_msg(&model, 25, &fn);
+    put_tensor(&init, 5, "train_w", 600, 8);
+    put_msg(&train, 1, &init);
+    put_msg(&model, 20, &train);
+    *len = model.len;
+    return model.p;
+}
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(p, 1, n, f) == n);
+    if (f) fclose(f);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *p = malloc((size_t)n + 1);
+    *len = fread(p, 1, (size_t)n, f);
+    fclose(f);
+    return p;
+}
+
+static size_t count_in(const void *hay, size_t n, const char *needle)
+{
+    size_t k = 0, m = strlen(needle);
+    for (const char *p = hay, *end = p + n; (p = memmem(p, (size_t)(end - p), needle, m)); p += m) k++;
+    return k;
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) ? 0 : (uint64_t)st.st_size;
+}
+
+/* The record the view must carry for the archive at `path`. */
+static void expect_record(const void *view, size_t n, const onnxzip_archive *a, const char *path)
+{
+    const onnxzip_entry *m = onnxzip_entry_at(a, onnxzip_entry_count(a) - 1);
+    char want[256];
+    snprintf(want, sizeof want, "format=1;archive=" LOC ";size=%llu;model_crc32=%08x;model_xxh3=%016llx",
+             (unsigned long long)file_size(path), m->crc32, (unsigned long long)m->xxh3);
+    CHECK(m->has_xxh3);
+    CHECK(count_in(view, n, want) == 1);
+    CHECK(count_in(view, n, "onnxzip.view") == 1);
+}
+
+/* Opens the view written beside the archive: every tensor is the archive's. */
+static void check_view(const char *dir, const onnxzip_archive *a, uint32_t align, int dedup)
+{
+    onnxzip_archive *v = NULL;
+    CHECK_RC(onnxzip_open(tu_path(dir, "m.view.onnx"), 0, &v), 0);
+    if (!v) return;
+    CHECK(onnxzip_archive_layout(v) == ONNXZIP_LAYOUT_EXTERNAL);
+    CHECK(onnxzip_tensor_count(v) == onnxzip_tensor_count(a));
+    size_t entries = 0, kinds = 0;
+    for (size_t i = 0; i < onnxzip_tensor_count(a) && i < onnxzip_tensor_count(v); i++) {
+        const onnxzip_tensor *x = onnxzip_tensor_at(a, i), *y = onnxzip_tensor_at(v, i);
+        CHECK(!strcmp(x->name, y->name) && x->nbytes == y->nbytes && x->kind == y->kind);
+        CHECK(x->nbytes == y->nbytes && (!x->nbytes || !memcmp(x->data, y->data, x->nbytes)));
+        if (x->storage != ONNXZIP_STORAGE_ENTRY || !x->nbytes) {
+            CHECK(y->storage == (x->storage == ONNXZIP_STORAGE_ENTRY ? ONNXZIP_STORAGE_INLINE : x->storage));
+            continue;
+        }
+        entries++;
+        kinds |= 1u << x->kind | (x->graph_depth ? 16u : 0);
+        CHECK(y->storage == ONNXZIP_STORAGE_FILE && !strcmp(y->entry, LOC));
+        CHECK(y->file_offset == x->file_offset);
+        CHECK(y->file_offset % align == 0);
+    }
+    CHECK(entries == 8); /* every tensor but the empty one is an entry */
+    CHECK(kinds == 31);  /* initializer, attribute, sparse values, indices, subgraph */
+    const onnxzip_tensor *w1 = onnxzip_find_tensor(v, "w1"), *w2 = onnxzip_find_tensor(v, "w2");
+    CHECK(w1 && w2 && (w1->file_offset == w2->file_offset) == dedup);
+    CHECK(onnxzip_find_tensor(v, "fn_t") && onnxzip_find_tensor(v, "train_w"));
+    const onnxzip_tensor *ea = onnxzip_find_tensor(a, "empty"), *ev = onnxzip_find_tensor(v, "empty");
+    CHECK(ea && ea->storage == ONNXZIP_STORAGE_ENTRY && !ea->nbytes); /* an empty entry ... */
+    CHECK(ev && ev->storage == ONNXZIP_STORAGE_INLINE && !ev->nbytes); /* ... is inline in the view */
+    CHECK_RC(onnxzip_verify(v), 0);
+    onnxzip_close(&v);
+}
+
+/* Packs the rich model, writes its view beside the archive, checks it. */
+static void test_pack(const char *root, uint32_t align, uint32_t flags)
+{
+    char *dir = strdup(tu_path(root, align == 4096 ? "a4096" : flags ? "dedup" : "plain"));
+    mkdir(dir, 0777);
+    size_t len, vlen;
+    uint8_t *m = rich_model(&len);
+    char in[4096], arc[4096];
+    snprintf(in, sizeof in, "%s", tu_path(dir, "m.onnx"));
+    snprintf(arc, sizeof arc, "%s", tu_path(dir, LOC));
+    write_file(in, m, len);
+    onnxzip_pack_options o;
+    onnxzip_pack_options_init(&o);
+    o.alignment = align;
+    o.flags = flags | ONNXZIP_PACK_NO_SYNC;
+    o.size_threshold = 0;
+    CHECK_RC(onnxzip_pack(in, arc, &o), 0);
+    onnxzip_archive *a = NULL;
+    void *view = NULL;
+    CHECK_RC(onnxzip_open(arc, 0, &a), 0);
+    CHECK_RC(onnxzip_view_model(a, NULL, &view, &vlen), 0);
+    if (view) {
+        write_file(tu_path(dir, "m.view.onnx"), view, vlen);
+        expect_record(view, vlen, a, arc);
+        check_view(dir, a, align, flags != 0);
+    }
+    onnxzip_free(view);
+    onnxzip_close(&a);
+    free(m);
+    free(dir);
+}
+
+/* A classic model is its own view; the view of an archive packed from a view
+ * carries one record, the new one. */
+static void test_classic_and_reviews(const char *root)
+{
+    char *dir = strdup(tu_path(root, "plain"));
+    size_t len, vlen, n2;
+    uint8_t *m = slurp(tu_path(dir, "m.onnx"), &len);
+    onnxzip_archive *c = NULL;
+    void *view = NULL;
+    CHECK_RC(onnxzip_open(tu_path(dir, "m.onnx"), 0, &c), 0);
+    CHECK_RC(onnxzip_view_model(c, NULL, &view, &vlen), 0);
+    CHECK(m && view && vlen == len && !memcmp(view, m, len));
+    onnxzip_free(view);
+    onnxzip_close(&c);
+    char arc2[4096];
+    snprintf(arc2, sizeof arc2, "%s", tu_path(dir, "m2.onnxzip"));
+    CHECK_RC(onnxzip_pack(tu_path(dir, "m.view.onnx"), arc2, NULL), 0);
+    CHECK_RC(onnxzip_open(arc2, 0, &c), 0);
+    CHECK_RC(onnxzip_view_model(c, NULL, &view, &vlen), 0);
+    uint8_t *v1 = slurp(tu_path(dir, "m.view.onnx"), &n2);
+    CHECK(view && count_in(view, vlen, "onnxzip.view") == 1 && count_in(view, vlen, "archive=m2.onnxzip;") == 1);
+    CHECK(v1 && count_in(v1, n2, "onnxzip.view") == 1);
+    onnxzip_free(view);
+    onnxzip_close(&c);
+    free(v1);
+    free(m);
+    free(dir);
+}
+
+/* No path: a location is required; bad locations are refused. */
+static void test_arguments(const char *root)
+{
+    size_t len, vlen = 7, plen;
+    char arc[4096];
+    snprintf(arc, sizeof arc, "%s", tu_path(root, "plain/" LOC));
+    uint8_t *bytes = slurp(arc, &len);
+    onnxzip_archive *b = NULL, *a = NULL;
+    void *view = (void *)1, *by_path = NULL;
+    CHECK_RC(onnxzip_open_buffer(bytes, len, 0, &b), 0);
+    CHECK_RC(onnxzip_view_model(b, NULL, &view, &vlen), ONNXZIP_EINVAL);
+    CHECK(!view && !vlen && strstr(onnxzip_last_error()->message, "pass a location"));
+    static const char *const bad[] = { "", "a/b", "/m.onnxzip", "..", ".", "..\\m.onnxzip" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_RC(onnxzip_view_model(b, bad[i], &view, &vlen), ONNXZIP_EINVAL);
+        CHECK(!view);
+    }
+    CHECK_RC(onnxzip_view_model(b, LOC, &view, &vlen), 0);
+    CHECK_RC(onnxzip_open(arc, 0, &a), 0);
+    CHECK_RC(onnxzip_view_model(a, NULL, &by_path, &plen), 0);
+    CHECK(view && by_path && vlen == plen && !memcmp(view, by_path, vlen));
+    CHECK_RC(onnxzip_view_model(NULL, LOC, &view, &vlen), ONNXZIP_EINVAL);
+    onnxzip_free(view);
+    onnxzip_free(by_path);
+    onnxzip_free(NULL);
+    onnxzip_close(&a);
+    onnxzip_close(&b);
+    free(bytes);
+}
+
+/* set-model replaces the graph: the view's verify says ESTALE until it is
+ * written again. */
+static void test_stale(const char *root)
+{
+    char arc[4096], vpath[4096];
+    snprintf(arc, sizeof arc, "%s", tu_path(root, "plain/" LOC));
+    snprintf(vpath, sizeof vpath, "%s", tu_path(root, "plain/m.view.onnx"));
+    onnxzip_archive *a = NULL, *v = NULL;
+    const void *model;
+    size_t len, vlen;
+    CHECK_RC(onnxzip_open(arc, 0, &a), 0);
+    if (!a) return;
+    CHECK_RC(onnxzip_model_bytes(a, &model, &len), 0);
+    oz_buf next = { 0 };
+    oz_buf_append(&next, model, len);
+    put_str(&next, 6, "a new doc_string"); /* ModelProto.doc_string */
+    onnxzip_close(&a);
+    CHECK_RC(onnxzip_update_model(arc, next.p, next.len), 0);
+    oz_buf_free(&next);
+    CHECK_RC(onnxzip_open(vpath, 0, &v), 0);
+    CHECK_RC(onnxzip_verify(v), ONNXZIP_ESTALE);
+    CHECK(strstr(onnxzip_last_error()->message, "set-model") != NULL);
+    onnxzip_close(&v);
+    void *view = NULL;
+    CHECK_RC(onnxzip_open(arc, 0, &a), 0);
+    CHECK_RC(onnxzip_view_model(a, NULL, &view, &vlen), 0);
+    if (view) write_file(vpath, view, vlen);
+    CHECK_RC(onnxzip_open(vpath, 0, &v), 0);
+    CHECK_RC(onnxzip_verify(v), 0);
+    onnxzip_free(view);
+    onnxzip_close(&v);
+    onnxzip_close(&a);
+}
+
+int main(void)
+{
+    char *root = tu_tmpdir();
+    test_pack(root, 64, 0);
+    test_pack(root, 64, ONNXZIP_PACK_DEDUP);
+    test_pack(root, 4096, 0);
+    test_classic_and_reviews(root);
+    test_arguments(root);
+    test_stale(root);
+    tu_rmtree(root);
+    free(root);
+    return tu_finish("view");
+}
