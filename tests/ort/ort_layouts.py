@@ -27,10 +27,14 @@ Each variant is run as the original file, then packed three times, with
             `onnxzip unpack ARCHIVE -o DIR/model.onnx --layout L`, only when
             `onnxzip --help` lists an unpack command; otherwise these three
             are counted as skipped ("unpack not available yet").
+  view      the archive's view (`onnxzip view`, issue 10), run by ONNX
+            Runtime by path and from bytes: see ort_views.py, which packs
+            each variant four more ways for it (default threshold, 0,
+            --align 4096, --dedup).
 For each CORPUS_DIR/extdata/*/ (classic external-data layouts written by the
 onnx package), the *.onnx inside is run, packed with default options, and the
 unzipped archive compared against it; a pack refused with
-ONNXZIP_EUNSUPPORTED is counted as skipped.
+ONNXZIP_EUNSUPPORTED is counted as skipped. Its views are checked as above.
 
 Known ORT limitation: ORT's graph resolution runs ONNX shape inference, whose
 ParseData() refuses a tensor stored as external data ("Cannot parse data from
@@ -50,7 +54,9 @@ Prints one line per check and "ort_layouts: N passed, M failed, K skipped";
 exits 1 if anything failed (including ORT refusing an original model), 77 with
 "corpus absent: PATH" when CORPUS_DIR/models is absent, 1 when node or
 onnxruntime-node is missing (CI installs them, so that is a real failure).
-ORT_LAYOUTS_KEEP=1 keeps the scratch directory and prints its path.
+ORT_LAYOUTS_KEEP=1 keeps the scratch directory and prints its path;
+ORT_LAYOUTS_ONLY=TEXT runs only the models (and extdata directories) whose
+name contains TEXT.
 """
 import json
 import os
@@ -63,6 +69,7 @@ import time
 import zipfile
 
 sys.dont_write_bytecode = True  # never write __pycache__ into the source tree
+import ort_views  # noqa: E402 (after dont_write_bytecode; next to this script)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN_MODEL = os.path.join(HERE, "run_model.js")
@@ -176,16 +183,32 @@ def make_probe(src, dst):
 
 
 class Runner:
+    # for ort_views, which cannot import this script
+    run = staticmethod(run)
+    tail = staticmethod(tail)
+    external_limit = ORT_EXTERNAL_LIMIT
+
     def __init__(self, node):
         self.node = node
         self.runs = 0
         self.seconds = 0.0
 
-    def outputs(self, model_path, out_json, spec_json):
+    @staticmethod
+    def describe_diff(ref, got):
+        return describe_diff(ref, got)
+
+    def loads(self, model_path, out_json, spec_json, loads):
+        """run_model.js --load L... for each list L in loads, in one process:
+        (list of per-load results, None) or (None, error message)."""
+        args = [a for load in loads for a in ("--load", *load)]
+        got, err = self.outputs(model_path, out_json, spec_json, args)
+        return (got["loads"], None) if got is not None else (None, err)
+
+    def outputs(self, model_path, out_json, spec_json, args=()):
         """(dict, None) or (None, error message)."""
         t0 = time.monotonic()
         try:
-            p = run([self.node, RUN_MODEL, model_path, out_json, spec_json])
+            p = run([self.node, RUN_MODEL, *args, model_path, out_json, spec_json])
         except subprocess.TimeoutExpired:
             return None, f"run_model.js timed out after {RUN_TIMEOUT} s"
         finally:
@@ -273,11 +296,12 @@ def reference(ck, rn, label, src, work):
     return spec, ref
 
 
-def check_layouts(ck, rn, onnxzip, label, src, work, has_unpack, control=False):
-    """Run src and all its layouts; returns nothing, counts into ck."""
+def check_layouts(ck, rn, onnxzip, label, src, work, has_unpack, has_view, control=False):
+    """Run src and all its layouts, views included; counts into ck."""
     spec, ref = reference(ck, rn, label, src, work)
     if ref is None:
         return
+    classic_t0 = None
     for threshold in THRESHOLDS:
         tlabel = f"{label} t={threshold or 'default'}"
         twork = os.path.join(work, f"t{threshold or 'default'}")
@@ -293,15 +317,19 @@ def check_layouts(ck, rn, onnxzip, label, src, work, has_unpack, control=False):
         with zipfile.ZipFile(archive) as z:
             n_entries = len(z.namelist()) - 1
         print(f"     {tlabel}: archive with {n_entries} tensor entries", flush=True)
-        check_archive(ck, rn, onnxzip, tlabel, archive, twork, ref, spec, has_unpack,
-                      limit_ok=(threshold == "0"))
+        classic = check_archive(ck, rn, onnxzip, tlabel, archive, twork, ref, spec,
+                                has_unpack, limit_ok=(threshold == "0"))
+        if threshold == "0":
+            classic_t0 = classic
         if control and threshold == CONTROL_THRESHOLD and os.path.isdir(os.path.join(twork, "unzip")):
             negative_control(ck, rn, tlabel, os.path.join(twork, "unzip"), ref, spec)
+    ort_views.check_views(ck, rn, onnxzip, label, src, work, ref, spec, has_view, classic_t0)
 
 
 def compare(ck, rn, what, model_path, out_json, ref, spec, limit_ok=False):
     """limit_ok: ORT's documented refusal of external shape constants is the
-    expected result (only for the unzipped --size-threshold 0 archive)."""
+    expected result (only for the unzipped --size-threshold 0 archive).
+    Returns what ORT gave: (outputs, None) or (None, error message)."""
     got, err = rn.outputs(model_path, out_json, spec)
     if got is None:
         m = ORT_EXTERNAL_LIMIT.search(err)
@@ -317,16 +345,19 @@ def compare(ck, rn, what, model_path, out_json, ref, spec, limit_ok=False):
         nbytes = sum(v["bytes"] if "bytes" in v else len(v["hex"]) // 2
                      for v in ref["outputs"].values())
         ck.ok(what, f" ({n} output{'s' if n != 1 else ''}, {nbytes} bytes)")
+    return got, err
 
 
 def check_archive(ck, rn, onnxzip, label, archive, work, ref, spec, has_unpack, limit_ok):
+    """Returns what ORT gave for the unzipped archive (see compare), or None."""
+    classic = None
     try:
         model = unzip_to(archive, os.path.join(work, "unzip"))
     except (OSError, ValueError, zipfile.BadZipFile) as e:
         ck.fail(f"{label} [unzip]", f"cannot unzip the archive: {e}")
     else:
-        compare(ck, rn, f"{label} [unzip]", model, os.path.join(work, "unzip.json"), ref, spec,
-                limit_ok)
+        classic = compare(ck, rn, f"{label} [unzip]", model, os.path.join(work, "unzip.json"),
+                          ref, spec, limit_ok)
 
     for layout in UNPACK_LAYOUTS:
         what = f"{label} [{layout}]"
@@ -342,9 +373,10 @@ def check_archive(ck, rn, onnxzip, label, archive, work, ref, spec, has_unpack, 
             continue
         # unpack keeps small tensors inline by default: every layout must run
         compare(ck, rn, what, out, os.path.join(work, f"{layout}.json"), ref, spec)
+    return classic
 
 
-def check_extdata(ck, rn, onnxzip, label, ddir, work):
+def check_extdata(ck, rn, onnxzip, label, ddir, work, has_view):
     models = sorted(f for f in os.listdir(ddir) if f.endswith(".onnx"))
     if len(models) != 1:
         ck.fail(label, f"expected one .onnx file in {ddir}, found {models}")
@@ -369,6 +401,7 @@ def check_extdata(ck, rn, onnxzip, label, ddir, work):
         ck.fail(what, f"cannot unzip the archive: {e}")
         return
     compare(ck, rn, what, model, os.path.join(work, "unzip.json"), ref, spec)
+    ort_views.check_views(ck, rn, onnxzip, label, src, work, ref, spec, has_view)
 
 
 def main(argv):
@@ -390,20 +423,25 @@ def main(argv):
     if not has_unpack:
         print("ort_layouts: 'onnxzip --help' lists no unpack command: layouts "
               f"{', '.join(UNPACK_LAYOUTS)} are skipped (unpack not available yet)")
+    has_view = ort_views.view_available(onnxzip, run)
+    if not has_view:
+        print("ort_layouts: 'onnxzip --help' lists no view command: every view check fails")
 
     ck = Checker()
     rn = Runner(node)
     keep = os.environ.get("ORT_LAYOUTS_KEEP") == "1"
+    only = os.environ.get("ORT_LAYOUTS_ONLY", "")
     tmp = tempfile.mkdtemp(prefix="ort_layouts.")
     t_all = time.monotonic()
     try:
         for f in sorted(os.listdir(mdir)):
-            if not f.endswith(".onnx"):
+            if not f.endswith(".onnx") or only not in f:
                 continue
             base = f[:-len(".onnx")]
             t0, r0 = time.monotonic(), rn.runs
             src = os.path.join(mdir, f)
-            check_layouts(ck, rn, onnxzip, f, src, os.path.join(tmp, base), has_unpack)
+            check_layouts(ck, rn, onnxzip, f, src, os.path.join(tmp, base), has_unpack,
+                          has_view)
             probe = os.path.join(tmp, base + "+probe.onnx")
             try:
                 added = make_probe(src, probe)
@@ -412,16 +450,17 @@ def main(argv):
             else:
                 print(f"     {f}+probe: {added} node outputs exposed as graph outputs", flush=True)
                 check_layouts(ck, rn, onnxzip, f"{f}+probe", probe,
-                              os.path.join(tmp, base + "+probe"), has_unpack, control=True)
+                              os.path.join(tmp, base + "+probe"), has_unpack, has_view,
+                              control=True)
             print(f"     {f}: {time.monotonic() - t0:.1f} s, {rn.runs - r0} ORT runs",
                   flush=True)
         edir = os.path.join(corpus, "extdata")
         if os.path.isdir(edir):
             for d in sorted(os.listdir(edir)):
                 ddir = os.path.join(edir, d)
-                if os.path.isdir(ddir):
+                if os.path.isdir(ddir) and only in d:
                     check_extdata(ck, rn, onnxzip, f"extdata/{d}", ddir,
-                                  os.path.join(tmp, "extdata-" + d))
+                                  os.path.join(tmp, "extdata-" + d), has_view)
         else:
             print(f"corpus absent: {edir}")
     finally:

@@ -2,11 +2,25 @@
 // run_model.js — run one ONNX model with ONNX Runtime (onnxruntime-node, CPU)
 // on deterministic inputs and write its outputs bit-exactly as JSON.
 //
-//   node run_model.js MODEL OUT.json [INPUT_SPEC.json]
+//   node run_model.js [--load path|bytes [--folder DIR] [--cwd DIR]]...
+//                     MODEL OUT.json [INPUT_SPEC.json]
 //
 // MODEL is given to ORT as a path, so ORT resolves external data relative to
 // the model's directory (the classic external-data layouts, and an unzipped
 // onnxzip archive whose __MODEL_PROTO was renamed to model.onnx).
+//
+// With --load options, MODEL is loaded once per option, in order, in this one
+// process (sessions released in between), and OUT.json is {"loads": [...]}
+// (see below). Each --load names a source; the options after it apply to it:
+//   --load path           InferenceSession.create(MODEL path)
+//   --load bytes          create(Uint8Array of MODEL's bytes): ORT then
+//                         resolves external data relative to the process's
+//                         working directory
+//   --folder DIR          (bytes only) the session config entry
+//                         session.model_external_initializers_file_folder_path
+//                         = DIR (extra: {session: {...}}): ORT resolves there
+//   --cwd DIR             process.chdir(DIR) before this load (stays in force)
+// A load's "how" in OUT.json is its arguments joined by spaces.
 //
 // Inputs: for every graph input ORT reports, the element type and shape come
 // from session.inputMetadata (onnxruntime-node >= 1.22). With an older ORT,
@@ -33,6 +47,12 @@
 // which ort_layouts.py's "+probe" variants expose, get that big) has
 // {dims, type, bytes, sha256} instead of hex, to keep OUT.json small. Exits 0 on success; on any failure prints
 // "run_model: MODEL: message" to stderr and exits 1 (2 on a bad command line).
+// With --load: OUT.json is {"loads": [{how, inputs, outputs, proc} or {how,
+// error}]}, one per --load in order; a load that ORT refuses (create or run)
+// is recorded with its error message and the next one still runs, so the exit
+// status is 0 unless the command line, the inputs or OUT.json fail. proc holds
+// VmRSS, RssAnon, RssFile and VmHWM (kB) from /proc/self/status just after
+// the load's run, before its session is released (absent off Linux).
 'use strict';
 
 const crypto = require('crypto');
@@ -43,12 +63,31 @@ function die(model, msg, code) {
   process.exit(code === undefined ? 1 : code);
 }
 
-const argv = process.argv.slice(2);
-if (argv.length < 2 || argv.length > 3) {
-  process.stderr.write('usage: node run_model.js MODEL OUT.json [INPUT_SPEC.json]\n');
+function usage() {
+  process.stderr.write('usage: node run_model.js [--load path|bytes [--folder DIR] [--cwd DIR]]... '
+    + 'MODEL OUT.json [INPUT_SPEC.json]\n');
   process.exit(2);
 }
-const [modelPath, outPath, specPath] = argv;
+
+// --load SOURCE [--folder DIR] [--cwd DIR] ... -> [{how, source, folder, cwd}]
+const loads = [];
+const argv = process.argv.slice(2);
+while (argv.length >= 2 && argv[0].startsWith('--')) {
+  const [opt, value] = argv.splice(0, 2);
+  const last = loads[loads.length - 1];
+  if (opt === '--load' && (value === 'path' || value === 'bytes')) {
+    loads.push({ how: value, source: value });
+    continue;
+  }
+  const key = opt.slice(2);
+  if (!last || !['folder', 'cwd'].includes(key) || key in last) usage();
+  if (key === 'folder' && last.source !== 'bytes') usage();
+  last[key] = value;
+  last.how += ` ${opt} ${value}`;
+}
+if (argv.length < 2 || argv.length > 3) usage();
+// absolute, so that a load's cwd option does not change which files are used
+const [modelPath, outPath, specPath] = argv.map((a) => require('path').resolve(a));
 
 let ort;
 try {
@@ -178,43 +217,56 @@ function record(t) {
 
 // ---- main ----------------------------------------------------------------------
 
-async function main() {
-  const options = {
-    executionProviders: ['cpu'],
-    graphOptimizationLevel: 'disabled',
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    logSeverityLevel: 3,
-  };
-  let session;
-  try {
-    session = await ort.InferenceSession.create(modelPath, options);
-  } catch (e) {
-    die(modelPath, `ORT refused the model: ${e.message}`);
-  }
+// ORT refusing the model (create or run): recorded per load with --load
+class Refused extends Error {}
 
-  let meta = null;
+const SESSION_OPTIONS = {
+  executionProviders: ['cpu'],
+  graphOptimizationLevel: 'disabled',
+  intraOpNumThreads: 1,
+  interOpNumThreads: 1,
+  executionMode: 'sequential',
+  logSeverityLevel: 3,
+};
+
+async function createSession(load) {
+  if (load.cwd !== undefined) process.chdir(load.cwd);
+  const options = { ...SESSION_OPTIONS };
+  let source = modelPath;
+  if (load.source === 'bytes') {
+    source = new Uint8Array(fs.readFileSync(modelPath));
+    if (load.folder !== undefined) {
+      options.extra = { session: { model_external_initializers_file_folder_path: load.folder } };
+    }
+  }
+  try {
+    return await ort.InferenceSession.create(source, options);
+  } catch (e) {
+    throw new Refused(`ORT refused the model: ${e.message}`);
+  }
+}
+
+function inputMeta(session) {
   if (Array.isArray(session.inputMetadata) && session.inputMetadata.length === session.inputNames.length) {
-    meta = {};
+    const meta = {};
     for (const m of session.inputMetadata) {
       if (!m.isTensor) die(modelPath, `input '${m.name}' is not a tensor; not supported by this test`);
       meta[m.name] = { type: m.type, shape: Array.from(m.shape) };
     }
-  } else if (specPath) {
-    meta = JSON.parse(fs.readFileSync(specPath, 'utf8'));
-  } else {
-    die(modelPath, 'this onnxruntime-node has no session.inputMetadata; pass INPUT_SPEC.json');
+    return meta;
   }
+  if (specPath) return JSON.parse(fs.readFileSync(specPath, 'utf8'));
+  return die(modelPath, 'this onnxruntime-node has no session.inputMetadata; pass INPUT_SPEC.json');
+}
 
+function makeFeeds(session, meta) {
   const feeds = {};
   const inputs = {};
   for (const name of session.inputNames) {
     const m = meta[name];
     if (!m) die(modelPath, `no type/shape for input '${name}'`);
-    let r;
     try {
-      r = resolveInput(name, m.type, m.shape);
+      const r = resolveInput(name, m.type, m.shape);
       const n = r.dims.reduce((a, b) => a * b, 1);
       const data = r.fill ? r.fill() : makeData(r.type, n, xorshift32(fnv1a(name) ^ 0x2545f491));
       feeds[name] = new ort.Tensor(r.type, data, r.dims);
@@ -223,12 +275,34 @@ async function main() {
     }
     inputs[name] = record(feeds[name]);
   }
+  return [feeds, inputs];
+}
 
+// VmRSS, RssAnon, RssFile, VmHWM in kB (null off Linux)
+function procStatus() {
+  let text;
+  try {
+    text = fs.readFileSync('/proc/self/status', 'utf8');
+  } catch (e) {
+    return null;
+  }
+  const r = {};
+  for (const key of ['VmRSS', 'RssAnon', 'RssFile', 'VmHWM']) {
+    const m = text.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm'));
+    if (m) r[key] = Number(m[1]);
+  }
+  return r;
+}
+
+// {inputs, outputs, proc}; throws Refused when ORT refuses the model
+async function runOnce(load) {
+  const session = await createSession(load);
+  const [feeds, inputs] = makeFeeds(session, inputMeta(session));
   let results;
   try {
     results = await session.run(feeds);
   } catch (e) {
-    die(modelPath, `ORT run failed: ${e.message}`);
+    throw new Refused(`ORT run failed: ${e.message}`);
   }
   const outputs = {};
   for (const name of session.outputNames) {
@@ -236,8 +310,34 @@ async function main() {
     if (!t) die(modelPath, `output '${name}' missing from the results`);
     outputs[name] = record(t);
   }
+  const proc = procStatus();
   await session.release();
-  fs.writeFileSync(outPath, JSON.stringify({ inputs, outputs }) + '\n');
+  return { inputs, outputs, proc };
+}
+
+async function main() {
+  if (!loads.length) {
+    let r;
+    try {
+      r = await runOnce({ how: 'path', source: 'path' });
+    } catch (e) {
+      if (e instanceof Refused) die(modelPath, e.message);
+      throw e;
+    }
+    fs.writeFileSync(outPath, JSON.stringify({ inputs: r.inputs, outputs: r.outputs }) + '\n');
+    return;
+  }
+  const done = [];
+  for (const load of loads) {
+    try {
+      const r = await runOnce(load);
+      done.push({ how: load.how, ...r });
+    } catch (e) {
+      if (!(e instanceof Refused)) throw e;
+      done.push({ how: load.how, error: e.message });
+    }
+  }
+  fs.writeFileSync(outPath, JSON.stringify({ loads: done }) + '\n');
 }
 
 main().catch((e) => die(modelPath, e && e.stack ? e.stack : String(e)));
