@@ -30,7 +30,9 @@ Each variant is run as the original file, then packed three times, with
   view      the archive's view (`onnxzip view`, issue 10), run by ONNX
             Runtime by path and from bytes: see ort_views.py, which packs
             each variant four more ways for it (default threshold, 0,
-            --align 4096, --dedup).
+            --align 4096, --dedup). ort_views.make_synthetic's model (tensors
+            in a function and in If branches, two equal initializers) is
+            checked in every layout too, with set-model making a view stale.
 For each CORPUS_DIR/extdata/*/ (classic external-data layouts written by the
 onnx package), the *.onnx inside is run, packed with default options, and the
 unzipped archive compared against it; a pack refused with
@@ -296,7 +298,8 @@ def reference(ck, rn, label, src, work):
     return spec, ref
 
 
-def check_layouts(ck, rn, onnxzip, label, src, work, has_unpack, has_view, control=False):
+def check_layouts(ck, rn, onnxzip, label, src, work, has_unpack, has_view, control=False,
+                  synthetic=False):
     """Run src and all its layouts, views included; counts into ck."""
     spec, ref = reference(ck, rn, label, src, work)
     if ref is None:
@@ -323,7 +326,8 @@ def check_layouts(ck, rn, onnxzip, label, src, work, has_unpack, has_view, contr
             classic_t0 = classic
         if control and threshold == CONTROL_THRESHOLD and os.path.isdir(os.path.join(twork, "unzip")):
             negative_control(ck, rn, tlabel, os.path.join(twork, "unzip"), ref, spec)
-    ort_views.check_views(ck, rn, onnxzip, label, src, work, ref, spec, has_view, classic_t0)
+    ort_views.check_views(ck, rn, onnxzip, label, src, work, ref, spec, has_view, classic_t0,
+                          synthetic)
 
 
 def compare(ck, rn, what, model_path, out_json, ref, spec, limit_ok=False):
@@ -454,6 +458,11 @@ def main(argv):
                               control=True)
             print(f"     {f}: {time.monotonic() - t0:.1f} s, {rn.runs - r0} ORT runs",
                   flush=True)
+        if only in "synthetic":
+            synth = os.path.join(tmp, "synthetic.onnx")
+            ort_views.make_synthetic(synth)
+            check_layouts(ck, rn, onnxzip, "synthetic.onnx", synth,
+                          os.path.join(tmp, "synthetic"), has_unpack, has_view, synthetic=True)
         edir = os.path.join(corpus, "extdata")
         if os.path.isdir(edir):
             for d in sorted(os.listdir(edir)):

@@ -28,6 +28,11 @@ For a model and its reference outputs, check_views() packs it four ways
               default pack is also run from the archive's own directory,
               where it works (that is what the folder entry replaces).
 All ORT loads of one view run in one node process (run_model.js --load).
+make_synthetic() writes a model with tensors in a model-local function and in
+If branches, and two equal initializers: with it, --dedup must store two
+tensors in one entry, and after `onnxzip set-model` (the same model with a new
+doc_string) `onnxzip verify VIEW` must report the view stale (ONNXZIP_ESTALE);
+written again, it verifies and runs.
 With --size-threshold 0, shape constants become external and ORT's shape
 inference refuses them (ort_layouts.py, "Known ORT limitation"): the view of a
 threshold-0 pack must then behave exactly like the classic external-data form
@@ -100,7 +105,7 @@ def model_tensors(m):
         for n in f.node:
             for a in n.attribute:
                 yield from attribute_tensors(a)
-        for a in f.attribute_proto:
+        for a in getattr(f, "attribute_proto", ()):  # onnx >= 1.13 only
             yield from attribute_tensors(a)
 
 
@@ -264,9 +269,11 @@ def make_view(ck, rn, onnxzip, what, archive, view, has_view):
     return True
 
 
-def check_view(ck, rn, onnxzip, label, src, work, ref, spec, pack, has_view, classic):
+def check_view(ck, rn, onnxzip, label, src, work, ref, spec, pack, has_view, classic,
+               synthetic=False):
     """One pack of src and its view; classic: the (outputs, error) ORT gave
-    for the unzipped archive of the same pack, or None."""
+    for the unzipped archive of the same pack, or None. synthetic: src is
+    make_synthetic's model (--dedup must share an entry; set-model check)."""
     name, opts = pack
     what = f"{label} view/{name}"
     d = os.path.join(work, f"view-{name}")
@@ -282,6 +289,12 @@ def check_view(ck, rn, onnxzip, label, src, work, ref, spec, pack, has_view, cla
     n_refs, n_entries = references(view, archive)
     print(f"     {what}: {n_refs} tensors point into the archive ({n_entries} entries)",
           flush=True)
+    if synthetic and name == "dedup":
+        if n_entries < n_refs:
+            ck.ok(f"{what} [shared entry]", f" ({n_refs} tensors in {n_entries} entries)")
+        else:
+            ck.fail(f"{what} [shared entry]", f"--dedup stored {n_refs} tensors in "
+                                              f"{n_entries} entries; W1 and W2 are equal")
     try:
         why, n = compare_tensors(src, view)
     except Exception as e:
@@ -311,6 +324,72 @@ def check_view(ck, rn, onnxzip, label, src, work, ref, spec, pack, has_view, cla
             expect_ref(ck, rn, lwhat + " (no external reference)", load, ref)
         else:
             expect_no_file(ck, rn, lwhat, load, base, got[0])
+    if synthetic and name == "default":
+        check_stale(ck, rn, onnxzip, what, archive, view, spec, ref)
+        view_control(ck, rn, what, view, spec, ref)
+
+
+def view_control(ck, rn, what, view, spec, ref):
+    """The view must read the archive itself: flip one exponent bit in the
+    first element of its largest referenced range; the outputs must change."""
+    import onnx
+    m = onnx.load(view, load_external_data=False)
+    refs = [(int(e["length"]), int(e["offset"]), e["location"], t.name)
+            for t in model_tensors(m) for e in [external(t)] if e is not None]
+    length, offset, location, name = max(refs)
+    with open(os.path.join(os.path.dirname(view), location), "r+b") as f:
+        f.seek(offset + 3)
+        b = f.read(1)[0]
+        f.seek(offset + 3)
+        f.write(bytes([b ^ 0x40]))
+    got, err = rn.loads(view, view + ".control.json", spec, [["path"]])
+    load = got[0] if got else {"error": err}
+    cw = f"{what} [control: damaged archive is noticed]"
+    if "error" in load or {"inputs": load["inputs"], "outputs": load["outputs"]} != ref:
+        ck.ok(cw, f" (tensor '{name}' at offset {offset}: "
+                  f"{load.get('error', '')[:80] or rn.describe_diff(ref, load)})")
+    else:
+        ck.fail(cw, f"flipping a bit of tensor '{name}' at archive offset {offset} "
+                    f"changed no output")
+
+
+def check_stale(ck, rn, onnxzip, what, archive, view, spec, ref):
+    """verify VIEW passes; after set-model with the same model re-serialized
+    with a new doc_string it fails with ONNXZIP_ESTALE; the view written again
+    passes and ORT runs it bit-identically (the weights did not move)."""
+    import onnx
+    import zipfile
+    p = rn.run([onnxzip, "verify", view])
+    if p.returncode != 0:
+        ck.fail(f"{what} [verify view]", f"onnxzip verify exited {p.returncode}: {rn.tail(p)}")
+        return
+    ck.ok(f"{what} [verify view]")
+    with zipfile.ZipFile(archive) as z:
+        m = onnx.load_from_string(z.read(MODEL_ENTRY))
+    m.doc_string = "the same model, re-serialized by ort_views.py with a new doc_string"
+    new = os.path.join(os.path.dirname(archive), "new.onnx")
+    with open(new, "wb") as f:
+        f.write(m.SerializeToString())
+    p = rn.run([onnxzip, "set-model", archive, new, "-q"])
+    if p.returncode != 0:
+        ck.fail(f"{what} [set-model]", f"onnxzip set-model exited {p.returncode}: {rn.tail(p)}")
+        return
+    p = rn.run([onnxzip, "verify", view])
+    if p.returncode == 1 and b"[ONNXZIP_ESTALE]" in p.stderr:
+        ck.ok(f"{what} [stale after set-model]", " (verify: ONNXZIP_ESTALE)")
+    else:
+        ck.fail(f"{what} [stale after set-model]",
+                f"onnxzip verify VIEW exited {p.returncode}: {rn.tail(p)}")
+    p = rn.run([onnxzip, "view", archive, "-o", view, "-q"])
+    q = rn.run([onnxzip, "verify", view]) if p.returncode == 0 else p
+    if q.returncode != 0:
+        ck.fail(f"{what} [view again]", f"onnxzip view/verify exited {q.returncode}: {rn.tail(q)}")
+        return
+    got, err = rn.loads(view, view + ".json", spec, [["path"]])
+    if got is None:
+        ck.fail(f"{what} [view again]", err)
+    else:
+        expect_ref(ck, rn, f"{what} [view again, ort path]", got[0], ref)
 
 
 def references(view, archive):
@@ -374,7 +453,64 @@ def expect_classic(ck, rn, what, load, ref, classic):
         expect_ref(ck, rn, what, load, ref)
 
 
-def check_views(ck, rn, onnxzip, label, src, work, ref, spec, has_view, classic_t0=None):
+def check_views(ck, rn, onnxzip, label, src, work, ref, spec, has_view, classic_t0=None,
+                synthetic=False):
     for pack in VIEW_PACKS:
         check_view(ck, rn, onnxzip, label, src, work, ref, spec, pack, has_view,
-                   classic_t0 if pack[0] == "t0" else None)
+                   classic_t0 if pack[0] == "t0" else None, synthetic)
+
+
+# ---- a model with tensors in a function and in subgraphs, shared by --dedup ----
+
+SYNTH_N = 512  # floats per tensor: 2048 bytes, above the default threshold
+
+
+def make_synthetic(path):
+    """Writes a small model whose tensors above the default threshold sit in
+    the main graph (W1, W2: equal bytes, so --dedup stores them once), in a
+    model-local function's Constant node (C) and in the then/else branches of
+    an If (T, E). out = If(cond, (AddC(x) + W1 + W2) * T, ... * E), with
+    AddC(x) = x + C from the function."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto as TP
+
+    def vals(seed):
+        return (np.arange(SYNTH_N, dtype=np.float32) * np.float32(0.001 * seed)
+                - np.float32(0.25 * seed))
+
+    def const(out, name, seed):
+        return helper.make_node("Constant", [], [out], name=f"{name}_const",
+                                value=numpy_helper.from_array(vals(seed), name))
+
+    f_body = [const("c", "C", 3), helper.make_node("Add", ["fx", "c"], ["fy"])]
+    func = helper.make_function("local", "AddC", ["fx"], ["fy"], f_body,
+                                [helper.make_opsetid("", 17)])
+    vi = helper.make_tensor_value_info
+    branch = {}
+    for b, seed in (("then", 5), ("else", 7)):
+        branch[b] = helper.make_graph(
+            [const(f"{b}_t", f"{b.upper()}_T", seed),
+             helper.make_node("Mul", ["z", f"{b}_t"], [f"{b}_out"])],
+            f"{b}_branch", [], [vi(f"{b}_out", TP.FLOAT, [SYNTH_N])])
+    nodes = [
+        helper.make_node("AddC", ["x"], ["y"], domain="local"),
+        helper.make_node("Add", ["y", "W1"], ["y1"]),
+        helper.make_node("Add", ["y1", "W2"], ["z"]),
+        helper.make_node("Greater", ["y1", "zero"], ["pos"]),
+        helper.make_node("ReduceMax", ["pos_f"], ["any"], keepdims=0),
+        helper.make_node("Cast", ["pos"], ["pos_f"], to=TP.FLOAT),
+        helper.make_node("Cast", ["any"], ["cond"], to=TP.BOOL),
+        helper.make_node("If", ["cond"], ["out"], then_branch=branch["then"],
+                         else_branch=branch["else"]),
+    ]
+    nodes = nodes[:4] + [nodes[5], nodes[4]] + nodes[6:]  # topological order
+    inits = [numpy_helper.from_array(vals(2), "W1"), numpy_helper.from_array(vals(2), "W2"),
+             numpy_helper.from_array(np.zeros(1, np.float32), "zero")]
+    g = helper.make_graph(nodes, "views_synthetic", [vi("x", TP.FLOAT, [SYNTH_N])],
+                          [vi("out", TP.FLOAT, [SYNTH_N])], inits)
+    m = helper.make_model(g, functions=[func], ir_version=8,
+                          opset_imports=[helper.make_opsetid("", 17),
+                                         helper.make_opsetid("local", 1)])
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
