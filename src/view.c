@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "onnx_walk.h"
+#include "outputs.h"
 #include "view.h"
 
 enum { MODEL_METADATA_PROPS = 14 };
@@ -36,18 +37,52 @@ static int bad_location(const char *s)
                   "other paths", oz_printable(s, strlen(s), shown, sizeof shown));
 }
 
-/* The archive's file name: the caller's, or the base name of its path. */
-static int pick_location(const onnxzip_archive *a, const char *given, const char **out)
+/* The directory holding `path`, stat()ed. */
+int oz_stat_dir_of(const char *path, struct stat *st)
 {
+    const char *slash = strrchr(path, '/');
+    char *dir = !slash ? strdup(".") : slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+    if (!dir) return -1;
+    int rc = stat(dir, st);
+    free(dir);
+    return rc;
+}
+
+int oz_view_real_archive(const onnxzip_archive *a, char **real, struct stat *dir)
+{
+    *real = NULL;
+    if (!a->by_path)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s was opened from a buffer or a file descriptor, so its file name is "
+                      "unknown: pass a location (the archive's file name)", a->path);
+    struct stat lst, here;
+    if (lstat(a->path, &lst) || !(*real = realpath(a->path, NULL)) || oz_stat_dir_of(*real, dir))
+        return oz_err(ONNXZIP_EIO, -1, "%s: %s", a->path, strerror(errno));
+    if (!S_ISLNK(lst.st_mode)) return 0;
+    /* ONNX Runtime and onnx check the resolved path of external data: a link
+     * into another directory would be refused there, so it is refused here. */
+    if (oz_stat_dir_of(a->path, &here)) return oz_err(ONNXZIP_EIO, -1, "%s: its directory: %s", a->path, strerror(errno));
+    if (oz_same_stat(&here, dir)) return 0;
+    int rc = oz_err(ONNXZIP_EPATH, -1, "%s is a symbolic link to %s in another directory; ONNX loaders check the "
+                    "resolved path of external data and a view must not depend on a link: write the view beside %s",
+                    a->path, *real, *real);
+    free(*real);
+    *real = NULL;
+    return rc;
+}
+
+/* The archive's file name: the caller's, or the base name of the real file
+ * the archive was opened by (*owned, to free, when so). */
+static int pick_location(const onnxzip_archive *a, const char *given, const char **out, char **owned)
+{
+    *owned = NULL;
     if (given) {
         *out = given;
         return is_plain_location(given) ? 0 : bad_location(given);
     }
-    if (!a->by_path)
-        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_view_model: %s was opened from a buffer or a file descriptor, so "
-                      "its file name is unknown: pass a location (the archive's file name)", a->path);
-    const char *slash = strrchr(a->path, '/');
-    *out = slash ? slash + 1 : a->path;
+    struct stat dir;
+    int rc = oz_view_real_archive(a, owned, &dir);
+    if (rc) return rc;
+    *out = strrchr(*owned, '/') + 1;
     return is_plain_location(*out) ? 0 : bad_location(*out);
 }
 
@@ -193,8 +228,10 @@ int onnxzip_view_model(const onnxzip_archive *a, const char *location, void **da
         rc = oz_buf_append(&out, a->model, a->model_len);
     } else {
         const char *loc = NULL;
-        rc = pick_location(a, location, &loc);
+        char *owned = NULL;
+        rc = pick_location(a, location, &loc, &owned);
         if (!rc) rc = build_view(a, loc, &out);
+        free(owned);
     }
     if (!rc && !out.p) rc = oz_buf_reserve(&out, 1); /* an empty model still gets a buffer */
     if (rc) {

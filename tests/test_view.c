@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "pbwire.h"
@@ -279,6 +280,54 @@ static void test_arguments(const char *root)
     free(bytes);
 }
 
+/* onnxzip_view_write(): beside the archive, atomically, by the path rules. */
+static void test_write(const char *root)
+{
+    char arc[4096], other[4096], link[4096], vpath[4096];
+    snprintf(arc, sizeof arc, "%s", tu_path(root, "plain/" LOC));
+    snprintf(vpath, sizeof vpath, "%s", tu_path(root, "plain/w.view.onnx"));
+    snprintf(other, sizeof other, "%s", tu_path(root, "a4096/w.view.onnx"));
+    snprintf(link, sizeof link, "%s", tu_path(root, "a4096/link.onnxzip"));
+    onnxzip_archive *a = NULL, *l = NULL, *b = NULL, *v = NULL;
+    CHECK_RC(onnxzip_open(arc, 0, &a), 0);
+    CHECK_RC(onnxzip_view_write(a, vpath), 0);
+    size_t n = 0, m = 0;
+    void *mem = NULL;
+    uint8_t *file = slurp(vpath, &n);
+    CHECK_RC(onnxzip_view_model(a, NULL, &mem, &m), 0);
+    CHECK(file && mem && n == m && !memcmp(file, mem, n)); /* the same bytes, location the file's name */
+    CHECK_RC(onnxzip_open(vpath, ONNXZIP_OPEN_VERIFY, &v), 0);
+    CHECK(v && onnxzip_archive_layout(v) == ONNXZIP_LAYOUT_EXTERNAL);
+    CHECK(tu_count_files(tu_path(root, "plain"), ".tmp-") == 0);
+    /* not in the archive's directory, nor over the archive, nor a FIFO */
+    CHECK_RC(onnxzip_view_write(a, other), ONNXZIP_EPATH);
+    CHECK(access(other, F_OK) != 0);
+    CHECK_RC(onnxzip_view_write(a, arc), ONNXZIP_ESAMEFILE);
+    char fifo[4096];
+    snprintf(fifo, sizeof fifo, "%s", tu_path(root, "plain/fifo.onnx"));
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK_RC(onnxzip_view_write(a, fifo), ONNXZIP_ENOTREG);
+    /* an archive reached through a link from another directory */
+    CHECK(symlink(arc, link) == 0);
+    CHECK_RC(onnxzip_open(link, 0, &l), 0);
+    CHECK_RC(onnxzip_view_write(l, other), ONNXZIP_EPATH);
+    CHECK(strstr(onnxzip_last_error()->message, "symbolic link") != NULL);
+    /* a buffer has no file name; a classic model is its own view */
+    size_t blen;
+    uint8_t *bytes = slurp(arc, &blen);
+    CHECK_RC(onnxzip_open_buffer(bytes, blen, 0, &b), 0);
+    CHECK_RC(onnxzip_view_write(b, vpath), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_view_write(v, tu_path(root, "plain/again.onnx")), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_view_write(NULL, vpath), ONNXZIP_EINVAL);
+    onnxzip_free(mem);
+    free(file);
+    free(bytes);
+    onnxzip_close(&v);
+    onnxzip_close(&b);
+    onnxzip_close(&l);
+    onnxzip_close(&a);
+}
+
 /* set-model replaces the graph: the view's verify says ESTALE until it is
  * written again. */
 static void test_stale(const char *root)
@@ -321,6 +370,7 @@ int main(void)
     test_pack(root, 4096, 0);
     test_classic_and_reviews(root);
     test_arguments(root);
+    test_write(root);
     test_stale(root);
     tu_rmtree(root);
     free(root);

@@ -479,3 +479,36 @@ int cli_archive_summary(const char *verb, const char *in, const char *out)
     return CLI_EXIT_OK;
 }
 
+
+static int fd_is_path(int fd, const char *path)
+{
+    struct stat a, b;
+    return !fstat(fd, &a) && S_ISREG(a.st_mode) && !stat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int cli_stdout_check(const char *what, const char *const *inputs, size_t n)
+{
+    if (isatty(STDOUT_FILENO))
+        return cli_fail(ONNXZIP_EINVAL, "standard output is a terminal; refusing to write %s to it (redirect it, "
+                        "or use -o FILE)", what);
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && fd_is_path(STDOUT_FILENO, inputs[i]))
+            return cli_fail(ONNXZIP_ESAMEFILE, "standard output is %s, an input; refusing to write into it",
+                            inputs[i]);
+    return 0;
+}
+
+int cli_write_stdout(const void *data, uint64_t n)
+{
+    const uint8_t *p = data;
+    for (uint64_t left = n; left > 0;) {
+        ssize_t k = write(STDOUT_FILENO, p, left < (1u << 30) ? (size_t)left : (1u << 30));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return cli_fail(ONNXZIP_EIO, "standard output: cannot write: %s", k < 0 ? strerror(errno) : "no progress");
+        p += k;
+        left -= (uint64_t)k;
+    }
+    return CLI_EXIT_OK;
+}

@@ -129,6 +129,16 @@ int cli_require_in_out(const char *cmd, void (*usage)(FILE *), const char *in, c
  * that the line shows what is on disk rather than what was intended. */
 int cli_archive_summary(const char *verb, const char *in, const char *out);
 
+/* "-o -": standard output must not be a terminal (`what` names the bytes,
+ * e.g. "raw tensor bytes"), nor a regular file that is one of the `n` paths
+ * in `inputs` (">>" into an input, ONNXZIP_ESAMEFILE). Returns 0, or prints
+ * the error and returns the exit status. */
+int cli_stdout_check(const char *what, const char *const *inputs, size_t n);
+
+/* Writes all `n` bytes to standard output: 0, or prints and returns the exit
+ * status. */
+int cli_write_stdout(const void *data, uint64_t n);
+
 /* An onnxzip_progress_fn; `user` is a cli_progress_state. */
 void cli_progress(void *user, uint64_t done, uint64_t total);
 

@@ -2,7 +2,7 @@
  * cmd_extract.c — "onnxzip extract": write one tensor's raw bytes to a file.
  */
 #ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* fstat(), isatty() */
+#define _POSIX_C_SOURCE 200809L
 #endif
 
 #include "cli.h"
@@ -86,63 +86,30 @@ static int parse_args(int argc, char **argv, extract_args *a)
     return rc;
 }
 
-/* 1 when the regular file open on fd is the file at `path`. */
-static int fd_is_path(int fd, const char *path)
-{
-    struct stat a, b;
-    return !fstat(fd, &a) && S_ISREG(a.st_mode) && !stat(path, &b) && a.st_dev == b.st_dev &&
-           a.st_ino == b.st_ino;
-}
-
-/* Standard output redirected into the archive or the tensor's own data file
- * (">>") would change an input, as -o FILE would (the library refuses that). */
-static int stdout_is_input(const char *archive, const onnxzip_tensor *t)
-{
-    if (fd_is_path(STDOUT_FILENO, archive))
-        return cli_fail(ONNXZIP_ESAMEFILE, "standard output is the archive %s; refusing to write into an input",
-                        archive);
-    if (t->storage != ONNXZIP_STORAGE_FILE || !t->entry)
-        return 0;
-    const char *slash = strrchr(archive, '/');
-    int dirlen = slash ? (int)(slash - archive) + 1 : 0;
-    size_t cap = (size_t)dirlen + strlen(t->entry) + 1;
-    char *side = malloc(cap);
-    if (!side)
-        return cli_fail(ONNXZIP_ENOMEM, "out of memory");
-    snprintf(side, cap, "%.*s%s", dirlen, archive, t->entry);
-    int same = fd_is_path(STDOUT_FILENO, side);
-    int rc = same ? cli_fail(ONNXZIP_ESAMEFILE, "standard output is %s, the data file of the tensor; refusing "
-                             "to write into an input", side) : 0;
-    free(side);
-    return rc;
-}
-
-/* "-o -": the payload to standard output, never to a terminal (as gzip). */
+/* "-o -": the payload to standard output, never to a terminal (as gzip),
+ * nor into the archive or the tensor's own data file (">>"), which -o FILE
+ * would refuse too. */
 static int extract_to_stdout(onnxzip_archive *ar, const char *archive, const char *name)
 {
     const onnxzip_tensor *t = onnxzip_find_tensor(ar, name);
-    if (isatty(STDOUT_FILENO))
-        return cli_fail(ONNXZIP_EINVAL, "standard output is a terminal; refusing to write raw tensor bytes to "
-                        "it (redirect it, or use -o FILE)");
     if (!t)
         return cli_fail(ONNXZIP_ENOTFOUND, "%s: no tensor named '%s'", archive, name);
     if (t->storage == ONNXZIP_STORAGE_TYPED)
         return cli_fail(ONNXZIP_EUNSUPPORTED, "%s: tensor '%s' is held in typed fields; nothing to extract as "
                         "raw bytes", archive, name);
-    int rc = stdout_is_input(archive, t);
-    if (rc != 0)
-        return rc;
-    const uint8_t *p = t->data;
-    for (uint64_t left = t->nbytes; left > 0;) {
-        ssize_t k = write(STDOUT_FILENO, p, left < (1u << 30) ? (size_t)left : (1u << 30));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return cli_fail(ONNXZIP_EIO, "standard output: cannot write: %s", k < 0 ? strerror(errno) : "no progress");
-        p += k;
-        left -= (uint64_t)k;
+    char *side = NULL;
+    if (t->storage == ONNXZIP_STORAGE_FILE && t->entry) {
+        const char *slash = strrchr(archive, '/');
+        int dirlen = slash ? (int)(slash - archive) + 1 : 0;
+        size_t cap = (size_t)dirlen + strlen(t->entry) + 1;
+        if (!(side = malloc(cap)))
+            return cli_fail(ONNXZIP_ENOMEM, "out of memory");
+        snprintf(side, cap, "%.*s%s", dirlen, archive, t->entry);
     }
-    return CLI_EXIT_OK;
+    const char *inputs[] = { archive, side };
+    int rc = cli_stdout_check("raw tensor bytes", inputs, 2);
+    free(side);
+    return rc ? rc : cli_write_stdout(t->data, t->nbytes);
 }
 
 int cmd_extract(int argc, char **argv)

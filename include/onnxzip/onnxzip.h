@@ -390,9 +390,11 @@ ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
  *     with DIR the archive's directory (without it ORT refuses the
  *     references: "escapes working directory").
  *
- * `location` NULL means the base name of the path `a` was opened by
- * (onnxzip_archive_path()); a handle from onnxzip_open_buffer() or
- * onnxzip_open_fd() has none, and then location NULL is ONNXZIP_EINVAL. A
+ * `location` NULL means the file name of the file `a` was opened by (the
+ * real file when its path is a symbolic link in the same directory; a link
+ * into another directory is ONNXZIP_EPATH, since ONNX loaders check the
+ * resolved path); a handle from onnxzip_open_buffer() or onnxzip_open_fd()
+ * has none, and then location NULL is ONNXZIP_EINVAL. A
  * location must be a plain file name, relative to the view's directory (no
  * '/' or '\\', not "." or "..", not empty): ONNXZIP_EINVAL otherwise. On a
  * classic model (layouts CLASSIC, EXTERNAL) *data is a copy of the model,
@@ -403,6 +405,17 @@ ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
  * *size 0. Cost: O(model bytes) time and memory; no weight byte is read.
  * ONNXZIP_ELIMIT when the view would exceed protobuf's 2 GiB - 1. */
 ONNXZIP_API int onnxzip_view_model(const onnxzip_archive *a, const char *location, void **data, size_t *size);
+
+/* Writes the view of archive `a` (onnxzip_view_model() with location NULL) to
+ * `view_path`, atomically and under the outputs rules (see Conventions).
+ * `view_path` must name a file in the directory of the archive's file:
+ * ONNX loaders resolve `location` relative to the view's directory and
+ * refuse '..' and absolute paths (ONNXZIP_EPATH otherwise, as for an archive
+ * path that is a symbolic link into another directory). ONNXZIP_EINVAL for
+ * a classic model (it is its own view) or a handle opened from a buffer or
+ * fd (no file name: use onnxzip_view_model() with a location). Cost as
+ * onnxzip_view_model(), plus writing the view. */
+ONNXZIP_API int onnxzip_view_write(const onnxzip_archive *a, const char *view_path);
 
 /* Releases memory the library allocated for the caller (onnxzip_view_model()).
  * Not free(): on Windows the library and the application may use different C
