@@ -271,7 +271,10 @@ static void test_arguments(const char *root)
     CHECK_RC(onnxzip_open(arc, 0, &a), 0);
     CHECK_RC(onnxzip_view_model(a, NULL, &by_path, &plen), 0);
     CHECK(view && by_path && vlen == plen && !memcmp(view, by_path, vlen));
-    CHECK_RC(onnxzip_view_model(NULL, LOC, &view, &vlen), ONNXZIP_EINVAL);
+    void *none = (void *)1;
+    size_t nlen = 7;
+    CHECK_RC(onnxzip_view_model(NULL, LOC, &none, &nlen), ONNXZIP_EINVAL);
+    CHECK(!none && !nlen); /* failure clears the out parameters */
     onnxzip_free(view);
     onnxzip_free(by_path);
     onnxzip_free(NULL);
