@@ -9,10 +9,12 @@
 // model's single input (float16 or float32) filled with deterministic
 // values in [-1, 1), and
 // prints one JSON line to stdout:
-//   {create_ms, run_ms, out_sha256, before: {...}, after: {...}}
+//   {create_ms, run_ms, minflt, out_sha256, before: {...}, after: {...}}
 // where before/after hold VmRSS, RssAnon, RssFile and VmHWM (kB) from
 // /proc/self/status before the session is created and after the first run
-// (session still alive). Session: CPU EP, one intra-op and one inter-op
+// (session still alive); minflt counts the minor page faults from
+// session creation to the end of the run (process.resourceUsage()).
+// Session: CPU EP, one intra-op and one inter-op
 // thread, sequential, graph optimizations disabled (no constant folding: the
 // first run, not session creation, reads the weights), as in
 // tests/ort/run_model.js. Exits 1 with a message on stderr on any failure.
@@ -70,6 +72,7 @@ async function main() {
   };
   if (prepack === 'off') options.extra = { session: { disable_prepacking: '1' } };
   const before = procStatus();
+  const flt0 = process.resourceUsage().minorPageFault;
   let t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(modelPath, options);
   const createMs = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -80,13 +83,14 @@ async function main() {
   const results = await session.run(feeds);
   const runMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const after = procStatus();
+  const minflt = process.resourceUsage().minorPageFault - flt0;
   const h = crypto.createHash('sha256');
   for (const name of session.outputNames) {
     const d = results[name].data;
     h.update(Buffer.from(d.buffer, d.byteOffset, d.byteLength));
   }
   process.stdout.write(JSON.stringify({
-    create_ms: createMs, run_ms: runMs, out_sha256: h.digest('hex'), before, after,
+    create_ms: createMs, run_ms: runMs, minflt, out_sha256: h.digest('hex'), before, after,
   }) + '\n');
   await session.release();
 }
