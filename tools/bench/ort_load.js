@@ -5,19 +5,18 @@
 //
 // Creates an InferenceSession for MODEL by path (ORT resolves external data
 // relative to MODEL's directory), with prepacking on or off (session config
-// entry session.disable_prepacking = "1" for off), then runs it once on the
-// model's single input (float16 or float32) filled with deterministic
-// values in [-1, 1), and
-// prints one JSON line to stdout:
+// entry session.disable_prepacking = "1" for off), runs it once on the
+// model's single input (float16 or float32) filled with deterministic values
+// in [-1, 1), and prints one JSON line to stdout:
 //   {create_ms, run_ms, minflt, out_sha256, before: {...}, after: {...}}
 // where before/after hold VmRSS, RssAnon, RssFile and VmHWM (kB) from
 // /proc/self/status before the session is created and after the first run
-// (session still alive); minflt counts the minor page faults from
+// (session still alive), and minflt counts the minor page faults from
 // session creation to the end of the run (process.resourceUsage()).
-// Session: CPU EP, one intra-op and one inter-op
-// thread, sequential, graph optimizations disabled (no constant folding: the
-// first run, not session creation, reads the weights), as in
-// tests/ort/run_model.js. Exits 1 with a message on stderr on any failure.
+// Session: CPU EP, one intra-op and one inter-op thread, sequential, graph
+// optimizations disabled (no constant folding: the first run, not session
+// creation, reads the weights), as in tests/ort/run_model.js. Exits 1 with
+// a message on stderr on any failure.
 'use strict';
 
 const crypto = require('crypto');
