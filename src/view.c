@@ -98,6 +98,7 @@ static void model_sums(const onnxzip_archive *a, uint32_t *crc, uint64_t *xxh)
 typedef struct viewer {
     const onnxzip_archive *a;
     const char *location;
+    uint64_t inline_below; /* size_threshold */
 } viewer;
 
 static int desync(const viewer *v, const oz_tensor_info *t)
@@ -108,8 +109,9 @@ static int desync(const viewer *v, const oz_tensor_info *t)
 }
 
 /* Resolves the tensor's entry reference (validated at open) to its absolute
- * byte range. An empty tensor becomes inline: onnx <= 1.13 reads
- * "length" 0 as "to the end of the file". */
+ * byte range. A small tensor is copied inline (ONNX Runtime refuses external
+ * shape constants), an empty one always: onnx <= 1.13 reads "length" 0 as
+ * "to the end of the file". */
 static int view_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
 {
     const viewer *v = ctx;
@@ -119,8 +121,8 @@ static int view_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     if (!e || (t->has_offset && oz_parse_decimal(t->offset, &off)) || off > e->pub.size) return desync(v, t);
     len = e->pub.size - off;
     if (t->has_length && (oz_parse_decimal(t->length, &len) || len > e->pub.size - off)) return desync(v, t);
-    if (len == 0) {
-        *rw = (oz_rewrite){ .action = OZ_INLINE, .data = (const uint8_t *)"", .size = 0 };
+    if (len == 0 || len < v->inline_below) {
+        *rw = (oz_rewrite){ .action = OZ_INLINE, .data = v->a->base + e->pub.data_offset + off, .size = len };
         return 0;
     }
     *rw = (oz_rewrite){ .action = OZ_EXTERNAL, .location = v->location, .has_offset = 1, .has_length = 1,
@@ -201,9 +203,9 @@ static int append_record(oz_buf *out, const onnxzip_archive *a, const char *loca
     return rc ? oz_err(ONNXZIP_ENOMEM, -1, "out of memory (view)") : 0;
 }
 
-static int build_view(const onnxzip_archive *a, const char *location, oz_buf *out)
+static int build_view(const onnxzip_archive *a, const char *location, uint64_t inline_below, oz_buf *out)
 {
-    viewer v = { a, location };
+    viewer v = { a, location, inline_below };
     oz_walk w = { .visit = view_tensor, .ctx = &v, .out = out, .path = a->path, .base = a->model,
                   .base_offset = a->zip.entries[a->zip.model_index].pub.data_offset };
     int rc = oz_walk_model(&w, a->model, a->model_len);
@@ -216,11 +218,20 @@ static int build_view(const onnxzip_archive *a, const char *location, oz_buf *ou
     return 0;
 }
 
-int onnxzip_view_model(const onnxzip_archive *a, const char *location, void **data, size_t *size)
+void onnxzip_view_options_init(onnxzip_view_options *opts)
+{
+    if (opts) *opts = (onnxzip_view_options){ .location = NULL, .size_threshold = 1024 };
+}
+
+int onnxzip_view_model(const onnxzip_archive *a, const onnxzip_view_options *opts, void **data, size_t *size)
 {
     if (data) *data = NULL;
     if (size) *size = 0;
     if (!a || !data || !size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_view_model: NULL argument");
+    onnxzip_view_options defaults;
+    onnxzip_view_options_init(&defaults);
+    if (!opts) opts = &defaults;
+    const char *location = opts->location;
     if (location && !is_plain_location(location)) return bad_location(location);
     oz_buf out = { 0 };
     int rc;
@@ -230,7 +241,7 @@ int onnxzip_view_model(const onnxzip_archive *a, const char *location, void **da
         const char *loc = NULL;
         char *owned = NULL;
         rc = pick_location(a, location, &loc, &owned);
-        if (!rc) rc = build_view(a, loc, &out);
+        if (!rc) rc = build_view(a, loc, opts->size_threshold, &out);
         free(owned);
     }
     if (!rc && !out.p) rc = oz_buf_reserve(&out, 1); /* an empty model still gets a buffer */

@@ -32,9 +32,15 @@ static int write_view(const char *view_path, const oz_input *in, const void *dat
     return rc;
 }
 
-int onnxzip_view_write(const onnxzip_archive *a, const char *view_path)
+int onnxzip_view_write(const onnxzip_archive *a, const char *view_path, const onnxzip_view_options *opts)
 {
     if (!a || !view_path) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_view_write: NULL argument");
+    if (opts && opts->location)
+        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_view_write: a view written beside its archive names it by its "
+                      "file name: opts->location must be NULL");
+    onnxzip_view_options o;
+    onnxzip_view_options_init(&o);
+    if (opts) o.size_threshold = opts->size_threshold;
     if (a->layout != ONNXZIP_LAYOUT_ARCHIVE)
         return oz_err(ONNXZIP_EINVAL, -1, "%s is a classic model, not an archive: it is its own view", a->path);
     char *real = NULL;
@@ -50,7 +56,8 @@ int onnxzip_view_write(const onnxzip_archive *a, const char *view_path)
     }
     void *data = NULL;
     size_t n = 0;
-    if (!rc) rc = onnxzip_view_model(a, strrchr(real, '/') + 1, &data, &n);
+    o.location = real ? strrchr(real, '/') + 1 : NULL;
+    if (!rc) rc = onnxzip_view_model(a, &o, &data, &n);
     if (!rc) rc = write_view(view_path, &in, data, n);
     onnxzip_free(data);
     free(real);

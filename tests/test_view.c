@@ -209,7 +209,10 @@ static void test_pack(const char *root, uint32_t align, uint32_t flags)
     onnxzip_archive *a = NULL;
     void *view = NULL;
     CHECK_RC(onnxzip_open(arc, 0, &a), 0);
-    CHECK_RC(onnxzip_view_model(a, NULL, &view, &vlen), 0);
+    onnxzip_view_options pure; /* every entry-backed tensor external */
+    onnxzip_view_options_init(&pure);
+    pure.size_threshold = 0;
+    CHECK_RC(onnxzip_view_model(a, &pure, &view, &vlen), 0);
     if (view) {
         write_file(tu_path(dir, "m.view.onnx"), view, vlen);
         expect_record(view, vlen, a, arc);
@@ -264,16 +267,18 @@ static void test_arguments(const char *root)
     CHECK(!view && !vlen && strstr(onnxzip_last_error()->message, "pass a location"));
     static const char *const bad[] = { "", "a/b", "/m.onnxzip", "..", ".", "..\\m.onnxzip" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        CHECK_RC(onnxzip_view_model(b, bad[i], &view, &vlen), ONNXZIP_EINVAL);
+        CHECK_RC(onnxzip_view_model(b, &(onnxzip_view_options){ .location = bad[i] }, &view, &vlen),
+                 ONNXZIP_EINVAL);
         CHECK(!view);
     }
-    CHECK_RC(onnxzip_view_model(b, LOC, &view, &vlen), 0);
+    CHECK_RC(onnxzip_view_model(b, &(onnxzip_view_options){ .location = LOC, .size_threshold = 1024 }, &view,
+                                &vlen), 0);
     CHECK_RC(onnxzip_open(arc, 0, &a), 0);
     CHECK_RC(onnxzip_view_model(a, NULL, &by_path, &plen), 0);
     CHECK(view && by_path && vlen == plen && !memcmp(view, by_path, vlen));
     void *none = (void *)1;
     size_t nlen = 7;
-    CHECK_RC(onnxzip_view_model(NULL, LOC, &none, &nlen), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_view_model(NULL, NULL, &none, &nlen), ONNXZIP_EINVAL);
     CHECK(!none && !nlen); /* failure clears the out parameters */
     onnxzip_free(view);
     onnxzip_free(by_path);
@@ -281,6 +286,41 @@ static void test_arguments(const char *root)
     onnxzip_close(&a);
     onnxzip_close(&b);
     free(bytes);
+}
+
+/* size_threshold: smaller entry-backed tensors are copied inline (their
+ * bytes, from the archive), larger ones stay references into it. */
+static void test_threshold(const char *root)
+{
+    char arc[4096];
+    snprintf(arc, sizeof arc, "%s", tu_path(root, "plain/" LOC));
+    onnxzip_archive *a = NULL, *v = NULL;
+    void *view = NULL;
+    size_t vlen = 0, small = 0, large = 0;
+    CHECK_RC(onnxzip_open(arc, 0, &a), 0);
+    onnxzip_view_options o;
+    onnxzip_view_options_init(&o);
+    CHECK(o.size_threshold == 1024 && !o.location);
+    o.size_threshold = 450;
+    CHECK_RC(onnxzip_view_model(a, &o, &view, &vlen), 0);
+    if (view) write_file(tu_path(root, "plain/t.view.onnx"), view, vlen);
+    CHECK_RC(onnxzip_open(tu_path(root, "plain/t.view.onnx"), 0, &v), 0);
+    for (size_t i = 0; v && i < onnxzip_tensor_count(a); i++) {
+        const onnxzip_tensor *x = onnxzip_tensor_at(a, i), *y = onnxzip_tensor_at(v, i);
+        CHECK(y && x->nbytes == y->nbytes && (!x->nbytes || !memcmp(x->data, y->data, x->nbytes)));
+        if (!y || x->storage != ONNXZIP_STORAGE_ENTRY || !x->nbytes) continue;
+        if (x->nbytes < 450) {
+            small++;
+            CHECK(y->storage == ONNXZIP_STORAGE_INLINE);
+        } else {
+            large++;
+            CHECK(y->storage == ONNXZIP_STORAGE_FILE && y->file_offset == x->file_offset);
+        }
+    }
+    CHECK(small == 4 && large == 4); /* 300, 200, 200, 400 bytes inline; 500, 1000, 1000, 600 not */
+    onnxzip_free(view);
+    onnxzip_close(&v);
+    onnxzip_close(&a);
 }
 
 /* onnxzip_view_write(): beside the archive, atomically, by the path rules. */
@@ -293,35 +333,37 @@ static void test_write(const char *root)
     snprintf(link, sizeof link, "%s", tu_path(root, "a4096/link.onnxzip"));
     onnxzip_archive *a = NULL, *l = NULL, *b = NULL, *v = NULL;
     CHECK_RC(onnxzip_open(arc, 0, &a), 0);
-    CHECK_RC(onnxzip_view_write(a, vpath), 0);
+    CHECK_RC(onnxzip_view_write(a, vpath, &(onnxzip_view_options){ .location = LOC }), ONNXZIP_EINVAL);
+    onnxzip_view_options pure = { .location = NULL, .size_threshold = 0 }; /* the rich model's tensors are small */
+    CHECK_RC(onnxzip_view_write(a, vpath, &pure), 0);
     size_t n = 0, m = 0;
     void *mem = NULL;
     uint8_t *file = slurp(vpath, &n);
-    CHECK_RC(onnxzip_view_model(a, NULL, &mem, &m), 0);
+    CHECK_RC(onnxzip_view_model(a, &pure, &mem, &m), 0);
     CHECK(file && mem && n == m && !memcmp(file, mem, n)); /* the same bytes, location the file's name */
     CHECK_RC(onnxzip_open(vpath, ONNXZIP_OPEN_VERIFY, &v), 0);
     CHECK(v && onnxzip_archive_layout(v) == ONNXZIP_LAYOUT_EXTERNAL);
     CHECK(tu_count_files(tu_path(root, "plain"), ".tmp-") == 0);
     /* not in the archive's directory, nor over the archive, nor a FIFO */
-    CHECK_RC(onnxzip_view_write(a, other), ONNXZIP_EPATH);
+    CHECK_RC(onnxzip_view_write(a, other, NULL), ONNXZIP_EPATH);
     CHECK(access(other, F_OK) != 0);
-    CHECK_RC(onnxzip_view_write(a, arc), ONNXZIP_ESAMEFILE);
+    CHECK_RC(onnxzip_view_write(a, arc, NULL), ONNXZIP_ESAMEFILE);
     char fifo[4096];
     snprintf(fifo, sizeof fifo, "%s", tu_path(root, "plain/fifo.onnx"));
     CHECK(mkfifo(fifo, 0600) == 0);
-    CHECK_RC(onnxzip_view_write(a, fifo), ONNXZIP_ENOTREG);
+    CHECK_RC(onnxzip_view_write(a, fifo, NULL), ONNXZIP_ENOTREG);
     /* an archive reached through a link from another directory */
     CHECK(symlink(arc, link) == 0);
     CHECK_RC(onnxzip_open(link, 0, &l), 0);
-    CHECK_RC(onnxzip_view_write(l, other), ONNXZIP_EPATH);
+    CHECK_RC(onnxzip_view_write(l, other, NULL), ONNXZIP_EPATH);
     CHECK(strstr(onnxzip_last_error()->message, "symbolic link") != NULL);
     /* a buffer has no file name; a classic model is its own view */
     size_t blen;
     uint8_t *bytes = slurp(arc, &blen);
     CHECK_RC(onnxzip_open_buffer(bytes, blen, 0, &b), 0);
-    CHECK_RC(onnxzip_view_write(b, vpath), ONNXZIP_EINVAL);
-    CHECK_RC(onnxzip_view_write(v, tu_path(root, "plain/again.onnx")), ONNXZIP_EINVAL);
-    CHECK_RC(onnxzip_view_write(NULL, vpath), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_view_write(b, vpath, NULL), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_view_write(v, tu_path(root, "plain/again.onnx"), NULL), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_view_write(NULL, vpath, NULL), ONNXZIP_EINVAL);
     onnxzip_free(mem);
     free(file);
     free(bytes);
@@ -373,6 +415,7 @@ int main(void)
     test_pack(root, 4096, 0);
     test_classic_and_reviews(root);
     test_arguments(root);
+    test_threshold(root);
     test_write(root);
     test_stale(root);
     tu_rmtree(root);

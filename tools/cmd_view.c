@@ -12,23 +12,25 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_OUTPUT, OPT_QUIET };
+enum { OPT_HELP, OPT_OUTPUT, OPT_QUIET, OPT_THRESHOLD };
 
 static const cli_option options[] = {
     { "help",   'h', 0, OPT_HELP },
     { "output", 'o', 1, OPT_OUTPUT },
     { "quiet",  'q', 0, OPT_QUIET },
+    { "size-threshold", 0, 1, OPT_THRESHOLD },
     { NULL, 0, 0, 0 },
 };
 
 typedef struct view_args {
     const char *archive, *out;
     int quiet;
+    onnxzip_view_options opts;
 } view_args;
 
 static void usage(FILE *f)
 {
-    fputs("usage: onnxzip view ARCHIVE -o VIEW.onnx|- [-q]\n"
+    fputs("usage: onnxzip view ARCHIVE -o VIEW.onnx|- [--size-threshold B] [-q]\n"
           "\n"
           "Writes the archive's view: a small classic .onnx model whose tensors are\n"
           "external data references into ARCHIVE itself (location = the archive's\n"
@@ -50,6 +52,10 @@ static void usage(FILE *f)
           "\n"
           "options:\n"
           "  -o, --output VIEW        file to write (required); - for standard output\n"
+          "      --size-threshold B   tensors under B bytes are copied into the view\n"
+          "                           (default 1K; ONNX Runtime refuses shape constants\n"
+          "                           stored as external data); 0: every tensor stays\n"
+          "                           in the archive (but empty ones)\n"
           "  -q, --quiet              print nothing on success\n"
           "  -h, --help               show this help\n", f);
 }
@@ -72,6 +78,11 @@ static int parse_option(cli_parser *p, int id, void *ctx)
     case OPT_QUIET:
         a->quiet = 1;
         return 0;
+    case OPT_THRESHOLD:
+        if (cli_parse_size(p->value, &a->opts.size_threshold) != 0)
+            return cli_usage_error("view", usage, "--size-threshold: '%s' is not a byte count (e.g. 0, 4096, 4K)",
+                                   p->value);
+        return 0;
     case CLI_OPERAND:
         if (a->archive)
             return cli_usage_error("view", usage, "unexpected argument '%s'", p->value);
@@ -84,7 +95,7 @@ static int parse_option(cli_parser *p, int id, void *ctx)
 }
 
 /* "-o -": the view's bytes, its location the archive's file name. */
-static int view_to_stdout(onnxzip_archive *ar, const char *archive)
+static int view_to_stdout(onnxzip_archive *ar, const char *archive, const onnxzip_view_options *opts)
 {
     const char *inputs[] = { archive };
     void *data = NULL;
@@ -92,7 +103,7 @@ static int view_to_stdout(onnxzip_archive *ar, const char *archive)
     int rc = cli_stdout_check("a binary model", inputs, 1);
     if (rc)
         return rc;
-    if ((rc = onnxzip_view_model(ar, NULL, &data, &n)) != 0)
+    if ((rc = onnxzip_view_model(ar, opts, &data, &n)) != 0)
         return cli_lib_error(rc);
     rc = cli_write_stdout(data, n);
     onnxzip_free(data);
@@ -102,6 +113,7 @@ static int view_to_stdout(onnxzip_archive *ar, const char *archive)
 int cmd_view(int argc, char **argv)
 {
     view_args a = { 0 };
+    onnxzip_view_options_init(&a.opts);
     onnxzip_archive *ar = NULL;
     cli_parser p;
     cli_parser_init(&p, "view", argc, argv);
@@ -113,8 +125,8 @@ int cmd_view(int argc, char **argv)
     if ((rc = onnxzip_open(a.archive, 0, &ar)) != 0)
         return cli_lib_error(rc);
     if (strcmp(a.out, "-") == 0)
-        rc = view_to_stdout(ar, a.archive);
-    else if ((rc = onnxzip_view_write(ar, a.out)) != 0)
+        rc = view_to_stdout(ar, a.archive, &a.opts);
+    else if ((rc = onnxzip_view_write(ar, a.out, &a.opts)) != 0)
         rc = cli_lib_error(rc);
     else if (!a.quiet)
         cli_line(stdout, "view %s -> %s: %zu tensors in the archive", a.archive, a.out, entry_tensors(ar));

@@ -364,9 +364,21 @@ ONNXZIP_API onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a);
  * for a valid handle. */
 ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
 
+/* Options of onnxzip_view_model() and onnxzip_view_write(). */
+typedef struct onnxzip_view_options {
+    const char *location;    /* the archive's file name as the view names it;
+                                NULL: that of the file `a` was opened by */
+    uint64_t size_threshold; /* entry-backed tensors below this many bytes
+                                are copied inline; default 1024; 0: none
+                                (but empty ones) */
+} onnxzip_view_options;
+
+/* Sets the defaults: location NULL, size_threshold 1024. */
+ONNXZIP_API void onnxzip_view_options_init(onnxzip_view_options *opts);
+
 /* The archive's VIEW (spec 16): a small classic ONNX model — the archive's
  * model with every entry-backed tensor rewritten to data_location EXTERNAL
- * with external_data location = `location` (the archive's file name),
+ * with external_data location = opts->location (the archive's file name),
  * offset = the absolute file offset of the tensor's first byte in the
  * archive, length = its byte count (only these keys, in ONNX's order), and
  * every other byte as it is. One metadata_props entry is appended (an older
@@ -374,8 +386,12 @@ ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
  * "format=1;archive=LOCATION;size=ARCHIVE_BYTES;model_crc32=8HEX;model_xxh3=16HEX"
  * (the __MODEL_PROTO entry's CRC-32 and XXH3-64), by which onnxzip_verify()
  * on the view tells whether the archive still matches (ONNXZIP_ESTALE).
- * Empty tensors become inline (empty raw_data): onnx <= 1.13 reads a length
- * of 0 as "to the end of the file".
+ * Entry-backed tensors smaller than opts->size_threshold bytes (default
+ * 1024, as unpack and onnx's converters) are written inline instead, their
+ * bytes copied into raw_data: ONNX Runtime refuses shape constants stored
+ * externally ("Cannot parse data from external tensors"). Empty tensors are
+ * always inline: onnx <= 1.13 reads a length of 0 as "to the end of the
+ * file".
  *
  * Written beside the archive, the view makes the archive runnable in place
  * by any loader that follows ONNX's external-data rules (ONNX Runtime,
@@ -390,11 +406,12 @@ ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
  *     with DIR the archive's directory (without it ORT refuses the
  *     references: "escapes working directory").
  *
- * `location` NULL means the file name of the file `a` was opened by (the
+ * opts NULL means onnxzip_view_options_init()'s defaults. opts->location
+ * NULL means the file name of the file `a` was opened by (the
  * real file when its path is a symbolic link in the same directory; a link
  * into another directory is ONNXZIP_EPATH, since ONNX loaders check the
  * resolved path); a handle from onnxzip_open_buffer() or onnxzip_open_fd()
- * has none, and then location NULL is ONNXZIP_EINVAL. A
+ * has none, and then a NULL location is ONNXZIP_EINVAL. A
  * location must be a plain file name, relative to the view's directory (no
  * '/' or '\\', not "." or "..", not empty): ONNXZIP_EINVAL otherwise. On a
  * classic model (layouts CLASSIC, EXTERNAL) *data is a copy of the model,
@@ -402,12 +419,14 @@ ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
  *
  * On success *data (malloc'd by the library, *size bytes) belongs to the
  * caller, who releases it with onnxzip_free(); on failure *data is NULL and
- * *size 0. Cost: O(model bytes) time and memory; no weight byte is read.
+ * *size 0. Cost: O(model bytes) time and memory; no weight byte is read but
+ * those of the tensors made inline.
  * ONNXZIP_ELIMIT when the view would exceed protobuf's 2 GiB - 1. */
-ONNXZIP_API int onnxzip_view_model(const onnxzip_archive *a, const char *location, void **data, size_t *size);
+ONNXZIP_API int onnxzip_view_model(const onnxzip_archive *a, const onnxzip_view_options *opts, void **data,
+                                   size_t *size);
 
-/* Writes the view of archive `a` (onnxzip_view_model() with location NULL) to
- * `view_path`, atomically and under the outputs rules (see Conventions).
+/* Writes the view of archive `a` (onnxzip_view_model() with `opts`, whose
+ * location must be NULL: the archive's own file name) to `view_path`, atomically and under the outputs rules (see Conventions).
  * `view_path` must name a file in the directory of the archive's file:
  * ONNX loaders resolve `location` relative to the view's directory and
  * refuse '..' and absolute paths (ONNXZIP_EPATH otherwise, as for an archive
@@ -415,7 +434,8 @@ ONNXZIP_API int onnxzip_view_model(const onnxzip_archive *a, const char *locatio
  * a classic model (it is its own view) or a handle opened from a buffer or
  * fd (no file name: use onnxzip_view_model() with a location). Cost as
  * onnxzip_view_model(), plus writing the view. */
-ONNXZIP_API int onnxzip_view_write(const onnxzip_archive *a, const char *view_path);
+ONNXZIP_API int onnxzip_view_write(const onnxzip_archive *a, const char *view_path,
+                                   const onnxzip_view_options *opts);
 
 /* Releases memory the library allocated for the caller (onnxzip_view_model()).
  * Not free(): on Windows the library and the application may use different C

@@ -5,7 +5,8 @@ name, offset = absolute file offset of the tensor's bytes, length).
 
 For a model and its reference outputs, check_views() packs it four ways
 (VIEW_PACKS: the default threshold, --size-threshold 0, --align 4096 and
---dedup), writes the view beside each archive with `onnxzip view` and checks:
+--dedup), writes the view beside each archive with `onnxzip view` (the
+threshold-0 pack also with `view --size-threshold 0`) and checks:
   [view=py]   the view equals the one this module builds itself with the onnx
               package from `onnxzip ls --json` (stand_in_view; compared after
               parsing, the "onnxzip.view" metadata entry aside);
@@ -33,9 +34,11 @@ If branches, and two equal initializers: with it, --dedup must store two
 tensors in one entry, and after `onnxzip set-model` (the same model with a new
 doc_string) `onnxzip verify VIEW` must report the view stale (ONNXZIP_ESTALE);
 written again, it verifies and runs.
-With --size-threshold 0, shape constants become external and ORT's shape
-inference refuses them (ort_layouts.py, "Known ORT limitation"): the view of a
-threshold-0 pack must then behave exactly like the classic external-data form
+With --size-threshold 0, shape constants become entries. `onnxzip view` copies
+tensors under 1 KiB into the view by default, so that view must run (t0).
+Written with `view --size-threshold 0`, the constants stay external and ORT's
+shape inference refuses them (ort_layouts.py, "Known ORT limitation"): that
+view (t0-view0) must then behave exactly like the classic external-data form
 of the same archive (the unzipped one, run by ort_layouts.py): its outputs, or
 ORT's refusal naming the same tensor, for the path and the bytes loads alike.
 Without the folder entry ORT then refuses either way: for the archive's path,
@@ -50,9 +53,15 @@ import subprocess
 # align4096 and dedup also take --size-threshold 256, so that the corpus's
 # "light" models, whose tensors all stay inline at the default threshold, have
 # entries there too (256 keeps their shape constants inline, see t0).
-VIEW_PACKS = (("default", []), ("t0", ["--size-threshold", "0"]),
-              ("align4096", ["--size-threshold", "256", "--align", "4096"]),
-              ("dedup", ["--size-threshold", "256", "--dedup"]))
+# (name, pack options, view options). `onnxzip view` copies tensors under
+# 1 KiB into the view by default, so the view of a threshold-0 pack runs
+# (t0); with `view --size-threshold 0` its shape constants stay external and
+# ORT refuses it as it refuses the unzipped archive (t0-view0).
+VIEW_PACKS = (("default", [], []), ("t0", ["--size-threshold", "0"], []),
+              ("t0-view0", ["--size-threshold", "0"], ["--size-threshold", "0"]),
+              ("align4096", ["--size-threshold", "256", "--align", "4096"], []),
+              ("dedup", ["--size-threshold", "256", "--dedup"], []))
+VIEW_THRESHOLD = 1024  # `onnxzip view`'s default --size-threshold
 VIEW_KEY = "onnxzip.view"
 MODEL_ENTRY = "__MODEL_PROTO"
 # ORT refusing a model loaded from bytes whose external data file it cannot
@@ -118,11 +127,12 @@ def external(t):
 
 # ---- the stand-in view ---------------------------------------------------------
 
-def stand_in_view(onnxzip, run, archive, out):
+def stand_in_view(onnxzip, run, archive, out, threshold):
     """Builds the view of `archive` with the onnx package: every entry-backed
     tensor's location becomes the archive's file name, its offset the entry's
     data offset (absolute, from `onnxzip ls --json`) plus its offset in the
-    entry. Returns the number of tensors rewritten."""
+    entry; one under `threshold` bytes gets its bytes inline instead. Returns
+    the number of tensors rewritten."""
     import onnx
     import zipfile
     p = run([onnxzip, "ls", "--json", archive])
@@ -140,9 +150,11 @@ def stand_in_view(onnxzip, run, archive, out):
         off = int(ext.get("offset", "0"))
         length = int(ext.get("length", e["size"] - off))
         del t.external_data[:]
-        if length == 0:  # inline: onnx <= 1.13 reads length 0 as "to the end"
-            t.data_location = onnx.TensorProto.DEFAULT
-            t.raw_data = b""
+        if length == 0 or length < threshold:  # inline (onnx <= 1.13 reads length 0 as "to the end")
+            t.ClearField("data_location")  # as the library writes it: absent, not DEFAULT
+            with open(archive, "rb") as f:
+                f.seek(e["data_offset"] + off)
+                t.raw_data = f.read(length)
             continue
         for k, v in (("location", os.path.basename(archive)),
                      ("offset", str(e["data_offset"] + off)), ("length", str(length))):
@@ -244,20 +256,22 @@ def view_loads(vdir, elsewhere, from_own_dir):
     return loads
 
 
-def make_view(ck, rn, onnxzip, what, archive, view, has_view):
+def make_view(ck, rn, onnxzip, what, archive, view, has_view, view_opts):
     """Writes the view with onnxzip view and checks it against the stand-in.
     True when the view was written."""
     d = os.path.dirname(archive)
     py_view = os.path.join(d, "py.view.onnx")
+    threshold = (int(view_opts[view_opts.index("--size-threshold") + 1])
+                 if "--size-threshold" in view_opts else VIEW_THRESHOLD)
     try:
-        n = stand_in_view(onnxzip, rn.run, archive, py_view)
+        n = stand_in_view(onnxzip, rn.run, archive, py_view, threshold)
     except Exception as e:  # onnx refusing the model, ls failing
         ck.fail(f"{what} [view=py]", f"cannot build the stand-in view: {e}")
         return False
     if not has_view:
         ck.fail(f"{what} [view]", "onnxzip has no view command")
         return False
-    p = rn.run([onnxzip, "view", archive, "-o", view])
+    p = rn.run([onnxzip, "view", archive, "-o", view] + view_opts)
     if p.returncode != 0:
         ck.fail(f"{what} [view]", f"onnxzip view exited {p.returncode}: {rn.tail(p)}")
         return False
@@ -274,7 +288,7 @@ def check_view(ck, rn, onnxzip, label, src, work, ref, spec, pack, has_view, cla
     """One pack of src and its view; classic: the (outputs, error) ORT gave
     for the unzipped archive of the same pack, or None. synthetic: src is
     make_synthetic's model (--dedup must share an entry; set-model check)."""
-    name, opts = pack
+    name, opts, view_opts = pack
     what = f"{label} view/{name}"
     d = os.path.join(work, f"view-{name}")
     os.makedirs(d)
@@ -284,7 +298,7 @@ def check_view(ck, rn, onnxzip, label, src, work, ref, spec, pack, has_view, cla
         ck.fail(f"{what} [pack]", f"onnxzip pack exited {p.returncode}: {rn.tail(p)}")
         return
     view = os.path.join(d, "model.view.onnx")
-    if not make_view(ck, rn, onnxzip, what, archive, view, has_view):
+    if not make_view(ck, rn, onnxzip, what, archive, view, has_view, view_opts):
         return
     n_refs, n_entries = references(view, archive)
     print(f"     {what}: {n_refs} tensors point into the archive ({n_entries} entries)",
@@ -316,7 +330,7 @@ def check_view(ck, rn, onnxzip, label, src, work, ref, spec, pack, has_view, cla
         how = load["how"].replace(d, "DIR").replace(elsewhere, "ELSEWHERE")
         lwhat = f"{what} [ort {how}]"
         if load["how"] != f"bytes --cwd {elsewhere}":
-            if name == "t0":
+            if name == "t0-view0":
                 expect_classic(ck, rn, lwhat, load, ref, classic)
             else:
                 expect_ref(ck, rn, lwhat, load, ref)
@@ -457,7 +471,7 @@ def check_views(ck, rn, onnxzip, label, src, work, ref, spec, has_view, classic_
                 synthetic=False):
     for pack in VIEW_PACKS:
         check_view(ck, rn, onnxzip, label, src, work, ref, spec, pack, has_view,
-                   classic_t0 if pack[0] == "t0" else None, synthetic)
+                   classic_t0 if pack[0] == "t0-view0" else None, synthetic)
 
 
 # ---- a model with tensors in a function and in subgraphs, shared by --dedup ----

@@ -9,7 +9,9 @@ found at all.
 
 For every model, three packs (`--size-threshold 0`; `--size-threshold 0
 --align 4096`; `--size-threshold 0 --dedup`), each followed by
-`onnxzip view ARCHIVE -o VIEW` beside the archive:
+`onnxzip view ARCHIVE -o VIEW --size-threshold 0` (every tensor a reference
+into the archive; tests/ort runs the default, which copies small ones) beside
+the archive:
   1. onnx.load(VIEW) (references onnx 1.12's loader does not visit — sparse
      tensors, functions, training graphs — are resolved by this script with
      the view's offset and length, and counted) gives, tensor by tensor in
@@ -141,7 +143,7 @@ def one_pack(r, exe, orig, orig_check, d, label, opts):
         r.status = "skip"
         r.msgs.append(f"pack {label} refused: {tail(p)}")
         return
-    p = run([exe, "view", arc, "-o", view, "-q"])
+    p = run([exe, "view", arc, "-o", view, "--size-threshold", "0", "-q"])
     if p.returncode:
         r.msgs.append(f"view {label} failed: {tail(p)}")
         return
