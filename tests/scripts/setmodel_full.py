@@ -96,6 +96,26 @@ def read(path):
         return f.read()
 
 
+def zip_readers(libzip, path):
+    """(problems, model bytes or None): the archive through libzip, `unzip -t`
+    and Python's zipfile (every CRC tested, __MODEL_PROTO read)."""
+    bad = []
+    for name, cmd in (("libzip", [libzip, path]), ("unzip -t", ["unzip", "-tqq", path])):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            bad.append(f"{name}: {' '.join((r.stderr or r.stdout).split())[:200]}")
+    model = None
+    try:
+        with zipfile.ZipFile(path) as z:
+            t = z.testzip()
+            if t is not None:
+                bad.append(f"zipfile: bad CRC in {t}")
+            model = z.read(MODEL)
+    except Exception as e:  # noqa: BLE001 - any failure to read is the finding
+        bad.append(f"zipfile: {e}")
+    return bad, model
+
+
 class Oracles:
     def __init__(self, exe, libzip):
         self.exe, self.libzip = exe, libzip
@@ -103,21 +123,10 @@ class Oracles:
 
     def readable(self, path, label):
         """Opens in every reader; returns the model bytes (None if any fails)."""
-        bad = []
-        for name, cmd in (("libzip", [self.libzip, path]), ("unzip -t", ["unzip", "-tqq", path]),
-                          ("onnxzip verify", [self.exe, "verify", path])):
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-            if r.returncode != 0:
-                bad.append(f"{name}: {' '.join((r.stderr or r.stdout).split())[:200]}")
-        model = None
-        try:
-            with zipfile.ZipFile(path) as z:
-                t = z.testzip()
-                if t is not None:
-                    bad.append(f"zipfile: bad CRC in {t}")
-                model = z.read(MODEL)
-        except Exception as e:  # noqa: BLE001 - any failure to read is the finding
-            bad.append(f"zipfile: {e}")
+        bad, model = zip_readers(self.libzip, path)
+        r = subprocess.run([self.exe, "verify", path], capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            bad.append(f"onnxzip verify: {' '.join((r.stderr or r.stdout).split())[:200]}")
         self.runs += 1
         if bad:
             self.unreadable += 1
@@ -149,20 +158,7 @@ def ends_with_shadow(path):
 def kill_state(o, exe, arc, models, label):
     """After a kill: 'old' or 'new' (or None on a failed check), as every
     reader sees it; 'window' for the one allowed exception (see above)."""
-    third = []
-    for name, cmd in (("libzip", [o.libzip, arc]), ("unzip -t", ["unzip", "-tqq", arc])):
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-        if r.returncode != 0:
-            third.append(f"{name}: {' '.join((r.stderr or r.stdout).split())[:160]}")
-    zmodel = None
-    try:
-        with zipfile.ZipFile(arc) as z:
-            t = z.testzip()
-            if t is not None:
-                third.append(f"zipfile: bad CRC in {t}")
-            zmodel = z.read(MODEL)
-    except Exception as e:  # noqa: BLE001 - any failure to read is the finding
-        third.append(f"zipfile: {e}")
+    third, zmodel = zip_readers(o.libzip, arc)
     r = subprocess.run([exe, "verify", arc], capture_output=True, text=True, timeout=60)
     oz = onnxzip_model(exe, arc) if r.returncode == 0 else None
     o.runs += 1
