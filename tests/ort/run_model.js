@@ -4,6 +4,8 @@
 //
 //   node run_model.js [--load path|bytes [--folder DIR] [--cwd DIR]]...
 //                     MODEL OUT.json [INPUT_SPEC.json]
+//   node run_model.js --batch JOBS.json OUT.jsonl   (many models, given inputs:
+//                     see runBatch() at the end)
 //
 // MODEL is given to ORT as a path, so ORT resolves external data relative to
 // the model's directory (the classic external-data layouts, and an unzipped
@@ -72,7 +74,9 @@ function usage() {
 // --load SOURCE [--folder DIR] [--cwd DIR] ... -> [{how, source, folder, cwd}]
 const loads = [];
 const argv = process.argv.slice(2);
-while (argv.length >= 2 && argv[0].startsWith('--')) {
+const BATCH = argv[0] === '--batch'; // see runBatch() at the end
+if (BATCH) argv.shift();
+while (!BATCH && argv.length >= 2 && argv[0].startsWith('--')) {
   const [opt, value] = argv.splice(0, 2);
   const last = loads[loads.length - 1];
   if (opt === '--load' && (value === 'path' || value === 'bytes')) {
@@ -85,9 +89,10 @@ while (argv.length >= 2 && argv[0].startsWith('--')) {
   last[key] = value;
   last.how += ` ${opt} ${value}`;
 }
-if (argv.length < 2 || argv.length > 3) usage();
-// absolute, so that a load's cwd option does not change which files are used
-const [modelPath, outPath, specPath] = argv.map((a) => require('path').resolve(a));
+if (BATCH ? argv.length !== 2 : (argv.length < 2 || argv.length > 3)) usage();
+// absolute, so that a load's cwd option does not change which files are used;
+// in batch mode modelPath is JOBS.json, then the current job's model (for die())
+let [modelPath, outPath, specPath] = argv.map((a) => require('path').resolve(a));
 
 let ort;
 try {
@@ -340,4 +345,74 @@ async function main() {
   fs.writeFileSync(outPath, JSON.stringify({ loads: done }) + '\n');
 }
 
-main().catch((e) => die(modelPath, e && e.stack ? e.stack : String(e)));
+// ---- --batch -------------------------------------------------------------------
+//   node run_model.js --batch JOBS.json OUT.jsonl
+// JOBS.json: [{model, loads: [{source: 'path'|'bytes', folder?}], feeds:
+// {NAME: {type, dims, hex} | {type: 'string', dims, strings}}, fetches:
+// [NAME...]}]: many models in one process, each fed the given inputs (a test
+// corpus's own input_*.pb, decoded by the caller; hex is the raw little-endian
+// bytes, float16 as its bits) instead of generated ones, and run for the
+// outputs named in fetches only (the caller leaves out sequence/optional
+// outputs, which this binding cannot return). Loads are as with --load. For
+// each job, in order, one line {model, loads: [{how, outputs} | {how, error}]}
+// is appended to OUT.jsonl as soon as the job is done, so that the caller
+// knows how far the process got if ORT crashes it.
+
+const FEED_ARRAYS = {
+  float32: Float32Array, float64: Float64Array, float16: Uint16Array,
+  int8: Int8Array, uint8: Uint8Array, int16: Int16Array, uint16: Uint16Array,
+  int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array,
+  uint64: BigUint64Array, bool: Uint8Array,
+};
+
+function feedTensor(name, f) {
+  if (f.type === 'string') return new ort.Tensor('string', f.strings, f.dims);
+  const A = FEED_ARRAYS[f.type];
+  if (!A) die(modelPath, `input '${name}': element type '${f.type}' not supported by --batch`);
+  const b = Buffer.from(f.hex, 'hex');
+  // a copy: the typed array needs its own, aligned buffer
+  const data = new A(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
+  return new ort.Tensor(f.type, data, f.dims);
+}
+
+async function runJob(job, load) {
+  const session = await createSession(load);
+  const feeds = {};
+  for (const [name, f] of Object.entries(job.feeds)) feeds[name] = feedTensor(name, f);
+  let results;
+  try {
+    results = await session.run(feeds, job.fetches);
+  } catch (e) {
+    await session.release();
+    throw new Refused(`ORT run failed: ${e.message}`);
+  }
+  const outputs = {};
+  for (const name of job.fetches) {
+    if (!results[name]) die(modelPath, `output '${name}' missing from the results`);
+    outputs[name] = record(results[name]);
+  }
+  await session.release();
+  return outputs;
+}
+
+async function runBatch() {
+  const jobs = JSON.parse(fs.readFileSync(modelPath, 'utf8'));
+  fs.writeFileSync(outPath, '');
+  for (const job of jobs) {
+    modelPath = require('path').resolve(job.model);
+    const done = [];
+    for (const l of job.loads) {
+      const load = { source: l.source, how: l.source, folder: l.folder };
+      if (l.folder !== undefined) load.how += ` --folder ${l.folder}`;
+      try {
+        done.push({ how: load.how, outputs: await runJob(job, load) });
+      } catch (e) {
+        if (!(e instanceof Refused)) throw e;
+        done.push({ how: load.how, error: e.message });
+      }
+    }
+    fs.appendFileSync(outPath, JSON.stringify({ model: job.model, loads: done }) + '\n');
+  }
+}
+
+(BATCH ? runBatch() : main()).catch((e) => die(modelPath, e && e.stack ? e.stack : String(e)));
