@@ -177,6 +177,19 @@ def kill_state(o, exe, arc, models, label):
     return which[oz] if ok else None
 
 
+def count_calls(exe, arc, before, new_path, base, nofalloc, count_file):
+    """(env, calls): the shim's environment (without fallocate when asked) and
+    how many calls an update of the archive `before` to `new_path` makes,
+    counted by one unfailed run."""
+    env = dict(os.environ, **base)
+    if nofalloc:
+        env["FAILIO_NO_FALLOCATE"] = "1"
+    with open(arc, "wb") as f:
+        f.write(before)
+    subprocess.run([exe, "set-model", "-q", arc, new_path], check=True, env=env)
+    return env, int(read(count_file))
+
+
 def sweep_kill(o, exe, work, archives, shim):
     """Kills the update before each of its calls (and mid-write, torn)."""
     arc = os.path.join(work, "kill.onnxzip")
@@ -195,13 +208,7 @@ def sweep_kill(o, exe, work, archives, shim):
         for nofalloc in (False, True):
             for name, new_path in news.items():
                 models = {"old": old_model, "new": read(new_path)}
-                env = dict(os.environ, **base)
-                if nofalloc:
-                    env["FAILIO_NO_FALLOCATE"] = "1"
-                with open(arc, "wb") as f:
-                    f.write(before)
-                subprocess.run([exe, "set-model", "-q", arc, new_path], check=True, env=env)  # counts the calls
-                calls = int(read(count_file))
+                env, calls = count_calls(exe, arc, before, new_path, base, nofalloc, count_file)
                 seen = {"new": 0, "old": 0, "window": 0, None: 0}
                 at = set()  # the calls whose kill left the window
                 for torn in (False, True):
@@ -385,13 +392,7 @@ def sweep_eio(o, exe, work, before, news, shim):
     for nofalloc in (False, True):
         for name, new_path in news.items():
             new_model = read(new_path)
-            env = dict(os.environ, **base)
-            if nofalloc:
-                env["FAILIO_NO_FALLOCATE"] = "1"
-            with open(arc, "wb") as f:
-                f.write(before)
-            subprocess.run([exe, "set-model", "-q", arc, new_path], check=True, env=env)  # counts the calls
-            calls = int(read(count_file))
+            env, calls = count_calls(exe, arc, before, new_path, base, nofalloc, count_file)
             seen = {"new": 0, "old": 0, None: 0}
             for errno_ in (5, 28):  # EIO, ENOSPC
                 for n in range(1, calls + 1):
