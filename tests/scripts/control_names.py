@@ -38,18 +38,6 @@ ERROR_LINE = re.compile(rb"^onnxzip: .*\[(ONNXZIP_[A-Z0-9_]+)\]$")
 RAW_CONTROL = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
 
 
-class Tally:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, ok, what, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {what}: {detail}")
-
-
 def make_model(tensor_name="a"):
     inits = [numpy_helper.from_array(np.arange(64, dtype=np.float32), tensor_name),
              numpy_helper.from_array(np.arange(100, dtype=np.int32), "b")]
@@ -193,7 +181,7 @@ def main(argv):
         return 2
     exe = argv[1]
     keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
-    t = Tally()
+    t = ozcommon.Tally()
     with tempfile.TemporaryDirectory(prefix="oz-names-") as tmp:
         d = keep or tmp
         os.makedirs(d, exist_ok=True)

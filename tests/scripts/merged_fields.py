@@ -46,16 +46,8 @@ EXE = sys.argv[1]
 CORPUS = sys.argv[2] if len(sys.argv) > 2 else None
 ENTRIES = {"a": bytes((i * 131 + 7) & 0xFF for i in range(256)),
            "b": bytes((i * 131 + 7) & 0xFF for i in range(4096))}
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
+TALLY = ozcommon.Tally()
+check = TALLY.check
 
 
 # ---------------------------------------------------------------------------
@@ -381,8 +373,8 @@ def main():
                                  lambda x: split[x["offset"]:x["offset"] + x["nbytes"]] if x["storage"] != "typed" else None)
         else:
             print("merged_fields: corpus absent (no CORPUS_DIR/models): only the crafted cases ran")
-    print(f"merged_fields: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"merged_fields: {TALLY.passed} passed, {TALLY.failed} failed")
+    return 1 if TALLY.failed else 0
 
 
 if __name__ == "__main__":

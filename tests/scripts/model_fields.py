@@ -39,18 +39,6 @@ PHRASES = {"ir_version": "no ir_version", "negative": "ir_version is negative",
            "opset_import": "no opset_import", "graph": "no graph"}
 
 
-class Tally:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, ok, what, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {what}: {detail}")
-
-
 def full_model():
     inits = [numpy_helper.from_array(np.arange(64, dtype=np.float32), "w"),
              numpy_helper.from_array(np.arange(16, dtype=np.int64), "k")]
@@ -158,7 +146,7 @@ def main(argv):
         return 2
     exe = argv[1]
     keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
-    t = Tally()
+    t = ozcommon.Tally()
     with tempfile.TemporaryDirectory(prefix="oz-fields-") as tmp:
         d = keep or tmp
         os.makedirs(d, exist_ok=True)

@@ -27,6 +27,21 @@ MODEL_ENTRY = "__MODEL_PROTO"
 KIND_NAMES = ("initializer", "attribute", "sparse_values", "sparse_indices")
 
 
+class Tally:
+    """Counts checks; a failed one prints "FAIL what: detail"."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, ok, what, detail=""):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL {what}: {detail}")
+        return ok
+
+
 def _sparse(sp, depth, where):
     # SparseTensorProto: values = 1, indices = 2
     if sp.HasField("values"):
