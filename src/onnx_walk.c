@@ -157,13 +157,12 @@ static int put_len(oz_buf *out, uint32_t num, const void *p, uint64_t n)
     return rc;
 }
 
-/* One StringStringEntryProto in external_data (field 13). */
-static int put_kv(oz_buf *out, const char *key, const char *value)
+int oz_put_string_entry(oz_buf *out, uint32_t field, const char *key, const char *value)
 {
     oz_buf kv = { 0 };
     int rc = put_len(&kv, 1, key, strlen(key));
     if (!rc) rc = put_len(&kv, 2, value, strlen(value));
-    if (!rc) rc = put_len(out, 13, kv.p, kv.len);
+    if (!rc) rc = put_len(out, field, kv.p, kv.len);
     oz_buf_free(&kv);
     return rc;
 }
@@ -171,16 +170,16 @@ static int put_kv(oz_buf *out, const char *key, const char *value)
 static int emit_external(oz_buf *out, const oz_rewrite *rw)
 {
     char num[24];
-    int rc = put_kv(out, "location", rw->location);
+    int rc = oz_put_string_entry(out, 13, "location", rw->location);
     if (!rc && rw->has_offset) {
         snprintf(num, sizeof num, "%llu", (unsigned long long)rw->offset);
-        rc = put_kv(out, "offset", num);
+        rc = oz_put_string_entry(out, 13, "offset", num);
     }
     if (!rc && rw->has_length) {
         snprintf(num, sizeof num, "%llu", (unsigned long long)rw->length);
-        rc = put_kv(out, "length", num);
+        rc = oz_put_string_entry(out, 13, "length", num);
     }
-    if (!rc && rw->checksum) rc = put_kv(out, "checksum", rw->checksum);
+    if (!rc && rw->checksum) rc = oz_put_string_entry(out, 13, "checksum", rw->checksum);
     if (!rc) rc = oz_buf_varint(out, 14 << 3 | PB_VARINT);
     if (!rc) rc = oz_buf_varint(out, 1); /* EXTERNAL */
     return rc;

@@ -70,6 +70,11 @@ typedef struct oz_walk {
  * ONNXZIP_ELIMIT beyond the nesting and rank limits. */
 int oz_walk_model(oz_walk *w, const uint8_t *model, size_t len);
 
+/* Appends field `field` holding one StringStringEntryProto {key, value}
+ * (TensorProto.external_data = 13, ModelProto.metadata_props = 14). Returns 0
+ * or ONNXZIP_ENOMEM. */
+int oz_put_string_entry(oz_buf *out, uint32_t field, const char *key, const char *value);
+
 /* Strict decimal parse of an external_data offset/length value. */
 int oz_parse_decimal(oz_span s, uint64_t *out);
 

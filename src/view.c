@@ -175,14 +175,6 @@ static void drop_records(oz_buf *out)
     out->len = (size_t)(w - out->p);
 }
 
-static int put_len(oz_buf *out, uint32_t num, const void *p, size_t n)
-{
-    int rc = oz_buf_varint(out, (uint64_t)num << 3 | PB_LEN);
-    if (!rc) rc = oz_buf_varint(out, n);
-    if (!rc) rc = oz_buf_append(out, p, n);
-    return rc;
-}
-
 /* Appends metadata_props {key: "onnxzip.view", value: the record}. */
 static int append_record(oz_buf *out, const onnxzip_archive *a, const char *location)
 {
@@ -191,14 +183,10 @@ static int append_record(oz_buf *out, const onnxzip_archive *a, const char *loca
     model_sums(a, &crc, &xxh);
     size_t cap = strlen(location) + 128;
     char *rec = malloc(cap);
-    oz_buf kv = { 0 };
     if (!rec) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (view)");
-    int n = snprintf(rec, cap, "format=1;archive=%s;size=%llu;model_crc32=%08x;model_xxh3=%016llx", location,
-                     (unsigned long long)a->size, crc, (unsigned long long)xxh);
-    int rc = put_len(&kv, 1, OZ_VIEW_KEY, sizeof OZ_VIEW_KEY - 1);
-    if (!rc) rc = put_len(&kv, 2, rec, (size_t)n);
-    if (!rc) rc = put_len(out, MODEL_METADATA_PROPS, kv.p, kv.len);
-    oz_buf_free(&kv);
+    snprintf(rec, cap, "format=1;archive=%s;size=%llu;model_crc32=%08x;model_xxh3=%016llx", location,
+             (unsigned long long)a->size, crc, (unsigned long long)xxh);
+    int rc = oz_put_string_entry(out, MODEL_METADATA_PROPS, OZ_VIEW_KEY, rec);
     free(rec);
     return rc ? oz_err(ONNXZIP_ENOMEM, -1, "out of memory (view)") : 0;
 }
