@@ -157,8 +157,10 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
             return oz_err(ONNXZIP_ELIMIT, -1, "%s: more than %u tensors", b->path, OZ_MAX_TENSORS);
         size_t cap = ts->cap ? ts->cap * 2 : 64;
         onnxzip_tensor *nv = realloc(ts->v, cap * sizeof *nv);
-        if (!nv) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor index)");
-        ts->v = nv;
+        if (nv) ts->v = nv;
+        oz_tensor_src *ns = nv ? realloc(ts->src, cap * sizeof *ns) : NULL;
+        if (!ns) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor index)");
+        ts->src = ns;
         ts->cap = cap;
     }
     onnxzip_tensor *v = &ts->v[ts->n];
@@ -173,6 +175,13 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
                            .kind = t->kind, .graph_depth = t->graph_depth };
     int rc = resolve(b, t, v);
     if (rc) return rc;
+    ts->src[ts->n] = (oz_tensor_src){ NULL, 0 };
+    if (v->storage == ONNXZIP_STORAGE_TYPED && b->file) { /* pieces point into the model bytes, kept until close */
+        oz_span *pieces = arena_alloc(ts, t->npieces * sizeof *pieces);
+        if (!pieces) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor index)");
+        memcpy(pieces, t->pieces, t->npieces * sizeof *pieces);
+        ts->src[ts->n] = (oz_tensor_src){ pieces, t->npieces };
+    }
     if (v->storage == ONNXZIP_STORAGE_ENTRY) v->data = b->file ? b->file + v->file_offset : NULL;
     if (v->storage == ONNXZIP_STORAGE_INLINE) v->data = b->file ? t->raw.p : NULL; /* in the model buffer */
     /* The address's alignment tells a runtime whether it must copy. */
@@ -204,6 +213,7 @@ int oz_tensors_build(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const uin
 void oz_tensors_free(oz_tensors *ts)
 {
     free(ts->v);
+    free(ts->src);
     oz_strmap_free(&ts->by_name);
     while (ts->arena) {
         oz_arena_block *next = ts->arena->next;

@@ -4,13 +4,23 @@
 #ifndef ONNXZIP_TENSORS_H
 #define ONNXZIP_TENSORS_H
 
+#include "pbwire.h"
 #include "strmap.h"
 #include "zip_index.h"
 
 typedef struct oz_arena_block oz_arena_block;
 
+/* Where a TYPED tensor's fields lie in the model bytes (its merged pieces),
+ * for onnxzip_tensor_read() and onnxzip_tensor_strings(); {NULL, 0} for the
+ * other storages. */
+typedef struct oz_tensor_src {
+    const oz_span *pieces;
+    size_t npieces;
+} oz_tensor_src;
+
 typedef struct oz_tensors {
     onnxzip_tensor *v;
+    oz_tensor_src *src; /* parallel to v */
     size_t n, cap;
     oz_strmap by_name; /* first tensor of each name */
     oz_arena_block *arena;
