@@ -1,4 +1,28 @@
-"""onnxzip: ONNX models as aligned zip archives, weights used in place."""
-from ._native import version as _version
+"""onnxzip: ONNX models as aligned zip archives, their weights used in place.
 
-__version__ = _version()
+An archive stores every large tensor as an uncompressed, 64-byte aligned zip
+entry and the graph (the serialized onnx.ModelProto) last. Opening one maps
+the file and reads only the graph; tensors are numpy arrays over the
+mapping, never copied::
+
+    import onnx, onnxzip
+    onnxzip.save(onnx.load("model.onnx"), "model.onnxzip")
+    with onnxzip.open("model.onnxzip") as a:
+        w = a.tensors["weight"]               # read-only, no copy
+    session = onnxzip.ort_session("model.onnxzip")
+    onnxzip.unpack("model.onnxzip", "out/model.onnx")
+
+The functions mirror the C library (include/onnxzip/onnxzip.h) and the
+``onnxzip`` command; failures raise :class:`onnxzip.Error`.
+"""
+from . import _native
+from ._archive import Archive, Entry, TensorInfo, open
+from ._convert import pack, repack, unpack, update_model, verify
+from ._errors import Error
+from ._model import load, save
+from ._ort import ort_session
+
+__version__: str = _native.version()
+
+__all__ = ["Archive", "Entry", "Error", "TensorInfo", "load", "open", "ort_session", "pack", "repack", "save",
+           "unpack", "update_model", "verify", "__version__"]

@@ -1,0 +1,357 @@
+"""onnxzip.open() and Archive: a model's tensors as numpy arrays over the
+mapped file."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _dtypes, _native, _walk
+from ._errors import Error
+
+if TYPE_CHECKING:  # pragma: no cover
+    import onnx
+
+PathLike = Union[str, "os.PathLike[str]"]
+Source = Union[PathLike, bytes, bytearray, memoryview]
+
+_STORAGE = ("entry", "inline", "typed", "file")
+_KIND = (_walk.INITIALIZER, _walk.ATTRIBUTE, _walk.SPARSE_VALUES, _walk.SPARSE_INDICES)
+_LAYOUT = ("archive", "classic", "external")
+
+# onnxzip_open() flags (include/onnxzip/onnxzip.h)
+_OPEN_VERIFY, _OPEN_SEQUENTIAL, _OPEN_WILLNEED, _OPEN_POPULATE, _OPEN_HUGEPAGE = 1, 2, 4, 8, 16
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """Where one TensorProto of the model keeps its data, as the C library's
+    ``onnxzip_tensor`` says.
+
+    ``shape`` is the logical shape (the TensorProto's dims), also for packed
+    4-bit and 2-bit types, whose arrays are their raw bytes. ``storage`` is
+    ``"entry"`` (an archive entry), ``"inline"`` (raw_data in the model),
+    ``"typed"`` (float_data, int32_data, ...: no view, read as a copy) or
+    ``"file"`` (a classic external-data file). ``offset`` is the data's byte
+    offset in its file (0 for typed), ``entry`` the entry name or external
+    location (else None), ``alignment`` the largest power of two (<= 65536)
+    dividing the data's address.
+    """
+
+    index: int
+    name: str
+    data_type: int
+    shape: Tuple[int, ...]
+    nbytes: int
+    offset: int
+    entry: Optional[str]
+    alignment: int
+    storage: str
+    kind: str
+    graph_depth: int
+
+    @property
+    def dtype_name(self) -> str:
+        """The ONNX name of data_type ("FLOAT", "BFLOAT16", "INT4", ...)."""
+        return _native.dtype_name(self.data_type)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One zip entry: its name, the offsets of its local header and of its
+    data, its size, the CRC-32 the central directory records and the XXH3-64
+    digest when the archive records one."""
+
+    name: str
+    header_offset: int
+    data_offset: int
+    size: int
+    crc32: int
+    xxh3: Optional[int]
+
+
+class _Tensors(Mapping[str, np.ndarray]):
+    """Archive.tensors: name -> read-only array, the first tensor of each
+    name in model order (names may repeat across subgraphs)."""
+
+    def __init__(self, archive: "Archive") -> None:
+        self._archive = archive
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        index = self._archive._by_name().get(name)
+        if index is None:
+            raise KeyError(name)
+        return self._archive.array(index)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._archive._by_name())
+
+    def __len__(self) -> int:
+        return len(self._archive._by_name())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._archive._by_name()
+
+    def __repr__(self) -> str:
+        return f"<onnxzip tensors: {len(self)} names>"
+
+
+def _import_onnx() -> Any:
+    try:
+        import onnx
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("this onnxzip function returns onnx.ModelProto: install the onnx package") from e
+    return onnx
+
+
+class Archive:
+    """An open model: an onnxzip archive, or a classic .onnx (single file or
+    with external data), mapped read-only. Use :func:`onnxzip.open`.
+
+    Arrays and buffers obtained from it point into the mapping; each keeps it
+    alive, so they stay valid after :meth:`close` and after the Archive is
+    garbage-collected: the file is unmapped when the last of them goes.
+    """
+
+    def __init__(self, handle: Any, path: Optional[str]) -> None:
+        self._h = handle
+        self._path = path
+        self._infos = [TensorInfo(i, t[0], t[1], t[2], t[3], t[4], t[5], t[6], _STORAGE[t[7]], _KIND[t[8]], t[9])
+                       for i, t in enumerate(handle.tensors())]
+        self._first: Optional[Dict[str, int]] = None
+        self._copies: Dict[int, np.ndarray] = {}  # typed and string tensors, decoded once
+        self.tensors: Mapping[str, np.ndarray] = _Tensors(self)
+
+    # -- state -------------------------------------------------------------
+
+    def _handle(self) -> Any:
+        if self._h is None:
+            raise ValueError("I/O operation on a closed onnxzip archive")
+        return self._h
+
+    def close(self) -> None:
+        """Releases the archive. The mapping stays while arrays or buffers
+        made from it live; further calls on the Archive raise ValueError.
+        Closing twice is harmless."""
+        self._h = None
+        self._copies = {}
+
+    @property
+    def closed(self) -> bool:
+        return self._h is None
+
+    def __enter__(self) -> "Archive":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._h is None:
+            return f"<onnxzip.Archive {self._path or '(buffer)'} closed>"
+        return f"<onnxzip.Archive {self._path or '(buffer)'} {self.layout}, {len(self._infos)} tensors>"
+
+    # -- metadata ----------------------------------------------------------
+
+    @property
+    def path(self) -> Optional[str]:
+        """The path it was opened from; None for a buffer."""
+        return self._path
+
+    @property
+    def layout(self) -> str:
+        """"archive", "classic" (every tensor inline) or "external" (a
+        classic model with external data files), found by content."""
+        return _LAYOUT[self._handle().layout()]
+
+    @property
+    def tensor_infos(self) -> List[TensorInfo]:
+        """Every tensor of the model in model order (names may repeat)."""
+        self._handle()
+        return list(self._infos)
+
+    def info(self, name: str) -> TensorInfo:
+        """The first tensor called ``name``; KeyError when there is none."""
+        self._handle()
+        index = self._by_name().get(name)
+        if index is None:
+            raise KeyError(name)
+        return self._infos[index]
+
+    @property
+    def entries(self) -> List[Entry]:
+        """The zip entries in central-directory order (empty for a classic model)."""
+        return [Entry(*e) for e in self._handle().entries()]
+
+    @property
+    def model_bytes(self) -> memoryview:
+        """The serialized onnx.ModelProto, read-only and not copied: for an
+        archive, the handle's copy of __MODEL_PROTO (large tensors are
+        references to entries); for a classic model, the mapped file."""
+        return memoryview(self._handle().model())
+
+    def _by_name(self) -> Dict[str, int]:
+        if self._first is None:
+            first: Dict[str, int] = {}
+            for t in self._infos:
+                first.setdefault(t.name, t.index)
+            self._first = first
+        return self._first
+
+    # -- tensors -----------------------------------------------------------
+
+    def array(self, tensor: Union[str, int, TensorInfo]) -> np.ndarray:
+        """The tensor (a name, an index into tensor_infos, or a TensorInfo)
+        as a read-only numpy array of its shape.
+
+        Entry, inline and external-file tensors are views of the mapping (no
+        copy). Typed-field tensors are decoded once into an array the Archive
+        caches. bfloat16 and float8 use ml_dtypes when it is installed, else
+        the unsigned integers of their bit patterns (uint16, uint8). Packed
+        4-bit and 2-bit types (INT4, UINT4, FLOAT4E2M1, INT2, UINT2) are their
+        raw bytes as a 1-D uint8 array; ``info(name).shape`` is the logical
+        shape. STRING tensors are object arrays of bytes, as onnx gives them.
+        """
+        h = self._handle()
+        if isinstance(tensor, TensorInfo):
+            tensor = tensor.index
+        elif isinstance(tensor, str):
+            index = self._by_name().get(tensor)
+            if index is None:
+                raise KeyError(tensor)
+            tensor = index
+        info = self._infos[tensor]
+        cached = self._copies.get(info.index)
+        if cached is not None:
+            return cached
+        if info.data_type == _dtypes.STRING:
+            array = np.empty(len(h.strings(info.index)), dtype=object)
+            array[:] = h.strings(info.index)
+            array = array.reshape(info.shape)
+        else:
+            region = h.region(info.index)
+            array = self._shaped(info, h.read(info.index) if region is None else region)
+        array.flags.writeable = False
+        if info.storage == "typed" or info.data_type == _dtypes.STRING:
+            self._copies[info.index] = array
+        return array
+
+    def _shaped(self, info: TensorInfo, data: Any) -> np.ndarray:
+        if info.data_type in _dtypes.PACKED_BITS:
+            return np.frombuffer(data, dtype=np.uint8)
+        dtype = _dtypes.numpy_dtype(info.data_type)
+        if dtype is None:
+            raise Error(f"{self._path or '(buffer)'}: tensor '{info.name}': no numpy dtype for data type "
+                        f"{info.dtype_name} ({info.data_type})", status="EDTYPE", code=-28)
+        count = 1
+        for d in info.shape:
+            count *= d
+        if len(data) != count * dtype.itemsize:
+            raise Error(f"{self._path or '(buffer)'}: tensor '{info.name}': {len(data)} bytes of data for "
+                        f"shape {list(info.shape)} of {info.dtype_name}", status="ESIZE", code=-23)
+        return np.frombuffer(data, dtype=dtype).reshape(info.shape)
+
+    # -- the model ---------------------------------------------------------
+
+    def model(self, load_data: bool = False) -> "onnx.ModelProto":
+        """The model as an onnx.ModelProto (needs the onnx package).
+
+        With ``load_data=False``, large tensors stay references
+        (data_location EXTERNAL): an archive's name entries of the archive, a
+        classic model's name its files. With ``load_data=True`` every
+        external tensor gets its bytes in raw_data and loses its references,
+        as ``onnx.load`` does with external data (a copy of the weights)."""
+        onnx = _import_onnx()
+        model = onnx.ModelProto()
+        model.ParseFromString(self.model_bytes)
+        if load_data:
+            self._load_data(model)
+        return model
+
+    def _external_regions(self) -> Dict[Tuple[str, int], TensorInfo]:
+        """(location, offset) -> tensor, as external_data keys name them: an
+        entry and an offset in it, or a side file and an offset in it."""
+        data_offset = {e.name: e.data_offset for e in self.entries}
+        found: Dict[Tuple[str, int], TensorInfo] = {}
+        for t in self._infos:
+            if t.storage == "entry" and t.entry is not None:
+                found.setdefault((t.entry, t.offset - data_offset[t.entry]), t)
+            elif t.storage == "file" and t.entry is not None:
+                found.setdefault((t.entry, t.offset), t)
+        return found
+
+    def _load_data(self, model: Any) -> None:
+        h = self._handle()
+        regions: Optional[Dict[Tuple[str, int], TensorInfo]] = None
+        for tensor, _ in _walk.iter_tensors(model):
+            if tensor.data_location != tensor.EXTERNAL:
+                continue
+            keys = {kv.key: kv.value for kv in tensor.external_data}  # the last of a key wins, as in onnx
+            if regions is None:
+                regions = self._external_regions()
+            key = (keys.get("location", ""), int(keys.get("offset") or 0))
+            info = regions.get(key)
+            if info is None:  # open() resolved every reference: a model parsed differently
+                raise Error(f"{self._path or '(buffer)'}: tensor '{tensor.name}': no data at location "
+                            f"'{key[0]}' offset {key[1]}", status="EREF", code=-21)
+            tensor.raw_data = bytes(h.region(info.index))
+            tensor.data_location = tensor.DEFAULT
+            del tensor.external_data[:]
+
+    def view(self, location: Optional[str] = None, size_threshold: int = 1024) -> bytes:
+        """The model as a classic ONNX model whose large tensors reference
+        this archive file by offset (``onnxzip_view_model``): load it with any
+        ONNX loader that reads external data relative to the archive's
+        directory. ``location`` defaults to the archive's file name; tensors
+        under ``size_threshold`` bytes are made inline."""
+        return self._handle().view(location, size_threshold)
+
+    def write_view(self, path: PathLike, size_threshold: int = 1024) -> None:
+        """Writes the view (see :meth:`view`) to ``path``, a file in the
+        archive's directory, atomically (``onnxzip_view_write``)."""
+        self._handle().view_write(os.fspath(path), size_threshold)
+
+    # -- checks and outputs --------------------------------------------------
+
+    def verify(self) -> None:
+        """Reads every byte and checks CRC-32s, digests and the model's
+        required fields (``onnxzip_verify``); raises Error naming the first
+        fault."""
+        self._handle().verify()
+
+    def check(self) -> None:
+        """Raises Error (status ETRUNC) when the file changed since open
+        (``onnxzip_check``): then close and open again."""
+        self._handle().check()
+
+    def extract(self, name: str, path: PathLike) -> None:
+        """Writes the payload of the first tensor ``name`` to ``path``."""
+        self._handle().extract(name, os.fspath(path))
+
+
+def open(source: Source, *, verify: bool = False, populate: bool = False, sequential: bool = False,
+         willneed: bool = False, hugepage: bool = False) -> Archive:
+    """Opens a model: an onnxzip archive, a classic .onnx, or a classic .onnx
+    with external data files (found by content), and maps it read-only.
+
+    ``source`` is a path, or bytes-like object (bytes, bytearray, memoryview,
+    mmap) that is BORROWED, not copied: it is held, unchanged and unresizable,
+    until the Archive and every array from it are gone.
+
+    ``verify=True`` also checks every entry's CRC-32 and digest (reads every
+    byte). ``populate``, ``sequential``, ``willneed``, ``hugepage`` are access
+    hints for the mapping (``ONNXZIP_OPEN_*``). Raises onnxzip.Error naming
+    the file, entry or tensor at fault. Use as a context manager::
+
+        with onnxzip.open("model.onnxzip") as a:
+            w = a.tensors["weight"]
+    """
+    flags = ((_OPEN_VERIFY if verify else 0) | (_OPEN_POPULATE if populate else 0)
+             | (_OPEN_SEQUENTIAL if sequential else 0) | (_OPEN_WILLNEED if willneed else 0)
+             | (_OPEN_HUGEPAGE if hugepage else 0))
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        return Archive(_native.open(path, flags), path)
+    return Archive(_native.open_buffer(source, flags), None)
