@@ -2,6 +2,7 @@
 mapped file."""
 from __future__ import annotations
 
+import operator
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
@@ -20,6 +21,7 @@ Source = Union[PathLike, bytes, bytearray, memoryview]
 _STORAGE = ("entry", "inline", "typed", "file")
 _KIND = (_walk.INITIALIZER, _walk.ATTRIBUTE, _walk.SPARSE_VALUES, _walk.SPARSE_INDICES)
 _LAYOUT = ("archive", "classic", "external")
+_TYPED = _STORAGE.index("typed")
 
 # onnxzip_open() flags (include/onnxzip/onnxzip.h)
 _OPEN_VERIFY, _OPEN_SEQUENTIAL, _OPEN_WILLNEED, _OPEN_POPULATE, _OPEN_HUGEPAGE = 1, 2, 4, 8, 16
@@ -118,8 +120,8 @@ class Archive:
     def __init__(self, handle: Any, path: Optional[str]) -> None:
         self._h = handle
         self._path = path
-        self._infos = [TensorInfo(i, t[0], t[1], t[2], t[3], t[4], t[5], t[6], _STORAGE[t[7]], _KIND[t[8]], t[9])
-                       for i, t in enumerate(handle.tensors())]
+        self._raw = handle.tensors()  # tuples; TensorInfo objects are made when asked for
+        self._info_list: Optional[List[TensorInfo]] = None
         self._first: Optional[Dict[str, int]] = None
         self._copies: Dict[int, np.ndarray] = {}  # typed and string tensors, decoded once
         self.tensors: Mapping[str, np.ndarray] = _Tensors(self)
@@ -151,7 +153,7 @@ class Archive:
     def __repr__(self) -> str:
         if self._h is None:
             return f"<onnxzip.Archive {self._path or '(buffer)'} closed>"
-        return f"<onnxzip.Archive {self._path or '(buffer)'} {self.layout}, {len(self._infos)} tensors>"
+        return f"<onnxzip.Archive {self._path or '(buffer)'} {self.layout}, {len(self._raw)} tensors>"
 
     # -- metadata ----------------------------------------------------------
 
@@ -165,6 +167,13 @@ class Archive:
         """"archive", "classic" (every tensor inline) or "external" (a
         classic model with external data files), found by content."""
         return _LAYOUT[self._handle().layout()]
+
+    @property
+    def _infos(self) -> List[TensorInfo]:
+        if self._info_list is None:
+            self._info_list = [TensorInfo(i, t[0], t[1], t[2], t[3], t[4], t[5], t[6], _STORAGE[t[7]], _KIND[t[8]],
+                                          t[9]) for i, t in enumerate(self._raw)]
+        return self._info_list
 
     @property
     def tensor_infos(self) -> List[TensorInfo]:
@@ -195,8 +204,8 @@ class Archive:
     def _by_name(self) -> Dict[str, int]:
         if self._first is None:
             first: Dict[str, int] = {}
-            for t in self._infos:
-                first.setdefault(t.name, t.index)
+            for i, t in enumerate(self._raw):
+                first.setdefault(t[0], i)
             self._first = first
         return self._first
 
@@ -214,44 +223,57 @@ class Archive:
         raw bytes as a 1-D uint8 array; ``info(name).shape`` is the logical
         shape. STRING tensors are object arrays of bytes, as onnx gives them.
         """
-        h = self._handle()
-        if isinstance(tensor, TensorInfo):
-            tensor = tensor.index
-        elif isinstance(tensor, str):
+        h = self._h
+        if h is None:
+            raise ValueError("I/O operation on a closed onnxzip archive")
+        if isinstance(tensor, str):
             index = self._by_name().get(tensor)
             if index is None:
                 raise KeyError(tensor)
-            tensor = index
-        info = self._infos[tensor]
-        cached = self._copies.get(info.index)
+        elif isinstance(tensor, TensorInfo):
+            index = tensor.index
+        else:
+            index = operator.index(tensor)
+            if not 0 <= index < len(self._raw):
+                raise IndexError(f"tensor index {index} out of range")
+        cached = self._copies.get(index)
         if cached is not None:
             return cached
-        if info.data_type == _dtypes.STRING:
-            array = np.empty(len(h.strings(info.index)), dtype=object)
-            array[:] = h.strings(info.index)
-            array = array.reshape(info.shape)
-        else:
-            region = h.region(info.index)
-            array = self._shaped(info, h.read(info.index) if region is None else region)
-        array.flags.writeable = False
-        if info.storage == "typed" or info.data_type == _dtypes.STRING:
-            self._copies[info.index] = array
+        raw = self._raw[index]
+        if raw[1] == _dtypes.STRING:
+            strings = h.strings(index)
+            array = np.empty(len(strings), dtype=object)
+            array[:] = strings
+            array = self._reshape(index, array)
+            array.flags.writeable = False
+        else:  # read-only: the Region refuses writable buffers, bytes are immutable
+            region = h.region(index)
+            array = self._shaped(index, h.read(index) if region is None else region)
+        if raw[7] == _TYPED or raw[1] == _dtypes.STRING:
+            self._copies[index] = array
         return array
 
-    def _shaped(self, info: TensorInfo, data: Any) -> np.ndarray:
-        if info.data_type in _dtypes.PACKED_BITS:
+    def _shaped(self, index: int, data: Any) -> np.ndarray:
+        data_type = self._raw[index][1]
+        if data_type in _dtypes.PACKED_BITS:
             return np.frombuffer(data, dtype=np.uint8)
-        dtype = _dtypes.numpy_dtype(info.data_type)
+        dtype = _dtypes.numpy_dtype(data_type)
         if dtype is None:
+            info = self._infos[index]
             raise Error(f"{self._path or '(buffer)'}: tensor '{info.name}': no numpy dtype for data type "
-                        f"{info.dtype_name} ({info.data_type})", status="EDTYPE", code=-28)
-        count = 1
-        for d in info.shape:
-            count *= d
-        if len(data) != count * dtype.itemsize:
-            raise Error(f"{self._path or '(buffer)'}: tensor '{info.name}': {len(data)} bytes of data for "
-                        f"shape {list(info.shape)} of {info.dtype_name}", status="ESIZE", code=-23)
-        return np.frombuffer(data, dtype=dtype).reshape(info.shape)
+                        f"{info.dtype_name} ({data_type})", status="EDTYPE", code=-28)
+        if len(data) % dtype.itemsize:
+            return self._reshape(index, np.frombuffer(data, dtype=np.uint8))  # fails: the byte count is off
+        return self._reshape(index, np.frombuffer(data, dtype=dtype))
+
+    def _reshape(self, index: int, flat: np.ndarray) -> np.ndarray:
+        shape = self._raw[index][2]
+        try:
+            return flat.reshape(shape)
+        except ValueError:
+            info = self._infos[index]
+            raise Error(f"{self._path or '(buffer)'}: tensor '{info.name}': {flat.size} elements of data for "
+                        f"shape {list(shape)} of {info.dtype_name}", status="ESIZE", code=-23) from None
 
     # -- the model ---------------------------------------------------------
 
@@ -270,21 +292,21 @@ class Archive:
             self._load_data(model)
         return model
 
-    def _external_regions(self) -> Dict[Tuple[str, int], TensorInfo]:
-        """(location, offset) -> tensor, as external_data keys name them: an
-        entry and an offset in it, or a side file and an offset in it."""
+    def _external_regions(self) -> Dict[Tuple[str, int], List[TensorInfo]]:
+        """(location, offset) -> tensors there, as external_data keys name
+        them: an entry and an offset in it, or a side file and an offset."""
         data_offset = {e.name: e.data_offset for e in self.entries}
-        found: Dict[Tuple[str, int], TensorInfo] = {}
+        found: Dict[Tuple[str, int], List[TensorInfo]] = {}
         for t in self._infos:
             if t.storage == "entry" and t.entry is not None:
-                found.setdefault((t.entry, t.offset - data_offset[t.entry]), t)
+                found.setdefault((t.entry, t.offset - data_offset[t.entry]), []).append(t)
             elif t.storage == "file" and t.entry is not None:
-                found.setdefault((t.entry, t.offset), t)
+                found.setdefault((t.entry, t.offset), []).append(t)
         return found
 
     def _load_data(self, model: Any) -> None:
         h = self._handle()
-        regions: Optional[Dict[Tuple[str, int], TensorInfo]] = None
+        regions: Optional[Dict[Tuple[str, int], List[TensorInfo]]] = None
         for tensor, _ in _walk.iter_tensors(model):
             if tensor.data_location != tensor.EXTERNAL:
                 continue
@@ -292,7 +314,9 @@ class Archive:
             if regions is None:
                 regions = self._external_regions()
             key = (keys.get("location", ""), int(keys.get("offset") or 0))
-            info = regions.get(key)
+            length = int(keys["length"]) if keys.get("length") else None
+            # tensors may share an offset with other lengths (overlapping views of one file)
+            info = next((t for t in regions.get(key, ()) if length is None or t.nbytes == length), None)
             if info is None:  # open() resolved every reference: a model parsed differently
                 raise Error(f"{self._path or '(buffer)'}: tensor '{tensor.name}': no data at location "
                             f"'{key[0]}' offset {key[1]}", status="EREF", code=-21)

@@ -26,11 +26,15 @@ PACKED_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
 STRING = 8
 
 
+_PLAIN_DTYPES = {code: np.dtype(name) for code, name in _PLAIN.items()}
+
+
 def numpy_dtype(data_type: int) -> Optional[np.dtype]:
     """The dtype of one element of ``data_type`` in raw_data form, or None
     for STRING, packed sub-byte types and unknown codes."""
-    if data_type in _PLAIN:
-        return np.dtype(_PLAIN[data_type])
+    plain = _PLAIN_DTYPES.get(data_type)
+    if plain is not None:
+        return plain
     if data_type in _ML:
         name, fallback = _ML[data_type]
         ml = getattr(_ml, name, None) if _ml is not None else None
