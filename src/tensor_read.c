@@ -1,6 +1,7 @@
-/* Payload copies for tensors without a view: onnxzip_tensor_read() (typed
- * fields converted to ONNX's raw form) and onnxzip_tensor_strings()
+/* Payload copies for tensors without a view: onnxzip_tensor_size() and
+ * onnxzip_tensor_read() (typed fields converted to ONNX's raw form) and onnxzip_tensor_strings()
  * (string_data). Views stay the zero-copy way for the other storages. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "archive.h"
@@ -29,29 +30,50 @@ static int typed_info(const onnxzip_archive *a, const onnxzip_tensor *t, oz_tens
     return 0;
 }
 
-int onnxzip_tensor_read(const onnxzip_archive *a, const onnxzip_tensor *t, void *buf, uint64_t cap,
-                        uint64_t *size)
+static const char *path_of(const onnxzip_archive *a)
 {
-    if (size) *size = 0;
-    if (!a || !t || !size) return oz_err(ONNXZIP_EINVAL, -1, "tensor_read: NULL argument");
-    if (t->storage != ONNXZIP_STORAGE_TYPED) {
-        if (index_of(a, t) < 0) return oz_err(ONNXZIP_EINVAL, -1, "tensor_read: the tensor is not one of this archive's");
-        *size = t->nbytes;
-        if (buf && cap >= t->nbytes) memcpy(buf, t->data, (size_t)t->nbytes);
-    } else {
-        oz_tensor_info info;
-        int rc = typed_info(a, t, &info);
-        if (!rc) rc = oz_typed_size(&info, a->path ? a->path : "(buffer)", size);
-        if (rc) return rc;
-        if (buf && cap >= *size && (rc = oz_typed_convert(&info, a->path ? a->path : "(buffer)", buf))) return rc;
-    }
-    if (buf && cap < *size)
-        return oz_err(ONNXZIP_ELIMIT, -1, "tensor_read: tensor '%s' needs %llu bytes, the buffer has %llu",
-                      t->name, (unsigned long long)*size, (unsigned long long)cap);
-    return 0;
+    return a->path ? a->path : "(buffer)";
 }
 
-int onnxzip_tensor_strings(const onnxzip_archive *a, const onnxzip_tensor *t, const void **data, size_t *lens,
+int onnxzip_tensor_size(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t *size)
+{
+    if (size) *size = 0;
+    if (!a || !t || !size) return oz_err(ONNXZIP_EINVAL, -1, "tensor_size: NULL argument");
+    if (t->storage != ONNXZIP_STORAGE_TYPED) {
+        if (index_of(a, t) < 0) return oz_err(ONNXZIP_EINVAL, -1, "tensor_size: the tensor is not one of this archive's");
+        *size = t->nbytes;
+        return 0;
+    }
+    oz_tensor_info info;
+    int rc = typed_info(a, t, &info);
+    return rc ? rc : oz_typed_size(&info, path_of(a), size);
+}
+
+int onnxzip_tensor_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst)
+{
+    uint64_t size;
+    int rc = onnxzip_tensor_size(a, t, &size);
+    if (rc) return rc;
+    if (!dst && len) return oz_err(ONNXZIP_EINVAL, -1, "tensor_read: NULL destination");
+    if (offset > size || len > size - offset)
+        return oz_err(ONNXZIP_ERANGE, -1, "%s: tensor '%s': bytes %llu..%llu asked of a %llu-byte payload", path_of(a),
+                      t->name, (unsigned long long)offset, (unsigned long long)(offset + len), (unsigned long long)size);
+    if (t->storage != ONNXZIP_STORAGE_TYPED) {
+        if (len) memcpy(dst, (const uint8_t *)t->data + offset, (size_t)len);
+        return 0;
+    }
+    oz_tensor_info info;
+    if ((rc = typed_info(a, t, &info))) return rc;
+    if (offset == 0 && len == size) return oz_typed_convert(&info, path_of(a), dst);
+    uint8_t *all = malloc(size ? (size_t)size : 1); /* a range: convert everything, copy the part */
+    if (!all) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor '%s', %llu bytes)", t->name, (unsigned long long)size);
+    rc = oz_typed_convert(&info, path_of(a), all);
+    if (!rc && len) memcpy(dst, all + offset, (size_t)len);
+    free(all);
+    return rc;
+}
+
+int onnxzip_tensor_strings(onnxzip_archive *a, const onnxzip_tensor *t, const void **data, size_t *lens,
                            size_t cap, size_t *count)
 {
     if (count) *count = 0;

@@ -305,21 +305,26 @@ ONNXZIP_API const onnxzip_tensor *onnxzip_tensor_at(const onnxzip_archive *a, si
 ONNXZIP_API const onnxzip_tensor *onnxzip_find_tensor(const onnxzip_archive *a,
                                                       const char *name);
 
-/* Copies the payload of tensor `t` (from `a`) in ONNX's raw_data form into
- * `buf` (`cap` bytes) and sets *size to its length: little-endian elements,
- * float16/bfloat16/float8 as bit patterns, 4-bit and 2-bit types packed two
- * and four to a byte. This is how to read an ONNXZIP_STORAGE_TYPED tensor,
- * whose typed fields (float_data, int32_data, ...) are converted, O(elements);
- * for the other storages it copies `t->data` (reading weights: the view is the
- * zero-copy way). With `buf` NULL only *size is set (a size query).
- * Returns 0; ONNXZIP_ELIMIT when `cap` < *size (nothing copied);
- * ONNXZIP_EDTYPE for STRING (see onnxzip_tensor_strings()) and types without
- * a raw form, or typed data in a field its type does not use; ONNXZIP_EINVAL
- * when `t` is not one of `a`'s tensors. The converted length need not match
- * the dims (nothing checks typed data against them at open): a caller that
- * shapes the bytes compares. */
-ONNXZIP_API int onnxzip_tensor_read(const onnxzip_archive *a, const onnxzip_tensor *t, void *buf, uint64_t cap,
-                                    uint64_t *size);
+/* The length in bytes of tensor `t`'s payload (from `a`) in ONNX's raw_data
+ * form, into *size: `t->nbytes`, or for an ONNXZIP_STORAGE_TYPED tensor the
+ * length of its typed fields (float_data, int32_data, ...) once converted,
+ * O(elements). Returns 0; ONNXZIP_EDTYPE for STRING (see
+ * onnxzip_tensor_strings()) and types without a raw form, or typed data in a
+ * field its type does not use; ONNXZIP_EINVAL when `t` is not one of `a`'s
+ * tensors. The converted length need not match the dims (nothing checks
+ * typed data against them at open): a caller that shapes the bytes compares. */
+ONNXZIP_API int onnxzip_tensor_size(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t *size);
+
+/* Copies `len` bytes of tensor `t`'s payload in raw_data form, from byte
+ * `offset` on, into `dst`: little-endian elements, float16/bfloat16/float8 as
+ * bit patterns, 4-bit and 2-bit types packed two and four to a byte. This is
+ * how to read an ONNXZIP_STORAGE_TYPED tensor, whose typed fields are
+ * converted (all of them, O(elements), whatever the range); for the other
+ * storages it copies from `t->data` (reading weights: the view is the
+ * zero-copy way). Returns 0; ONNXZIP_ERANGE when offset + len exceeds
+ * onnxzip_tensor_size() (nothing copied); otherwise as onnxzip_tensor_size(). */
+ONNXZIP_API int onnxzip_tensor_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len,
+                                    void *dst);
 
 /* The elements of STRING tensor `t` (its string_data, which onnxzip never
  * moves to entries): sets *count to their number and, for i < min(count,
@@ -328,7 +333,7 @@ ONNXZIP_API int onnxzip_tensor_read(const onnxzip_archive *a, const onnxzip_tens
  * `cap` 0 and `data`, `lens` NULL only *count is set. Returns 0;
  * ONNXZIP_ELIMIT when there are more than `cap` strings (the first `cap`
  * are filled); ONNXZIP_EDTYPE when `t` is not a STRING tensor. */
-ONNXZIP_API int onnxzip_tensor_strings(const onnxzip_archive *a, const onnxzip_tensor *t, const void **data,
+ONNXZIP_API int onnxzip_tensor_strings(onnxzip_archive *a, const onnxzip_tensor *t, const void **data,
                                        size_t *lens, size_t cap, size_t *count);
 
 /* One zip entry of the archive. */

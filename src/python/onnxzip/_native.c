@@ -288,13 +288,13 @@ static PyObject *handle_read(Handle *h, PyObject *args)
     const onnxzip_tensor *t = tensor_arg(h, args, "n:read");
     if (!t) return NULL;
     uint64_t size = 0;
-    int rc = onnxzip_tensor_read(h->a, t, NULL, 0, &size);
+    int rc = onnxzip_tensor_size(h->a, t, &size);
     if (rc) return raise_status(rc);
     if (size > (uint64_t)PY_SSIZE_T_MAX) return PyErr_NoMemory();
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (!out) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    rc = onnxzip_tensor_read(h->a, t, PyBytes_AS_STRING(out), size, &size);
+    rc = onnxzip_tensor_read(h->a, t, 0, size, PyBytes_AS_STRING(out));
     Py_END_ALLOW_THREADS
     if (rc) {
         Py_DECREF(out);
