@@ -33,14 +33,35 @@ if ! "$python" -c 'import pytest' 2>/dev/null; then
 fi
 
 export PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
+# Sanitizer builds: a report written to fd 2 would be lost, as pytest
+# captures fd 2 while a test runs and the abort or exit kills it before it
+# shows what it captured; --capture=sys leaves fd 2 alone. ASan's reports
+# also go to files, printed below, which catch errors in the CLI processes
+# the tests run even where a test expects them to fail (gcc 12's UBSan
+# ignores log_path: its reports stay on stderr).
+sanlogs= capture=()
+if [ -n "${ONNXZIP_SANITIZE-}" ]; then
+    sanlogs=$basetemp-sanitizer
+    rm -rf "$sanlogs"
+    mkdir -p "$sanlogs"
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$sanlogs/asan"
+    capture=(--capture=sys)
+fi
 if [ -n "${ONNXZIP_PY_PRELOAD-}" ]; then
     export LD_PRELOAD=$ONNXZIP_PY_PRELOAD
 fi
 # -ra: a closing summary line for every test not passed (skips with reasons).
-"$python" -m pytest -p no:cacheprovider --basetemp="$basetemp" -ra --color=no \
+"$python" -m pytest -p no:cacheprovider --basetemp="$basetemp" -ra --color=no "${capture[@]}" \
     --rootdir="$here" "$here" "$@"
 rc=$?
 unset LD_PRELOAD
+if [ -n "$sanlogs" ] && [ -n "$(ls -A "$sanlogs")" ]; then
+    for f in "$sanlogs"/*; do
+        echo "pytest.sh: FAIL: sanitizer report $f:" >&2
+        cat "$f" >&2
+    done
+    [ "$rc" != 0 ] || rc=1
+fi
 if [ "$rc" = 5 ]; then
     echo "pytest.sh: FAIL: pytest collected no test in $here (exit status 5)" >&2
     exit 1

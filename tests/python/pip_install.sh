@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# `pip install` of the source tree as a user does it, checked from outside:
+#
+#   pip_install.sh SOURCE_ROOT PYVENV WORKDIR CLI
+#
+#  1. copies the source tree (git's tracked and untracked-not-ignored files:
+#     what a clean checkout holds, without build directories) to WORKDIR/src;
+#  2. builds the wheel from it with PYVENV's pinned meson-python, meson and
+#     ninja (--no-build-isolation --no-index: no network, no version drift);
+#  3. checks the wheel holds only onnxzip/ (no libonnxzip.so, headers,
+#     onnxzip.pc) and that numpy is its one requirement;
+#  4. installs it with pip into a fresh venv of /usr/bin/python3 that sees
+#     Debian's packages (numpy 1.24, pytest), checks its extension does not
+#     depend on libonnxzip.so (ldd), and runs test_smoke.py against the
+#     installed package, not the build tree.
+# Fails, never skips, when PYVENV is missing.
+set -euo pipefail
+
+if [ $# -ne 4 ]; then
+    echo "usage: $0 SOURCE_ROOT PYVENV WORKDIR CLI" >&2
+    exit 2
+fi
+src=$(cd "$1" && pwd) pyvenv=$2 work=$3 cli=$4
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+fail() { echo "pip_install.sh: FAIL: $*" >&2; exit 1; }
+step() { printf '\n== %s\n' "$*"; }
+
+[ -x "$pyvenv/bin/python" ] ||
+    fail "$pyvenv/bin/python does not exist; made by tests/run.sh, by hand: $here/venv.sh $pyvenv"
+"$pyvenv/bin/python" -c 'import mesonpy' 2>/dev/null ||
+    fail "$pyvenv has no meson-python: make it again with $here/venv.sh $pyvenv"
+
+rm -rf "$work"
+mkdir -p "$work/src" "$work/wheel"
+start=$(date +%s)
+
+step "copy of $src"
+if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    # --ignore-failed-read: tracked files deleted in the work tree
+    (cd "$src" && git ls-files -z --cached --others --exclude-standard |
+        tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$work/src"
+else
+    (cd "$src" && tar --exclude='./build*' --exclude=./.git -cf - .) | tar -xf - -C "$work/src"
+fi
+[ -f "$work/src/pyproject.toml" ] || fail "no pyproject.toml in the copy of $src"
+echo "$(find "$work/src" -type f | wc -l) files"
+
+step "pip wheel (meson-python from $pyvenv)"
+PATH="$pyvenv/bin:$PATH" "$pyvenv/bin/python" -m pip wheel --disable-pip-version-check --no-input \
+    --no-build-isolation --no-index --no-deps -w "$work/wheel" "$work/src"
+wheels=("$work"/wheel/onnxzip-*.whl)
+[ "${#wheels[@]}" = 1 ] && [ -f "${wheels[0]}" ] || fail "expected one onnxzip wheel in $work/wheel"
+wheel=${wheels[0]}
+echo "built $(basename "$wheel") in $(( $(date +%s) - start )) s"
+
+step "wheel contents"
+/usr/bin/python3 - "$wheel" <<'EOF'
+import re, sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+for n in names:
+    print(" ", n)
+stray = [n for n in names if not re.match(r"onnxzip/|onnxzip-[^/]*\.dist-info/", n)]
+assert not stray, f"files outside onnxzip/ in the wheel: {stray}"
+assert any(re.match(r"onnxzip/_native\..*\.so$", n) for n in names), "no extension in the wheel"
+assert "onnxzip/__init__.py" in names, "no onnxzip/__init__.py in the wheel"
+meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+text = zipfile.ZipFile(sys.argv[1]).read(meta).decode()
+reqs = [l.split(":", 1)[1].strip() for l in text.splitlines() if l.startswith("Requires-Dist:")]
+base = [r for r in reqs if "extra ==" not in r]
+assert len(base) == 1 and base[0].startswith("numpy"), f"requirements other than numpy: {base}"
+print("Requires-Dist:", "; ".join(reqs))
+EOF
+
+step "pip install into a fresh venv of /usr/bin/python3 (system site packages: Debian's numpy, pytest)"
+/usr/bin/python3 -m venv --system-site-packages "$work/venv"
+# No index: numpy comes from Debian, so nothing is downloaded.
+"$work/venv/bin/python" -m pip install --disable-pip-version-check --no-input --no-index "$wheel"
+
+# Nothing of the build tree or the source tree on the path from here on;
+# no bytecode written beside the tests.
+unset PYTHONPATH LD_LIBRARY_PATH
+export PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
+cd "$work"
+loc=$("$work/venv/bin/python" -c 'import onnxzip; print(onnxzip.__file__)')
+case $loc in
+    "$work/venv/"*) echo "imported from $loc" ;;
+    *) fail "onnxzip imported from $loc, not from the venv $work/venv" ;;
+esac
+ext=$("$work/venv/bin/python" -c 'import onnxzip._native as n; print(n.__file__)')
+echo "ldd $ext:"
+ldd "$ext" | sed 's/^/  /'
+if ldd "$ext" | grep -q 'libonnxzip'; then
+    fail "the installed extension depends on libonnxzip.so"
+fi
+if ldd "$ext" | grep -q 'not found'; then
+    fail "the installed extension has unresolved libraries"
+fi
+
+step "test_smoke.py against the installed package"
+ONNXZIP_CLI=$cli "$work/venv/bin/python" -m pytest -p no:cacheprovider --basetemp="$work/pytest" \
+    -ra --color=no --rootdir="$here" "$here/test_smoke.py"
+echo "pip_install.sh: OK in $(( $(date +%s) - start )) s"
