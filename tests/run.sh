@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs the dependencies (.ci/install-deps), builds with
-# warnings as errors into build-test/ and runs the whole meson test suite.
+# warnings as errors into build-test/ (with the Python package:
+# -Dpython=enabled), makes the pinned PyPI venv BUILDDIR/pyvenv of the Python
+# tests (tests/python/venv.sh; reused while requirements.txt is unchanged)
+# and runs the whole meson test suite.
 #
 #   ./tests/run.sh                     everything
 #   ./tests/run.sh --suite unit        extra arguments go to `meson test`
@@ -11,8 +14,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 builddir=${BUILDDIR:-build-test}
+# -Dpython=enabled first: MESON_SETUP_ARGS may override it (a later -D wins).
 # shellcheck disable=SC2206  # word splitting of the extra options is wanted
-setup_args=(--werror ${MESON_SETUP_ARGS-})
+setup_args=(--werror -Dpython=enabled ${MESON_SETUP_ARGS-})
 
 "$root/.ci/install-deps"
 
@@ -25,4 +29,8 @@ else
     meson setup "${setup_args[@]}" "$builddir"
 fi
 meson compile -C "$builddir"
+# Not fatal: without PyPI the rest of the suite still runs, and the tests
+# that need the venv fail saying how to make it.
+"$root/tests/python/venv.sh" "$builddir/pyvenv" ||
+    echo "run.sh: WARNING: tests/python/venv.sh $builddir/pyvenv failed; pytest_pypi and pip_install will fail" >&2
 meson test -C "$builddir" --print-errorlogs "$@"
