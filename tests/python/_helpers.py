@@ -1,0 +1,494 @@
+"""Helpers shared by the tests in tests/python: where the test inputs are,
+an independent walk over a ModelProto's tensors, what ``Archive.array``
+must return for a TensorProto (the oracle built on onnx.numpy_helper), the
+process's file mappings, model normalization as ``onnx.load`` does it, and
+generated models covering every tensor form.
+
+Nothing here imports the onnxzip package: the oracle must not share code
+with what it checks.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import pathlib
+import re
+import subprocess
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+try:
+    import ml_dtypes
+except ImportError:  # Debian's python3: no ml_dtypes
+    ml_dtypes = None
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+TESTDATA = pathlib.Path(os.environ.get("ONNXZIP_TESTDATA", "/usr/share/libonnx-testdata/data"))
+
+# ---- test inputs ---------------------------------------------------------------
+
+
+def corpus_dir() -> pathlib.Path:
+    """The shared corpus: ONNXZIP_SHARED_CORPUS, else <repo>/../shared/corpus."""
+    value = os.environ.get("ONNXZIP_SHARED_CORPUS")
+    return pathlib.Path(value) if value else REPO.parent / "shared" / "corpus"
+
+
+def corpus_models() -> List[pathlib.Path]:
+    """models/*.onnx (classic single files) and extdata/*/*.onnx (classic
+    external data), sorted; empty when the corpus is absent."""
+    root = corpus_dir()
+    return sorted(root.glob("models/*.onnx")) + sorted(root.glob("extdata/*/*.onnx"))
+
+
+def corpus_id(path: pathlib.Path) -> str:
+    return str(path.relative_to(corpus_dir()))
+
+
+def corpus_absent_reason() -> str:
+    return (f"shared corpus absent: no models/*.onnx or extdata/*/*.onnx under {corpus_dir()} "
+            "(set ONNXZIP_SHARED_CORPUS)")
+
+
+def td_models() -> List[pathlib.Path]:
+    """Every model.onnx of Debian's libonnx-testdata, sorted."""
+    return sorted(pathlib.Path(p) for p in glob.glob(str(TESTDATA / "**" / "*.onnx"), recursive=True))
+
+
+def td_id(path: pathlib.Path) -> str:
+    return str(path.parent.relative_to(TESTDATA))
+
+
+def td_absent_reason() -> str:
+    return f"libonnx-testdata absent: no *.onnx under {TESTDATA} (apt-get install libonnx-testdata)"
+
+
+def cli(onnxzip_cli: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
+    """Runs the onnxzip command; returns the completed process (not checked)."""
+    return subprocess.run([str(onnxzip_cli), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+# ---- tensors of a model, in the spec's model order -------------------------------
+
+def _sparse(sp) -> Iterator[TensorProto]:
+    # SparseTensorProto: values = 1, indices = 2
+    if sp.HasField("values"):
+        yield sp.values
+    if sp.HasField("indices"):
+        yield sp.indices
+
+
+def _attribute(a) -> Iterator[TensorProto]:
+    # AttributeProto: t = 5, g = 6, tensors = 10, graphs = 11, sparse_tensor = 22, sparse_tensors = 23
+    if a.HasField("t"):
+        yield a.t
+    if a.HasField("g"):
+        yield from _graph(a.g)
+    yield from a.tensors
+    for g in a.graphs:
+        yield from _graph(g)
+    if a.HasField("sparse_tensor"):
+        yield from _sparse(a.sparse_tensor)
+    for sp in a.sparse_tensors:
+        yield from _sparse(sp)
+
+
+def _nodes(nodes) -> Iterator[TensorProto]:
+    for n in nodes:  # NodeProto.attribute = 5
+        for a in n.attribute:
+            yield from _attribute(a)
+
+
+def _graph(g) -> Iterator[TensorProto]:
+    # GraphProto: node = 1, initializer = 5, sparse_initializer = 15
+    yield from _nodes(g.node)
+    yield from g.initializer
+    for sp in g.sparse_initializer:
+        yield from _sparse(sp)
+
+
+def iter_tensors(model) -> Iterator[TensorProto]:
+    """Every TensorProto of ``model`` in the order its serialization (field
+    number order, as onnx writes it) begins them: graph (7), training_info
+    (20: initialization 1, algorithm 2), functions (25: node 7, then
+    attribute_proto 11 where the installed onnx has that field)."""
+    if model.HasField("graph"):
+        yield from _graph(model.graph)
+    for ti in model.training_info:
+        if ti.HasField("initialization"):
+            yield from _graph(ti.initialization)
+        if ti.HasField("algorithm"):
+            yield from _graph(ti.algorithm)
+    for f in model.functions:
+        yield from _nodes(f.node)
+        for a in getattr(f, "attribute_proto", ()):
+            yield from _attribute(a)
+
+
+def is_external(t: TensorProto) -> bool:
+    return t.HasField("data_location") and t.data_location == TensorProto.EXTERNAL
+
+
+def load_classic(path) -> onnx.ModelProto:
+    """A classic model with every external tensor's bytes read into raw_data
+    by hand (onnx 1.12's loader skips sparse tensors and functions), its
+    references cleared and data_location DEFAULT: what onnx.load gives."""
+    path = pathlib.Path(path)
+    model = onnx.load(str(path), load_external_data=False)
+    for t in iter_tensors(model):
+        if not is_external(t):
+            continue
+        keys = {kv.key: kv.value for kv in t.external_data}
+        with open(path.parent / keys["location"], "rb") as f:
+            f.seek(int(keys.get("offset") or 0))
+            length = keys.get("length")
+            t.raw_data = f.read(int(length)) if length else f.read()
+        t.data_location = TensorProto.DEFAULT
+        del t.external_data[:]
+    return model
+
+
+def normalize(model) -> onnx.ModelProto:
+    """A copy of ``model`` with the one difference between equal models
+    removed: an explicit data_location DEFAULT cleared (onnx.load sets it on
+    the tensors whose external data it loaded)."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for t in iter_tensors(out):
+        if t.HasField("data_location") and t.data_location == TensorProto.DEFAULT:
+            t.ClearField("data_location")
+    return out
+
+
+# ---- what Archive.array must return --------------------------------------------
+
+# little-endian dtype of one element in raw_data form
+_PLAIN = {1: "<f4", 2: "u1", 3: "i1", 4: "<u2", 5: "<i2", 6: "<i4", 7: "<i8", 9: "?", 10: "<f2", 11: "<f8",
+          12: "<u4", 13: "<u8", 14: "<c8", 15: "<c16"}
+# one-byte float types and bfloat16: ml_dtypes name, unsigned dtype of the bits
+_BITS = {16: ("bfloat16", "<u2"), 17: ("float8_e4m3fn", "u1"), 18: ("float8_e4m3fnuz", "u1"),
+         19: ("float8_e5m2", "u1"), 20: ("float8_e5m2fnuz", "u1"), 24: ("float8_e8m0fnu", "u1")}
+# types packed several to a byte: bits per element
+PACKED = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
+
+
+def _typed_low_bytes(t: TensorProto, dtype: str) -> Optional[np.ndarray]:
+    """The spec's raw form of a type onnx does not know: raw_data as it is,
+    or each int32_data value's low bytes."""
+    if t.HasField("raw_data"):
+        return np.frombuffer(t.raw_data, dtype=dtype).copy()
+    mask = (1 << (8 * np.dtype(dtype).itemsize)) - 1
+    return (np.asarray(t.int32_data, dtype=np.int64) & mask).astype(dtype)
+
+
+def _pack(nibbles: np.ndarray, bits: int) -> np.ndarray:
+    """Elements of ``bits`` bits each (low bits of uint8), packed low first."""
+    per = 8 // bits
+    values = nibbles.reshape(-1) & ((1 << bits) - 1)
+    values = np.concatenate([values, np.zeros((-len(values)) % per, dtype=np.uint8)])
+    out = np.zeros(len(values) // per, dtype=np.uint8)
+    for k in range(per):
+        out |= (values[k::per] << (bits * k)).astype(np.uint8)
+    return out
+
+
+def expected_array(t: TensorProto) -> np.ndarray:
+    """What ``Archive.array`` must give for TensorProto ``t`` (its data in the
+    message, not external): ``onnx.numpy_helper.to_array(t)`` brought to the
+    package's documented representation:
+
+    - plain types: to_array as it is (dtype, shape and bytes);
+    - bfloat16 / float8: the ml_dtypes dtype when ml_dtypes is importable,
+      else the uint16 / uint8 of the bit patterns. onnx 1.12's to_array widens
+      bfloat16 to float32 exactly (bits << 16): its upper 16 bits are the
+      bfloat16 bits. Types onnx does not know (float8 in onnx 1.12) get the
+      spec's raw form: raw_data, or the low byte of each int32_data value;
+    - 4-bit and 2-bit types: to_array's one-element-per-byte array packed
+      back, low bits first, into the raw uint8 bytes (1-D); unknown to onnx:
+      raw_data or int32_data's low bytes, as above;
+    - STRING: an object array of the string_data bytes (to_array decodes
+      them to str, and fails on bytes that are not UTF-8: where it does not
+      fail, its strings are checked to be the bytes decoded);
+    - complex in float_data / double_data: onnx 1.12's to_array raises
+      TypeError on them; then the (real, imaginary) pairs of the field.
+    """
+    dt = t.data_type
+    dims = tuple(t.dims)
+    known = dt in onnx.TensorProto.DataType.values()
+    if dt == TensorProto.STRING:
+        want = np.empty(len(t.string_data), dtype=object)
+        want[:] = list(t.string_data)
+        try:  # to_array decodes UTF-8 (str elements): equal where it can
+            ref = numpy_helper.to_array(t)
+        except UnicodeDecodeError:
+            ref = None
+        if ref is not None:
+            assert [b.decode("utf-8") for b in want] == ref.reshape(-1).tolist()
+        return want.reshape(dims)
+    if dt in _PLAIN:
+        if dt in (TensorProto.COMPLEX64, TensorProto.COMPLEX128) and not t.HasField("raw_data"):
+            # onnx 1.12's to_array fails on typed complex (TypeError): the
+            # pairs (real, imaginary) of float_data / double_data
+            try:
+                ref = numpy_helper.to_array(t)
+            except TypeError:
+                pairs = t.float_data if dt == TensorProto.COMPLEX64 else t.double_data
+                ref = np.asarray(pairs, dtype="<f4" if dt == TensorProto.COMPLEX64 else "<f8").view(_PLAIN[dt])
+        else:
+            ref = numpy_helper.to_array(t)
+        return ref.astype(np.dtype(_PLAIN[dt]), copy=False).reshape(dims)
+    if dt in PACKED:
+        if not known:
+            return _typed_low_bytes(t, "u1")
+        ref = numpy_helper.to_array(t)
+        assert ref.dtype.itemsize == 1, f"onnx {onnx.__version__}: to_array gave {ref.dtype} for type {dt}"
+        return _pack(np.ascontiguousarray(ref).view(np.uint8), PACKED[dt])
+    if dt in _BITS:
+        name, unsigned = _BITS[dt]
+        if not known:
+            bits = _typed_low_bytes(t, unsigned)
+        else:
+            ref = np.ascontiguousarray(numpy_helper.to_array(t))
+            if ref.dtype == np.float32 and dt == TensorProto.BFLOAT16:
+                bits = (ref.view("<u4") >> 16).astype("<u2")
+            else:
+                assert ref.dtype.itemsize == np.dtype(unsigned).itemsize, \
+                    f"onnx {onnx.__version__}: to_array gave {ref.dtype} for type {dt}"
+                bits = ref.view(unsigned)
+        bits = bits.reshape(dims)
+        ml = getattr(ml_dtypes, name, None) if ml_dtypes is not None else None
+        return bits.view(ml) if ml is not None else bits
+    raise AssertionError(f"tensor '{t.name}': data type {dt} not covered by this test")
+
+
+def assert_same_array(got: np.ndarray, t: TensorProto, what: str) -> None:
+    """``got`` (from Archive.array) equals expected_array(t): dtype, shape,
+    bytes (bit patterns, so NaNs compare), or the bytes objects of STRING."""
+    want = expected_array(t)
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, expected {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape}, expected {want.shape}"
+    if t.data_type in PACKED and got.size:
+        # the last byte's unused bits are invisible to to_array: compared
+        # with raw_data where there is one, masked out otherwise
+        if t.HasField("raw_data"):
+            assert got.tobytes() == t.raw_data, f"{what}: bytes differ from raw_data"
+        count = int(np.prod(t.dims, dtype=np.int64))
+        used = (count * PACKED[t.data_type]) % 8
+        if used:
+            got, want = got.copy(), want.copy()
+            got[-1] &= (1 << used) - 1
+            want[-1] &= (1 << used) - 1
+    if want.dtype == object:
+        assert got.reshape(-1).tolist() == want.reshape(-1).tolist(), f"{what}: strings differ"
+    else:
+        assert got.tobytes() == want.tobytes(), f"{what}: bytes differ"
+
+
+# ---- where an array's data is ---------------------------------------------------------
+
+def address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def file_mappings(path) -> List[Tuple[int, int]]:
+    """(start, end) of every mapping of the file ``path`` in this process."""
+    real = os.path.realpath(path)
+    found = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].rstrip("\n") == real:
+                start, end = (int(x, 16) for x in parts[0].split("-"))
+                found.append((start, end))
+    return found
+
+
+def inside(a: np.ndarray, ranges: List[Tuple[int, int]]) -> bool:
+    """Whether all of ``a``'s bytes lie in one of ``ranges``."""
+    lo = address(a)
+    return any(start <= lo and lo + a.nbytes <= end for start, end in ranges)
+
+
+def buffer_range(buf) -> Tuple[int, int]:
+    """(start, end) of a bytes-like object's memory."""
+    a = np.frombuffer(buf, dtype=np.uint8)
+    return address(a), address(a) + a.nbytes
+
+
+# ---- inputs for ONNX Runtime -------------------------------------------------------
+
+def fnv1a(s: str) -> int:
+    h = 0x811C9DC5
+    for b in s.encode("utf-8"):
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def input_dims(name: str, elem_type: int, shape: List) -> List[int]:
+    """The dims fed for a graph input, as tests/ort/run_model.js chooses them:
+    symbolic or unknown dims 1, except Silero VAD's audio chunk [1, 512] and
+    PaddleOCR's image [1, 3, 64, 192] (det needs multiples of 32)."""
+    fixed = [isinstance(d, int) for d in shape]
+    if name == "input" and len(shape) == 2 and elem_type == TensorProto.FLOAT and not fixed[1]:
+        return [shape[0] if fixed[0] else 1, 512]
+    if name == "x" and len(shape) == 4 and shape[1] == 3 and not fixed[2] and not fixed[3]:
+        return [shape[0] if fixed[0] else 1, 3, 64, 192]
+    return [d if f else 1 for d, f in zip(shape, fixed)]
+
+
+def make_input(name: str, elem_type: int, shape: List) -> np.ndarray:
+    """Deterministic values for a graph input, seeded from its name: floats
+    in [-1, 1), integers 0..9, bools, strings "s<k>"; Silero's ``sr`` is
+    int64 16000."""
+    if name == "sr" and not shape and elem_type == TensorProto.INT64:
+        return np.array(16000, dtype=np.int64)
+    dims = input_dims(name, elem_type, shape)
+    rng = np.random.default_rng(fnv1a(name) ^ 0x2545F491)
+    count = int(np.prod(dims, dtype=np.int64))
+    np_type = helper.tensor_dtype_to_np_dtype(elem_type) if hasattr(helper, "tensor_dtype_to_np_dtype") \
+        else onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type]
+    if elem_type == TensorProto.STRING:
+        return np.array([f"s{k}" for k in rng.integers(0, 10, count)], dtype=object).reshape(dims)
+    if elem_type == TensorProto.BOOL:
+        return rng.integers(0, 2, count).astype(bool).reshape(dims)
+    if np.issubdtype(np_type, np.floating):
+        return rng.uniform(-1, 1, count).astype(np_type).reshape(dims)
+    return rng.integers(0, 10, count).astype(np_type).reshape(dims)
+
+
+def graph_inputs(model) -> List[Tuple[str, int, List]]:
+    """(name, elem_type, shape) of the graph inputs that are not
+    initializers; a dim is an int, or a str for a symbolic/unknown one."""
+    inits = {t.name for t in model.graph.initializer}
+    out = []
+    for i in model.graph.input:
+        if i.name in inits:
+            continue
+        tt = i.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
+        out.append((i.name, tt.elem_type, shape))
+    return out
+
+
+def td_feeds(model_path: pathlib.Path, model) -> Optional[Dict[str, np.ndarray]]:
+    """The model's test_data_set_0/input_*.pb in graph input order, or None
+    when their number does not match the graph inputs."""
+    pbs = glob.glob(str(model_path.parent / "test_data_set_0" / "input_*.pb"))
+    pbs.sort(key=lambda p: int(re.search(r"input_(\d+)\.pb$", p).group(1)))
+    inputs = graph_inputs(model)
+    if len(pbs) != len(inputs):
+        return None
+    return {name: numpy_helper.to_array(onnx.load_tensor(pb)) for (name, _, _), pb in zip(inputs, pbs)}
+
+
+def same_outputs(a: List, b: List) -> Optional[str]:
+    """None when two lists of ORT outputs are bit-identical, else what differs."""
+    if len(a) != len(b):
+        return f"{len(a)} outputs vs {len(b)}"
+    for k, (x, y) in enumerate(zip(a, b)):
+        if not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray):
+            if repr(x) != repr(y):
+                return f"output {k}: {x!r} vs {y!r}"
+            continue
+        if x.dtype != y.dtype or x.shape != y.shape:
+            return f"output {k}: {x.dtype}{x.shape} vs {y.dtype}{y.shape}"
+        if x.dtype == object:
+            if x.reshape(-1).tolist() != y.reshape(-1).tolist():
+                return f"output {k}: strings differ"
+        elif np.ascontiguousarray(x).tobytes() != np.ascontiguousarray(y).tobytes():
+            return f"output {k}: bytes differ"
+    return None
+
+
+# ---- generated models ------------------------------------------------------------------
+
+def raw_tensor(name: str, data_type: int, dims, data: bytes) -> TensorProto:
+    """A TensorProto with raw_data, built field by field (onnx 1.12's helpers
+    refuse the types it does not know)."""
+    t = TensorProto()
+    t.name, t.data_type = name, data_type
+    t.dims.extend(dims)
+    t.raw_data = data
+    return t
+
+
+def typed_tensor(name: str, data_type: int, dims, field: str, values) -> TensorProto:
+    t = TensorProto()
+    t.name, t.data_type = name, data_type
+    t.dims.extend(dims)
+    getattr(t, field).extend(values)
+    return t
+
+
+# data type -> (raw element bytes, typed field or None, typed values from rng)
+def _typed_values(rng, data_type: int, count: int):
+    if data_type in (1, 14):
+        return "float_data", rng.standard_normal(count * (2 if data_type == 14 else 1)).astype(np.float32).tolist()
+    if data_type in (11, 15):
+        return "double_data", rng.standard_normal(count * (2 if data_type == 15 else 1)).tolist()
+    if data_type == 7:
+        return "int64_data", rng.integers(-2**62, 2**62, count).tolist()
+    if data_type == 6:
+        return "int32_data", rng.integers(-2**31, 2**31, count).tolist()
+    if data_type in (12, 13):
+        return "uint64_data", rng.integers(0, 2**32 if data_type == 12 else 2**63, count, dtype=np.uint64).tolist()
+    if data_type == 9:
+        return "int32_data", rng.integers(0, 2, count).tolist()
+    if data_type in (2, 17, 18, 19, 20, 24):
+        return "int32_data", rng.integers(0, 256, count).tolist()
+    if data_type == 3:
+        return "int32_data", rng.integers(-128, 128, count).tolist()
+    if data_type in (4, 10, 16):
+        return "int32_data", rng.integers(0, 65536, count).tolist()
+    if data_type == 5:
+        return "int32_data", rng.integers(-32768, 32768, count).tolist()
+    if data_type in PACKED:  # packed bytes, one per int32, as onnx.helper.make_tensor stores them
+        per = 8 // PACKED[data_type]
+        return "int32_data", rng.integers(0, 256, (count + per - 1) // per).tolist()
+    raise AssertionError(data_type)
+
+
+def _raw_bytes(rng, data_type: int, count: int) -> bytes:
+    if data_type in PACKED:
+        per = 8 // PACKED[data_type]
+        return rng.integers(0, 256, (count + per - 1) // per, dtype=np.uint8).tobytes()
+    if data_type == 9:
+        return rng.integers(0, 2, count, dtype=np.uint8).tobytes()
+    size = np.dtype(_PLAIN[data_type]).itemsize if data_type in _PLAIN else np.dtype(_BITS[data_type][1]).itemsize
+    return rng.integers(0, 256, count * size, dtype=np.uint8).tobytes()
+
+
+ALL_TYPES = sorted(set(_PLAIN) | set(_BITS) | set(PACKED))
+
+
+def dtype_tensors(counts=(5, 1201), seed: int = 1) -> List[TensorProto]:
+    """Tensors of every numeric ONNX type up to INT2, in raw_data and in its
+    typed field, of each element count in ``counts`` (5: under any threshold;
+    1201: over 1 KiB for all but the packed types), plus STRING, empty and
+    scalar tensors, and float32 NaNs with payloads."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for dt in ALL_TYPES:
+        for n in counts:
+            dims = [n] if dt in PACKED or n < 100 else [1, n]
+            out.append(raw_tensor(f"raw_{dt}_{n}", dt, dims, _raw_bytes(rng, dt, n)))
+            field, values = _typed_values(rng, dt, n)
+            out.append(typed_tensor(f"typed_{dt}_{n}", dt, dims, field, values))
+    out.append(typed_tensor("strings", TensorProto.STRING, [2, 2], "string_data", [b"a", b"", b"\x00\xff", b"long" * 400]))
+    out.append(raw_tensor("empty_f32", TensorProto.FLOAT, [0, 3], b""))
+    out.append(typed_tensor("empty_i64", TensorProto.INT64, [0], "int64_data", []))
+    out.append(raw_tensor("scalar_f64", TensorProto.DOUBLE, [], np.float64(2.5).tobytes()))
+    nans = np.array([0x7FC00001, 0xFFC12345, 0x7F800001, 0x00000001] * 300, dtype="<u4")
+    out.append(raw_tensor("nan_payloads", TensorProto.FLOAT, [1200], nans.tobytes()))
+    return out
+
+
+def model_of(initializers, nodes=(), inputs=(), outputs=(), opset: int = 13, **kw) -> onnx.ModelProto:
+    """A ModelProto around a graph (ir_version 8: readable by onnx 1.12)."""
+    graph = helper.make_graph(list(nodes), "g", list(inputs), list(outputs), initializer=list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], **kw)
+    model.ir_version = 8
+    return model
