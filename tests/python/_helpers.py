@@ -492,3 +492,100 @@ def model_of(initializers, nodes=(), inputs=(), outputs=(), opset: int = 13, **k
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], **kw)
     model.ir_version = 8
     return model
+
+
+def _floats(n: int, seed: float) -> np.ndarray:
+    return (np.arange(n, dtype=np.float32) * np.float32(0.001 * seed) - np.float32(0.25 * seed)).astype(np.float32)
+
+
+def _const(output: str, tensor_name: str, values: np.ndarray):
+    return helper.make_node("Constant", [], [output], value=numpy_helper.from_array(values, tensor_name))
+
+
+def structure_model(n: int = 300) -> onnx.ModelProto:
+    """A valid model (onnx.checker) with tensors everywhere the walk goes:
+    initializers, a sparse initializer, Constant attribute tensors in the
+    main graph (one of them a sparse_value), in both If branches (the same TensorProto name "W" in each,
+    and the main graph's initializer "W" too) and in a Loop body (with its
+    own initializer), and a Constant inside a model-local function. Every
+    float tensor has ``n`` elements (1200 bytes at the default n: over the
+    default threshold); small int64 shape-like constants stay under it.
+
+    Y = F(X + W + c_main + (cond ? then_W : else_W) + sparse_c) where
+    F(x) = x + fn_c, and Z a Loop of 2 iterations adding loop_c and loop_k;
+    the sparse initializer is not used (onnx.checker refuses a sparse input
+    to Add)."""
+    fl = onnx.TensorProto.FLOAT
+    branches = {}
+    for b, seed in (("then", 5), ("else", 7)):
+        branches[b] = helper.make_graph([_const(f"{b}_out", "W", _floats(n, seed))], f"{b}_g", [],
+                                        [helper.make_tensor_value_info(f"{b}_out", fl, [n])])
+    loop_body = helper.make_graph(
+        [helper.make_node("Add", ["z_in", "loop_c"], ["z_add"]),
+         helper.make_node("Identity", ["loop_cond_in"], ["loop_cond_out"]),
+         _const("loop_k", "loop_k", _floats(n, 3)),
+         helper.make_node("Add", ["z_add", "loop_k"], ["z_out"])],
+        "body",
+        [helper.make_tensor_value_info("iter", onnx.TensorProto.INT64, []),
+         helper.make_tensor_value_info("loop_cond_in", onnx.TensorProto.BOOL, []),
+         helper.make_tensor_value_info("z_in", fl, [n])],
+        [helper.make_tensor_value_info("loop_cond_out", onnx.TensorProto.BOOL, []),
+         helper.make_tensor_value_info("z_out", fl, [n])],
+        initializer=[numpy_helper.from_array(_floats(n, 11), "loop_c")])
+    fn = helper.make_function("local", "AddC", ["x"], ["y"],
+                              [_const("fn_c", "fn_c", _floats(n, 13)), helper.make_node("Add", ["x", "fn_c"], ["y"])],
+                              [helper.make_opsetid("", 13)])
+    sparse_values = numpy_helper.from_array(_floats(n, 17), "sparse")
+    sparse_indices = numpy_helper.from_array(np.arange(0, 2 * n, 2, dtype=np.int64), "sparse_indices")
+    sparse = helper.make_sparse_tensor(sparse_values, sparse_indices, [2 * n])
+    const_values = numpy_helper.from_array(_floats(n // 2, 19), "sparse_c")
+    const_indices = numpy_helper.from_array(np.arange(0, n, 2, dtype=np.int64), "sparse_c_indices")
+    const_sparse = helper.make_sparse_tensor(const_values, const_indices, [n])
+    nodes = [
+        _const("c_main", "c_main", _floats(n, 2)),
+        _const("shape", "shape", np.array([n], dtype=np.int64)),
+        helper.make_node("Add", ["X", "W"], ["a1"]),
+        helper.make_node("Add", ["a1", "c_main"], ["a2"]),
+        helper.make_node("If", ["cond"], ["branch"], then_branch=branches["then"], else_branch=branches["else"]),
+        helper.make_node("Add", ["a2", "branch"], ["a3"]),
+        helper.make_node("Constant", [], ["sparse_c"], sparse_value=const_sparse),
+        helper.make_node("Add", ["a3", "sparse_c"], ["a4"]),
+        helper.make_node("Reshape", ["a4", "shape"], ["a5"]),
+        helper.make_node("AddC", ["a5"], ["Y"], domain="local"),
+        helper.make_node("Loop", ["trips", "cond", "a5"], ["Z"], body=loop_body),
+    ]
+    graph = helper.make_graph(
+        nodes, "structure",
+        [helper.make_tensor_value_info("X", fl, [n]), helper.make_tensor_value_info("cond", onnx.TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("Y", fl, [n]), helper.make_tensor_value_info("Z", fl, [n])],
+        initializer=[numpy_helper.from_array(_floats(n, 1), "W"), numpy_helper.from_array(np.int64(2), "trips")],
+        sparse_initializer=[sparse])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("local", 1)],
+                              functions=[fn])
+    model.ir_version = 8
+    return model
+
+
+def assert_models_equal(got, want, what: str) -> None:
+    """``got`` equals ``want`` after normalize(), except that a tensor whose
+    payload is in a typed field (float_data, int32_data, ...) in ``want`` may
+    have it in raw_data in ``got`` (onnxzip stores typed payloads over the
+    threshold as raw entries): those are compared through expected_array
+    (to_array: same dtype, shape and bits), then taken as equal."""
+    got, want = normalize(got), normalize(want)
+    gts, wts = list(iter_tensors(got)), list(iter_tensors(want))
+    assert len(gts) == len(wts), f"{what}: {len(gts)} tensors, expected {len(wts)}"
+    for k, (g, w) in enumerate(zip(gts, wts)):
+        if g == w:
+            continue
+        where = f"{what}: tensor #{k} '{w.name}'"
+        assert (g.name, g.data_type, list(g.dims)) == (w.name, w.data_type, list(w.dims)), where
+        assert g.HasField("raw_data") and not w.HasField("raw_data"), \
+            f"{where} differs: got fields {[f.name for f, _ in g.ListFields()]}, " \
+            f"expected {[f.name for f, _ in w.ListFields()]}"
+        a, b = expected_array(g), expected_array(w)
+        assert (a.dtype, a.shape, a.tobytes()) == (b.dtype, b.shape, b.tobytes()), f"{where}: typed -> raw changed the values"
+        g.CopyFrom(w)
+    if got != want:
+        diff = [fd.name for fd in type(want).DESCRIPTOR.fields if getattr(got, fd.name) != getattr(want, fd.name)]
+        raise AssertionError(f"{what}: models differ in ModelProto fields {diff}")
