@@ -373,15 +373,27 @@ def graph_inputs(model) -> List[Tuple[str, int, List]]:
     return out
 
 
-def td_feeds(model_path: pathlib.Path, model) -> Optional[Dict[str, np.ndarray]]:
-    """The model's test_data_set_0/input_*.pb in graph input order, or None
-    when their number does not match the graph inputs."""
+def td_feeds(model_path: pathlib.Path, model) -> Tuple[Optional[Dict[str, np.ndarray]], str]:
+    """(feeds, "") from the model's test_data_set_0/input_*.pb in graph
+    input order, or (None, why not): a graph input that is not a tensor
+    (sequence, optional, map: input_*.pb is then no TensorProto), a
+    bfloat16 / float8 / 4-bit input (numpy feeds cannot carry it), or
+    input files that do not match the graph inputs."""
+    inputs = []
+    for i in model.graph.input:
+        if i.name in {t.name for t in model.graph.initializer}:
+            continue
+        kind = i.type.WhichOneof("value")
+        if kind != "tensor_type":
+            return None, f"{kind}-typed input '{i.name}'"
+        if i.type.tensor_type.elem_type in _BITS or i.type.tensor_type.elem_type in PACKED:
+            return None, f"input '{i.name}' of data type {i.type.tensor_type.elem_type} (no numpy feed)"
+        inputs.append(i.name)
     pbs = glob.glob(str(model_path.parent / "test_data_set_0" / "input_*.pb"))
     pbs.sort(key=lambda p: int(re.search(r"input_(\d+)\.pb$", p).group(1)))
-    inputs = graph_inputs(model)
     if len(pbs) != len(inputs):
-        return None
-    return {name: numpy_helper.to_array(onnx.load_tensor(pb)) for (name, _, _), pb in zip(inputs, pbs)}
+        return None, f"{len(pbs)} input_*.pb for {len(inputs)} graph inputs"
+    return {name: numpy_helper.to_array(onnx.load_tensor(pb)) for name, pb in zip(inputs, pbs)}, ""
 
 
 def same_outputs(a: List, b: List) -> Optional[str]:
