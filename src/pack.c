@@ -228,6 +228,8 @@ static int choose_name(pack *p, const oz_tensor_info *t)
     size_t n = t->name.len < sizeof tensor_name - 1 ? t->name.len : sizeof tensor_name - 1;
     memcpy(tensor_name, t->name.p, n);
     tensor_name[n] = '\0';
+    for (size_t i = 0; i < n; i++) /* spec 7.2 maps a NUL like any other byte; the mapping takes a C string */
+        if (!tensor_name[i]) tensor_name[i] = '_';
     for (unsigned k = 0;; k++) {
         int rc = onnxzip_entry_name_for(tensor_name, k, p->entry, sizeof p->entry);
         if (rc < 0) return rc;

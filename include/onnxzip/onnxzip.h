@@ -269,7 +269,8 @@ typedef enum onnxzip_tensor_kind {
  * (see onnxzip_model_bytes(): the mapping for a classic .onnx, the handle's
  * copy of __MODEL_PROTO for an archive). */
 typedef struct onnxzip_tensor {
-    const char *name;        /* TensorProto.name ("" when absent) */
+    const char *name;        /* TensorProto.name ("" when absent; a C string:
+                                up to a NUL byte the name may hold) */
     int32_t data_type;       /* ONNX TensorProto.DataType value */
     uint32_t ndims;          /* number of dims */
     const int64_t *dims;     /* ndims values, each >= 0 */

@@ -82,18 +82,22 @@ class _Tensors(Mapping[str, np.ndarray]):
         self._archive = archive
 
     def __getitem__(self, name: str) -> np.ndarray:
+        self._archive._handle()
         index = self._archive._by_name().get(name)
         if index is None:
             raise KeyError(name)
         return self._archive.array(index)
 
     def __iter__(self) -> Iterator[str]:
+        self._archive._handle()
         return iter(self._archive._by_name())
 
     def __len__(self) -> int:
+        self._archive._handle()
         return len(self._archive._by_name())
 
     def __contains__(self, name: object) -> bool:
+        self._archive._handle()
         return name in self._archive._by_name()
 
     def __repr__(self) -> str:
@@ -123,7 +127,8 @@ class Archive:
         self._raw = handle.tensors()  # tuples; TensorInfo objects are made when asked for
         self._info_list: Optional[List[TensorInfo]] = None
         self._first: Optional[Dict[str, int]] = None
-        self._copies: Dict[int, np.ndarray] = {}  # typed and string tensors, decoded once
+        self._copies: Dict[int, np.ndarray] = {}  # typed tensors, decoded once (read-only: over bytes)
+        self._strings: Dict[int, List[bytes]] = {}  # STRING tensors' elements
         self.tensors: Mapping[str, np.ndarray] = _Tensors(self)
 
     # -- state -------------------------------------------------------------
@@ -139,6 +144,7 @@ class Archive:
         Closing twice is harmless."""
         self._h = None
         self._copies = {}
+        self._strings = {}
 
     @property
     def closed(self) -> bool:
@@ -240,16 +246,19 @@ class Archive:
         if cached is not None:
             return cached
         raw = self._raw[index]
-        if raw[1] == _dtypes.STRING:
-            strings = h.strings(index)
+        if raw[1] == _dtypes.STRING:  # a new array each time: an object array owns its memory, so a
+            strings = self._strings.get(index)  # caller could make a cached one writable again
+            if strings is None:
+                strings = self._strings[index] = h.strings(index)
             array = np.empty(len(strings), dtype=object)
             array[:] = strings
             array = self._reshape(index, array)
             array.flags.writeable = False
+            return array
         else:  # read-only: the Region refuses writable buffers, bytes are immutable
             region = h.region(index)
             array = self._shaped(index, h.read(index) if region is None else region)
-        if raw[7] == _TYPED or raw[1] == _dtypes.STRING:
+        if raw[7] == _TYPED:
             self._copies[index] = array
         return array
 

@@ -89,7 +89,8 @@ class _Saver:
     def entry_name(self, tensor_name: str) -> str:
         index = 0
         while True:  # the spec's mapping; names collide under ASCII down-casing
-            name = _native.entry_name_for(tensor_name, index)
+            # a NUL maps to '_' like any other byte; the C function takes a C string
+            name = _native.entry_name_for(tensor_name.replace("\x00", "_"), index)
             if name.lower() not in self.taken:
                 self.taken.add(name.lower())
                 return name
