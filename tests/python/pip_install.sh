@@ -27,6 +27,8 @@ step() { printf '\n== %s\n' "$*"; }
 
 [ -x "$pyvenv/bin/python" ] ||
     fail "$pyvenv/bin/python does not exist; made by tests/run.sh, by hand: $here/venv.sh $pyvenv"
+"$here/venv.sh" --check "$pyvenv" ||
+    fail "$pyvenv does not match $here/requirements.txt: make it again with $here/venv.sh $pyvenv"
 "$pyvenv/bin/python" -c 'import mesonpy' 2>/dev/null ||
     fail "$pyvenv has no meson-python: make it again with $here/venv.sh $pyvenv"
 

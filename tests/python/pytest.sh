@@ -26,6 +26,12 @@ if [ ! -x "$python" ]; then
          "command (tests/run.sh); by hand: $here/venv.sh $venv" >&2
     exit 1
 fi
+venv=$(dirname "$(dirname "$python")")
+if [ -f "$venv/.onnxzip-requirements" ] && ! "$here/venv.sh" --check "$venv"; then
+    echo "pytest.sh: FAIL: the venv $venv does not match $here/requirements.txt;" \
+         "make it again: $here/venv.sh $venv (tests/run.sh does)" >&2
+    exit 1
+fi
 if ! "$python" -c 'import pytest' 2>/dev/null; then
     echo "pytest.sh: FAIL: $python has no pytest (Debian: apt-get install python3-pytest;" \
          "the venv: $here/venv.sh DIR)" >&2

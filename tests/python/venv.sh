@@ -11,14 +11,23 @@
 # like): the extension in the build tree is built for the Python meson found,
 # which on Debian is /usr/bin/python3. Nothing is installed into any system
 # Python. PYTHON=/path/to/python3 overrides the interpreter.
+#
+#   tests/python/venv.sh --check DIR   exit 0 when DIR is up to date, else 1
+#                                      (tests/python/pytest.sh: a stale venv
+#                                      fails the test instead of testing old pins)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 req=$here/requirements.txt
 python=${PYTHON:-/usr/bin/python3}
 
+check=0
+if [ "${1-}" = --check ]; then
+    check=1
+    shift
+fi
 if [ $# -ne 1 ] || [ -z "$1" ]; then
-    echo "usage: $0 DIR" >&2
+    echo "usage: $0 [--check] DIR" >&2
     exit 2
 fi
 dir=$1
@@ -33,6 +42,14 @@ fi
 # upgrade (3.11 -> 3.12) leaves a venv whose packages no longer import.
 want=$( { sha256sum < "$req"; "$python" -c 'import sys; print(sys.executable, sys.version)'; } |
         sha256sum | cut -d' ' -f1)
+
+if [ "$check" = 1 ]; then
+    if [ -x "$dir/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        exit 0
+    fi
+    echo "venv.sh: $dir is missing, unfinished or older than $req (or than $python)" >&2
+    exit 1
+fi
 
 # One creator at a time (two test commands on one build tree).
 mkdir -p "$(dirname "$dir")"
