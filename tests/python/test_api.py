@@ -425,15 +425,7 @@ CLOSED_CALLS = {
 }
 
 
-# Known bug (reported to the lead): _Tensors.__len__/__iter__/__contains__
-# (src/python/onnxzip/_archive.py) use the name index without checking that
-# the archive is open. strict: this fails once fixed, to drop the marker.
-_OPEN_AFTER_CLOSE = pytest.mark.xfail(strict=True, reason="bug: len/iter/in of Archive.tensors work after close()")
-
-
-@pytest.mark.parametrize("call", [pytest.param(c, marks=_OPEN_AFTER_CLOSE)
-                                  if c in ("tensors_len", "tensors_iter", "tensors_contains") else c
-                                  for c in sorted(CLOSED_CALLS)])
+@pytest.mark.parametrize("call", sorted(CLOSED_CALLS))
 def test_closed_raises_value_error(archive_path, call):
     a = onnxzip.open(archive_path)
     a.close()
