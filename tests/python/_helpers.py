@@ -489,7 +489,8 @@ def dtype_tensors(counts=(5, 1201), seed: int = 1) -> List[TensorProto]:
             out.append(raw_tensor(f"raw_{dt}_{n}", dt, dims, _raw_bytes(rng, dt, n)))
             field, values = _typed_values(rng, dt, n)
             out.append(typed_tensor(f"typed_{dt}_{n}", dt, dims, field, values))
-    out.append(typed_tensor("strings", TensorProto.STRING, [2, 2], "string_data", [b"a", b"", b"\x00\xff", b"long" * 400]))
+    out.append(typed_tensor("strings", TensorProto.STRING, [2, 2], "string_data",
+                            [b"a", b"", b"\x00\xff", b"long" * 400]))
     out.append(raw_tensor("empty_f32", TensorProto.FLOAT, [0, 3], b""))
     out.append(typed_tensor("empty_i64", TensorProto.INT64, [0], "int64_data", []))
     out.append(raw_tensor("scalar_f64", TensorProto.DOUBLE, [], np.float64(2.5).tobytes()))
@@ -596,7 +597,8 @@ def assert_models_equal(got, want, what: str) -> None:
             f"{where} differs: got fields {[f.name for f, _ in g.ListFields()]}, " \
             f"expected {[f.name for f, _ in w.ListFields()]}"
         a, b = expected_array(g), expected_array(w)
-        assert (a.dtype, a.shape, a.tobytes()) == (b.dtype, b.shape, b.tobytes()), f"{where}: typed -> raw changed the values"
+        assert (a.dtype, a.shape, a.tobytes()) == (b.dtype, b.shape, b.tobytes()), \
+            f"{where}: typed -> raw changed the values"
         g.CopyFrom(w)
     if got != want:
         diff = [fd.name for fd in type(want).DESCRIPTOR.fields if getattr(got, fd.name) != getattr(want, fd.name)]

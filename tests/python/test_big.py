@@ -81,7 +81,8 @@ def test_save_over_2gib(tmp_path, onnxzip_cli):
     seconds = time.monotonic() - started
     peak = vm_status("VmHWM") if exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     st = out.stat()
-    print(f"\nsave: {weights / MIB:.0f} MiB of weights in {seconds:.1f} s; RSS before save {rss_before / 1024:.0f} MiB, "
+    print(f"\nsave: {weights / MIB:.0f} MiB of weights in {seconds:.1f} s; "
+          f"RSS before save {rss_before / 1024:.0f} MiB, "
           f"peak during save {peak / 1024:.0f} MiB ({'VmHWM after clear_refs' if exact else 'ru_maxrss'}): "
           f"+{(peak - rss_before) / 1024:.0f} MiB; file {st.st_size / MIB:.0f} MiB, "
           f"{st.st_blocks * 512 / MIB:.0f} MiB allocated on disk")

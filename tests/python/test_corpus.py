@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import onnxzip
-from _helpers import (assert_same_array, buffer_range, corpus_absent_reason, corpus_id, corpus_models, dtype_tensors,
-                      file_mappings, inside, iter_tensors, load_classic, model_of, td_absent_reason,
+from _helpers import (address, assert_same_array, buffer_range, corpus_absent_reason, corpus_id, corpus_models,
+                      dtype_tensors, file_mappings, inside, iter_tensors, load_classic, model_of, td_absent_reason,
                       td_id, td_models)
 
 CORPUS = corpus_models()
@@ -36,7 +36,7 @@ def check_open(path: pathlib.Path, original, what: str) -> dict:
         infos = a.tensor_infos
         # the walk order: model order of the file, field order for files onnx wrote
         assert [(i.name, i.data_type, i.shape) for i in infos] == \
-            [(t.name, t.data_type, tuple(t.dims)) for t in tensors], f"{what}: tensor_infos differ from the model's tensors"
+            [(t.name, t.data_type, tuple(t.dims)) for t in tensors], f"{what}: tensor_infos differ from the model's"
         assert [i.index for i in infos] == list(range(len(infos)))
         maps = file_mappings(path)
         model = buffer_range(a.model_bytes)
@@ -51,7 +51,7 @@ def check_open(path: pathlib.Path, original, what: str) -> dict:
             if arr.nbytes == 0 or info.storage == "typed":
                 continue  # typed: decoded into a copy by design; empty: no address to check
             if info.storage == "entry":
-                assert inside(arr, maps), f"{where}: data at {arr.__array_interface__['data'][0]:#x} is not in a mapping of {path}"
+                assert inside(arr, maps), f"{where}: data at {address(arr):#x} is not in a mapping of {path}"
             elif info.storage == "inline":
                 # in the model bytes: the handle's copy of __MODEL_PROTO of an
                 # archive, the mapped file of a classic model

@@ -17,7 +17,6 @@ So, for an archive written from MODEL, onnxzip.load(archive) equals what
 onnx.load gives for MODEL saved as a classic file with external data.
 """
 import os
-import pathlib
 
 import numpy as np
 import onnx
@@ -25,8 +24,8 @@ import pytest
 from onnx import TensorProto, numpy_helper
 
 import onnxzip
-from _helpers import (assert_models_equal, cli, corpus_absent_reason, corpus_dir, dtype_tensors, iter_tensors,
-                      load_classic, model_of, normalize, raw_tensor, structure_model)
+from _helpers import (assert_models_equal, cli, corpus_absent_reason, corpus_dir, dtype_tensors, expected_array,
+                      iter_tensors, load_classic, model_of, normalize, raw_tensor, structure_model)
 
 EXTDATA = sorted(corpus_dir().glob("extdata/*/*.onnx"))
 SINGLE = sorted(corpus_dir().glob("models/*.onnx"))
@@ -62,7 +61,6 @@ def payload_size(t: TensorProto):
         return len(t.raw_data)
     for field in ("float_data", "int32_data", "int64_data", "double_data", "uint64_data"):
         if len(getattr(t, field)):
-            from _helpers import expected_array
             return expected_array(t).nbytes
     return None
 

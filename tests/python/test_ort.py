@@ -27,7 +27,8 @@ from _helpers import (corpus_absent_reason, corpus_id, corpus_models, graph_inpu
 
 CORPUS = corpus_models()
 TD = td_models()
-NO_ORT = "onnxruntime is not importable by this interpreter (Debian has no python3-onnxruntime; the PyPI venv runs these)"
+NO_ORT = ("onnxruntime is not importable by this interpreter (Debian has no python3-onnxruntime; "
+          "the PyPI venv runs these)")
 
 
 @pytest.fixture(scope="module")
