@@ -14,6 +14,7 @@ static const struct {
     [18] = { "FLOAT8E4M3FNUZ", 8 }, [19] = { "FLOAT8E5M2", 8 },      [20] = { "FLOAT8E5M2FNUZ", 8 },
     [21] = { "UINT4", 4 },          [22] = { "INT4", 4 },            [23] = { "FLOAT4E2M1", 4 },
     [24] = { "FLOAT8E8M0", 8 },     [25] = { "UINT2", 2 },           [26] = { "INT2", 2 },
+    [27] = { "FLOAT6E2M3", 6 },     [28] = { "FLOAT6E3M2", 6 },
 };
 #define N_DTYPES (int32_t)(sizeof dtypes / sizeof dtypes[0])
 
@@ -35,9 +36,9 @@ int oz_dtype_nbytes(int32_t dtype, uint64_t n, uint64_t *out)
         uint64_t size = bits / 8;
         if (n > UINT64_MAX / size) return -1;
         *out = n * size;
-    } else {
-        uint64_t per_byte = 8 / bits;
-        *out = n / per_byte + (n % per_byte != 0);
+    } else { /* packed LSB first: 4-bit two, 2-bit four, 6-bit four to three bytes */
+        if (n > UINT64_MAX / bits) return -1;
+        *out = n / 8 * bits + ((n % 8) * bits + 7) / 8;
     }
     return 0;
 }

@@ -17,6 +17,7 @@ static int storage_of(int32_t dtype, uint32_t *field, unsigned *width)
     case 21: case 22: case 23: case 25: case 26:                        /* packed sub-byte types too */
         *field = 5, *width = 1;
         return 0;
+    case 27: case 28: *field = 5, *width = 0; return 0; /* one 6-bit value per entry, packed when raw */
     default: return -1;
     }
 }
@@ -93,18 +94,25 @@ int oz_typed_size(const oz_tensor_info *t, const char *path, uint64_t *n)
     uint64_t values = 0;
     if (each_value(t, field, count_one, &values))
         return fail(t, path, ONNXZIP_EPROTO, "malformed typed data");
-    *n = values * width;
+    *n = width ? values * width : (values * 6 + 7) / 8; /* 6-bit: a bitstream, the last byte zero-padded */
     return 0;
 }
 
 typedef struct writer {
     uint8_t *out;
-    unsigned width;
+    unsigned width; /* bytes per value; 0: 6-bit values into an LSB-first bitstream */
+    uint32_t acc;   /* 6-bit: bits not yet written */
+    unsigned nacc;
 } writer;
 
 static int put_value(void *ctx, uint64_t v)
 {
     writer *w = ctx;
+    if (!w->width) {
+        w->acc |= (uint32_t)(v & 0x3f) << w->nacc;
+        for (w->nacc += 6; w->nacc >= 8; w->nacc -= 8, w->acc >>= 8) *w->out++ = (uint8_t)w->acc;
+        return 0;
+    }
     for (unsigned i = 0; i < w->width; i++) *w->out++ = (uint8_t)(v >> (8 * i));
     return 0;
 }
@@ -114,7 +122,8 @@ int oz_typed_convert(const oz_tensor_info *t, const char *path, uint8_t *out)
     uint32_t field;
     unsigned width;
     if (storage_of(t->data_type, &field, &width)) return fail(t, path, ONNXZIP_EDTYPE, "no raw form");
-    writer w = { out, width };
+    writer w = { out, width, 0, 0 };
     if (each_value(t, field, put_value, &w)) return fail(t, path, ONNXZIP_EPROTO, "malformed typed data");
+    if (w.nacc) *w.out = (uint8_t)w.acc; /* the zero-padded last byte */
     return 0;
 }

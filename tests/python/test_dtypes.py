@@ -5,8 +5,7 @@ also forced by hiding ml_dtypes from the package), packed 4-bit and 2-bit
 types as their raw uint8 bytes with the logical shape in info(), STRING as
 an object array of bytes, typed-field tensors (float_data, int32_data, ...)
 decoded equal to onnx.numpy_helper.to_array, and little-endian dtypes.
-FLOAT6E2M3 / FLOAT6E3M2 (onnx >= 1.23), which the format's type table does
-not have, are refused with EDTYPE naming the tensor."""
+FLOAT6E2M3 / FLOAT6E3M2 (onnx >= 1.23) as their packed bytes, typed or raw."""
 import numpy as np
 import onnx
 import pytest
@@ -183,19 +182,41 @@ def test_little_endian_bytes(tmp_path, dt):
             assert int(got[0]) == first
 
 
+def _float6_raw(values):
+    """ONNX's raw form of 6-bit values (onnx.proto, TensorProto.raw_data),
+    group by group as the proto's comment writes it."""
+    out = bytearray()
+    padded = list(values) + [0] * (-len(values) % 4)
+    for i in range(0, len(padded), 4):
+        x0, x1, x2, x3 = padded[i:i + 4]
+        out += bytes([x0 | ((x1 & 0x3) << 6) & 0xFF, (x1 >> 2) | ((x2 & 0xF) << 4) & 0xFF, (x2 >> 4) | (x3 << 2) & 0xFF])
+    return bytes(out[:(6 * len(values) + 7) // 8])
+
+
 @pytest.mark.parametrize("dt", [27, 28])
-def test_float6_refused(tmp_path, dt):
-    # onnx 1.23 adds FLOAT6E2M3 (27) and FLOAT6E3M2 (28); the format's type
-    # table (spec section 9) has no raw form for them
+@pytest.mark.parametrize("count", [1, 3, 4, 5, 9])
+def test_float6(tmp_path, dt, count):
+    # onnx 1.23's FLOAT6E2M3 (27) and FLOAT6E3M2 (28): packed four to three
+    # bytes; typed int32_data holds one 6-bit value per entry
+    values = [(7 * i + 5) % 64 for i in range(count)]
+    raw = _float6_raw(values)
+    assert len(raw) == -(-6 * count // 8)
     path = tmp_path / "f6.onnxzip"
-    onnxzip.save(model_of([typed_tensor("typed6", dt, [2], "int32_data", [1, 2])]), path)
+    model = model_of([typed_tensor("typed6", dt, [count], "int32_data", values),
+                      raw_tensor("raw6", dt, [count], raw)])
+    onnxzip.save(model, path, size_threshold=0)
     with onnxzip.open(path) as a:
-        assert a.info("typed6").storage == "typed" and a.info("typed6").dtype_name == "UNKNOWN"
-        with pytest.raises(onnxzip.Error) as e:
-            a.tensors["typed6"]
-        assert e.value.status == "EDTYPE" and "typed6" in str(e.value)
+        for name in ("typed6", "raw6"):
+            info = a.info(name)
+            assert info.shape == (count,) and info.dtype_name == ("FLOAT6E2M3" if dt == 27 else "FLOAT6E3M2")
+            got = a.tensors[name]
+            assert got.dtype == np.uint8 and got.tobytes() == raw
+    kept = tmp_path / "f6-typed.onnxzip"  # kept typed: decoded by the C library
+    onnxzip.save(model, kept, size_threshold=1 << 20)
+    with onnxzip.open(kept) as a:
+        assert a.info("typed6").storage == "typed" and a.tensors["typed6"].tobytes() == raw
     classic = tmp_path / "f6.onnx"
-    classic.write_bytes(model_of([raw_tensor("raw6", dt, [4], b"\x01\x02\x03")]).SerializeToString())
+    classic.write_bytes(model_of([raw_tensor("short6", dt, [count], raw[:-1])]).SerializeToString())
     with pytest.raises(onnxzip.Error) as e:
         onnxzip.open(classic)
-    assert e.value.status == "EDTYPE" and "raw6" in str(e.value) and str(classic) in str(e.value)
+    assert e.value.status == "ESIZE" and "short6" in str(e.value) and str(classic) in str(e.value)

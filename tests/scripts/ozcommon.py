@@ -252,7 +252,7 @@ def run(cmd, timeout=120, **kw):
 # spec section 9: bytes per element, or (1, k) for k elements per byte
 SPEC_DTYPES = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8,
                14: 8, 15: 16, 16: 2, 17: 1, 18: 1, 19: 1, 20: 1, 21: (1, 2), 22: (1, 2),
-               23: (1, 2), 24: 1, 25: (1, 4), 26: (1, 4)}
+               23: (1, 2), 24: 1, 25: (1, 4), 26: (1, 4), 27: (3, 4), 28: (3, 4)}
 
 
 def spec_byte_size(data_type, dims):
@@ -263,8 +263,8 @@ def spec_byte_size(data_type, dims):
     n = 1
     for d in dims:
         n *= d
-    if isinstance(sz, tuple):
-        return (n + sz[1] - 1) // sz[1]
+    if isinstance(sz, tuple):  # sz[0] bytes per sz[1] elements, the last group rounded up to bytes
+        return (n * sz[0] * 8 // sz[1] + 7) // 8
     return n * sz
 
 

@@ -21,8 +21,9 @@ _ML = {
     16: ("bfloat16", "<u2"), 17: ("float8_e4m3fn", "u1"), 18: ("float8_e4m3fnuz", "u1"),
     19: ("float8_e5m2", "u1"), 20: ("float8_e5m2fnuz", "u1"), 24: ("float8_e8m0fnu", "u1"),
 }
-# Types packed several to a byte: exposed as their raw uint8 bytes.
-PACKED_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
+# Types packed several to a byte (6-bit: four in three bytes): exposed as
+# their raw uint8 bytes.
+PACKED_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2, 27: 6, 28: 6}
 STRING = 8
 
 

@@ -31,6 +31,7 @@ _TYPED = {1: ("float_data", "<f4", None), 14: ("float_data", "<f4", None), 7: ("
           13: ("uint64_data", "<u8", None), 6: ("int32_data", "<i4", None)}
 _TYPED.update({t: ("int32_data", "<u2", 0xFFFF) for t in (4, 5, 10, 16)})
 _TYPED.update({t: ("int32_data", "u1", 0xFF) for t in (2, 3, 9, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26)})
+_TYPED.update({t: ("int32_data", "u1", 0x3F) for t in (27, 28)})
 
 
 def load(path: PathLike, load_external_data: bool = True) -> "onnx.ModelProto":
@@ -71,7 +72,19 @@ def _payload(tensor: Any) -> Optional[bytes]:
         return None
     if mask is None:
         return np.asarray(values, dtype=dtype).tobytes()
+    if mask == 0x3F:  # 6-bit: four values in three bytes, LSB first (ONNX's raw form)
+        return _pack6(np.asarray(values, dtype=np.int64) & mask)
     return (np.asarray(values, dtype=np.int64) & mask).astype(dtype).tobytes()
+
+
+def _pack6(values: "np.ndarray") -> bytes:
+    n = len(values)
+    groups = np.zeros(-(-n // 4) * 4, dtype=np.uint32)
+    groups[:n] = values
+    groups = groups.reshape(-1, 4)
+    words = groups[:, 0] | groups[:, 1] << 6 | groups[:, 2] << 12 | groups[:, 3] << 18
+    packed = words.astype("<u4").view(np.uint8).reshape(-1, 4)[:, :3].tobytes()
+    return packed[:(6 * n + 7) // 8]
 
 
 class _Saver:
