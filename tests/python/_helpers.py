@@ -173,6 +173,10 @@ _BITS = {16: ("bfloat16", "<u2"), 17: ("float8_e4m3fn", "u1"), 18: ("float8_e4m3
          19: ("float8_e5m2", "u1"), 20: ("float8_e5m2fnuz", "u1"), 24: ("float8_e8m0fnu", "u1")}
 # types packed several to a byte: bits per element
 PACKED = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
+# FLOAT6E2M3, FLOAT6E3M2 (onnx >= 1.20): a bit stream of 6-bit elements;
+# not in PACKED / ALL_TYPES (whose users generate tensors from them)
+SIX_BIT = {27: 6, 28: 6}
+_STREAM = {**PACKED, **SIX_BIT}
 
 
 def _typed_low_bytes(t: TensorProto, dtype: str) -> Optional[np.ndarray]:
@@ -184,15 +188,12 @@ def _typed_low_bytes(t: TensorProto, dtype: str) -> Optional[np.ndarray]:
     return (np.asarray(t.int32_data, dtype=np.int64) & mask).astype(dtype)
 
 
-def _pack(nibbles: np.ndarray, bits: int) -> np.ndarray:
-    """Elements of ``bits`` bits each (low bits of uint8), packed low first."""
-    per = 8 // bits
-    values = nibbles.reshape(-1) & ((1 << bits) - 1)
-    values = np.concatenate([values, np.zeros((-len(values)) % per, dtype=np.uint8)])
-    out = np.zeros(len(values) // per, dtype=np.uint8)
-    for k in range(per):
-        out |= (values[k::per] << (bits * k)).astype(np.uint8)
-    return out
+def _pack(values: np.ndarray, bits: int) -> np.ndarray:
+    """Elements of ``bits`` bits each (the low bits of uint8 values) as
+    ONNX packs them: a little-endian bit stream, element 0 in the lowest
+    bits of byte 0, the last byte padded with zero bits."""
+    stream = np.unpackbits(values.reshape(-1, 1).astype(np.uint8), axis=1, bitorder="little")[:, :bits]
+    return np.packbits(stream.reshape(-1), bitorder="little")
 
 
 def expected_array(t: TensorProto) -> np.ndarray:
@@ -206,9 +207,10 @@ def expected_array(t: TensorProto) -> np.ndarray:
       bfloat16 to float32 exactly (bits << 16): its upper 16 bits are the
       bfloat16 bits. Types onnx does not know (float8 in onnx 1.12) get the
       spec's raw form: raw_data, or the low byte of each int32_data value;
-    - 4-bit and 2-bit types: to_array's one-element-per-byte array packed
-      back, low bits first, into the raw uint8 bytes (1-D); unknown to onnx:
-      raw_data or int32_data's low bytes, as above;
+    - 4-bit, 2-bit and 6-bit types: to_array's one-element-per-byte array
+      packed back, low bits first, into the raw uint8 bytes (1-D); unknown
+      to onnx: raw_data, or int32_data's low bytes (packed bytes for 4/2-bit,
+      one element each for 6-bit, then packed);
     - STRING: an object array of the string_data bytes (to_array decodes
       them to str, and fails on bytes that are not UTF-8: where it does not
       fail, its strings are checked to be the bytes decoded);
@@ -240,12 +242,14 @@ def expected_array(t: TensorProto) -> np.ndarray:
         else:
             ref = numpy_helper.to_array(t)
         return ref.astype(np.dtype(_PLAIN[dt]), copy=False).reshape(dims)
-    if dt in PACKED:
-        if not known:
+    if dt in _STREAM:
+        if not known:  # raw_data; typed: 4/2-bit int32_data holds packed bytes, 6-bit one element each
+            if dt in SIX_BIT and not t.HasField("raw_data"):
+                return _pack(_typed_low_bytes(t, "u1"), SIX_BIT[dt])
             return _typed_low_bytes(t, "u1")
         ref = numpy_helper.to_array(t)
         assert ref.dtype.itemsize == 1, f"onnx {onnx.__version__}: to_array gave {ref.dtype} for type {dt}"
-        return _pack(np.ascontiguousarray(ref).view(np.uint8), PACKED[dt])
+        return _pack(np.ascontiguousarray(ref).view(np.uint8), _STREAM[dt])
     if dt in _BITS:
         name, unsigned = _BITS[dt]
         if not known:
@@ -270,13 +274,13 @@ def assert_same_array(got: np.ndarray, t: TensorProto, what: str) -> None:
     want = expected_array(t)
     assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, expected {want.dtype}"
     assert got.shape == want.shape, f"{what}: shape {got.shape}, expected {want.shape}"
-    if t.data_type in PACKED and got.size:
+    if t.data_type in _STREAM and got.size:
         # the last byte's unused bits are invisible to to_array: compared
         # with raw_data where there is one, masked out otherwise
         if t.HasField("raw_data"):
             assert got.tobytes() == t.raw_data, f"{what}: bytes differ from raw_data"
         count = int(np.prod(t.dims, dtype=np.int64))
-        used = (count * PACKED[t.data_type]) % 8
+        used = (count * _STREAM[t.data_type]) % 8
         if used:
             got, want = got.copy(), want.copy()
             got[-1] &= (1 << used) - 1
@@ -496,6 +500,20 @@ def dtype_tensors(counts=(5, 1201), seed: int = 1) -> List[TensorProto]:
     out.append(raw_tensor("scalar_f64", TensorProto.DOUBLE, [], np.float64(2.5).tobytes()))
     nans = np.array([0x7FC00001, 0xFFC12345, 0x7F800001, 0x00000001] * 300, dtype="<u4")
     out.append(raw_tensor("nan_payloads", TensorProto.FLOAT, [1200], nans.tobytes()))
+    return out
+
+
+def float6_tensors(counts=(1, 3, 4, 5, 9, 700), seed: int = 3) -> List[TensorProto]:
+    """FLOAT6E2M3 / FLOAT6E3M2 tensors (kept out of dtype_tensors, whose
+    users enumerate ALL_TYPES): raw_data (a 6-bit stream) and int32_data
+    (one element per value) of each count."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for dt in sorted(SIX_BIT):
+        for n in counts:
+            values = rng.integers(0, 64, n)
+            out.append(raw_tensor(f"raw_{dt}_{n}", dt, [n], _pack(values.astype(np.uint8), 6).tobytes()))
+            out.append(typed_tensor(f"typed_{dt}_{n}", dt, [n], "int32_data", values.tolist()))
     return out
 
 

@@ -18,8 +18,8 @@ import pytest
 
 import onnxzip
 from _helpers import (address, assert_same_array, buffer_range, corpus_absent_reason, corpus_id, corpus_models,
-                      dtype_tensors, file_mappings, inside, iter_tensors, load_classic, model_of, td_absent_reason,
-                      td_id, td_models)
+                      dtype_tensors, file_mappings, float6_tensors, inside, iter_tensors, load_classic, model_of,
+                      td_absent_reason, td_id, td_models)
 
 CORPUS = corpus_models()
 TESTDATA = td_models()
@@ -113,10 +113,10 @@ def test_testdata_model(src, tmp_path):
 
 
 def test_generated_every_dtype(tmp_path):
-    """Every data type in raw_data and typed fields, small and large, packed
-    both ways and opened as a classic file."""
+    """Every data type (FLOAT6 too) in raw_data and typed fields, small and
+    large, packed both ways and opened as a classic file."""
     src = tmp_path / "dtypes.onnx"
-    src.write_bytes(model_of(dtype_tensors()).SerializeToString())
+    src.write_bytes(model_of(dtype_tensors() + float6_tensors()).SerializeToString())
     counts = check_model(src, tmp_path, "dtypes")
     assert counts["original"].keys() == {"inline", "typed"}, counts
     assert counts["default"]["entry"] > 0 and counts["t0"]["entry"] > counts["default"]["entry"], counts
