@@ -86,9 +86,10 @@ def test_save_over_2gib(tmp_path, onnxzip_cli):
           f"peak during save {peak / 1024:.0f} MiB ({'VmHWM after clear_refs' if exact else 'ru_maxrss'}): "
           f"+{(peak - rss_before) / 1024:.0f} MiB; file {st.st_size / MIB:.0f} MiB, "
           f"{st.st_blocks * 512 / MIB:.0f} MiB allocated on disk")
-    # never the whole model serialized nor copied: the growth stays under
-    # the weights' size (a serialization needs all of it at once)
-    assert (peak - rss_before) * 1024 < weights, (peak, rss_before)
+    # never the whole model serialized nor copied: one tensor at a time (the
+    # copy protobuf makes when raw_data is read), plus 128 MiB of slack; a
+    # serialization would need all 2400 MiB at once
+    assert (peak - rss_before) * 1024 < TENSOR_BYTES + 128 * MIB, (peak, rss_before)
     assert st.st_size > weights
     r = cli(onnxzip_cli, "verify", out)
     assert r.returncode == 0 and r.stdout.startswith("OK: "), r.stdout + r.stderr

@@ -227,7 +227,8 @@ class Archive:
         the unsigned integers of their bit patterns (uint16, uint8). Packed
         4-bit and 2-bit types (INT4, UINT4, FLOAT4E2M1, INT2, UINT2) are their
         raw bytes as a 1-D uint8 array; ``info(name).shape`` is the logical
-        shape. STRING tensors are object arrays of bytes, as onnx gives them.
+        shape. STRING tensors are object arrays of their bytes (onnx's to_array
+        decodes them to str).
         """
         h = self._h
         if h is None:

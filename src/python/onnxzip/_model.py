@@ -26,6 +26,7 @@ _DATA_FIELDS = frozenset(("float_data", "int32_data", "int64_data", "raw_data", 
 # data_type -> (typed field, little-endian dtype of one raw element, mask of
 # the bits kept from each value): ONNX's raw_data form of typed data, as the C
 # library converts it (src/typed.c).
+_TYPED_FIELDS = ("float_data", "int32_data", "int64_data", "double_data", "uint64_data")
 _TYPED = {1: ("float_data", "<f4", None), 14: ("float_data", "<f4", None), 7: ("int64_data", "<i8", None),
           11: ("double_data", "<f8", None), 15: ("double_data", "<f8", None), 12: ("uint64_data", "<u4", None),
           13: ("uint64_data", "<u8", None), 6: ("int32_data", "<i4", None)}
@@ -66,10 +67,8 @@ def _payload(tensor: Any) -> Optional[bytes]:
     values = getattr(tensor, field)
     if len(values) == 0:
         return None
-    used = {fd.name for fd, _ in tensor.ListFields()} & {"float_data", "int32_data", "int64_data", "double_data",
-                                                          "uint64_data"}
-    if used != {field}:
-        return None
+    if any(len(getattr(tensor, other)) for other in _TYPED_FIELDS if other != field):
+        return None  # data in a field its type does not use: left as it is
     if mask is None:
         return np.asarray(values, dtype=dtype).tobytes()
     if mask == 0x3F:  # 6-bit: four values in three bytes, LSB first (ONNX's raw form)
@@ -134,9 +133,15 @@ class _Saver:
             dst.CopyFrom(src)
             return
         name = self.store(src, payload)
-        for fd, value in src.ListFields():
-            if fd.name not in _DATA_FIELDS:
-                _walk.copy_field(dst, fd, value)
+        del payload
+        for fd in src.DESCRIPTOR.fields:  # not ListFields(): it would copy raw_data once more
+            if fd.name in _DATA_FIELDS:
+                continue
+            if _walk.is_repeated(fd):
+                if len(getattr(src, fd.name)):
+                    _walk.copy_field(dst, fd, getattr(src, fd.name))
+            elif src.HasField(fd.name):
+                _walk.copy_field(dst, fd, getattr(src, fd.name))
         kv = dst.external_data.add()
         kv.key, kv.value = "location", name
         dst.data_location = dst.EXTERNAL
