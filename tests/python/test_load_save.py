@@ -5,16 +5,19 @@ Python API.
 What "equal" means here (_helpers.assert_models_equal):
 - onnx.load sets data_location = DEFAULT explicitly on each tensor whose
   external data it read (and clears external_data); the package does the
-  same. An original that never had the field compares equal to a loaded
-  model that has it set to DEFAULT: normalize() clears the explicit DEFAULT
-  on both sides. Nothing else is normalized.
+  same for a classic model's side files, but leaves the field unset for a
+  tensor read from an archive entry (as the model had it before save() or
+  pack(): test_load_save_exact checks that with no normalization). A model
+  with the field set compares equal to one without: normalize() clears an
+  explicit DEFAULT on both sides. Nothing else is normalized.
 - A tensor given in a typed field (float_data, int32_data, int64_data,
   double_data, uint64_data) whose payload reaches the threshold is stored as
   a raw entry and comes back as raw_data: it is compared through
   onnx.numpy_helper.to_array (dtype, shape, bits), and only then taken as
   equal. Typed tensors under the threshold come back as they were.
-So, for an archive written from MODEL, onnxzip.load(archive) equals what
-onnx.load gives for MODEL saved as a classic file with external data.
+So, for an archive written from MODEL, onnxzip.load(archive) equals MODEL,
+and what onnx.load gives for MODEL saved as a classic file with external
+data, but for that explicit DEFAULT.
 """
 import os
 
@@ -130,6 +133,51 @@ def test_load_archive(src, tmp_path, threshold):
         keys = {kv.key: kv.value for kv in t.external_data}
         assert keys["location"] in entries and keys["location"] != MODEL_ENTRY, keys
         assert not t.HasField("raw_data")
+
+
+def typed_over(model, threshold: int) -> list:
+    """Names of tensors whose payload is in a typed field and reaches the
+    threshold: stored as raw entries, they load back as raw_data."""
+    return [t.name for t in iter_tensors(model) if not t.HasField("raw_data")
+            and t.data_type != TensorProto.STRING and (payload_size(t) or 0) >= max(threshold, 1)]
+
+
+def test_load_save_exact(tmp_path):
+    """No normalization: a model whose tensors never named a data_location
+    (numpy_helper, torch.onnx.export) loads back equal, byte for byte, after
+    save() and after pack(); entries' tensors come back with data_location
+    unset, not set to DEFAULT."""
+    model = structure_model()
+    assert not typed_over(model, 1024)
+    assert not any(t.HasField("data_location") for t in iter_tensors(model))
+    onnxzip.save(model, tmp_path / "s.onnxzip", sync=False)
+    got = onnxzip.load(tmp_path / "s.onnxzip")
+    assert got == model
+    assert got.SerializeToString() == model.SerializeToString()
+    assert not any(t.HasField("data_location") for t in iter_tensors(got))
+    src = tmp_path / "m.onnx"
+    src.write_bytes(model.SerializeToString())
+    onnxzip.pack(src, tmp_path / "p.onnxzip", size_threshold=0, sync=False)
+    assert onnxzip.load(tmp_path / "p.onnxzip") == model
+
+
+@pytest.mark.skipif(not SINGLE, reason=corpus_absent_reason())
+@pytest.mark.parametrize("src", SINGLE, ids=lambda p: p.name)
+@pytest.mark.parametrize("threshold", [1024, 0])
+def test_load_save_exact_corpus(src, tmp_path, threshold):
+    """onnx.load of a single-file model, save()d and pack()ed: onnxzip.load
+    gives the very same ModelProto (== and serialized bytes), except for
+    typed payloads over the threshold, which come back as raw_data."""
+    model = onnx.load(str(src))
+    onnxzip.save(model, tmp_path / "s.onnxzip", size_threshold=threshold, sync=False)
+    onnxzip.pack(src, tmp_path / "p.onnxzip", size_threshold=threshold, sync=False)
+    for name in ("s.onnxzip", "p.onnxzip"):
+        got = onnxzip.load(tmp_path / name)
+        if typed_over(model, threshold):
+            assert_models_equal(got, model, f"load({name})")
+        else:
+            assert got == model, name
+            assert got.SerializeToString() == model.SerializeToString(), name
 
 
 # ---- save() ----------------------------------------------------------------------

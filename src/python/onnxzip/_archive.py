@@ -294,7 +294,13 @@ class Archive:
         (data_location EXTERNAL): an archive's name entries of the archive, a
         classic model's name its files. With ``load_data=True`` every
         external tensor gets its bytes in raw_data and loses its references,
-        as ``onnx.load`` does with external data (a copy of the weights)."""
+        as ``onnx.load`` does with external data (a copy of the weights).
+        ``onnx.load`` then sets data_location to DEFAULT explicitly, and so
+        does this for a classic model's side files; a tensor read from an
+        archive entry has data_location unset instead, as the model had it
+        before :func:`onnxzip.save` or :func:`onnxzip.pack` moved the tensor,
+        so that ``onnxzip.load(path) == model`` after ``onnxzip.save(model,
+        path)``."""
         onnx = _import_onnx()
         model = onnx.ModelProto()
         model.ParseFromString(self.model_bytes)
@@ -331,8 +337,14 @@ class Archive:
                 raise Error(f"{self._path or '(buffer)'}: tensor '{tensor.name}': no data at location "
                             f"'{key[0]}' offset {key[1]}", status="EREF", code=-21)
             tensor.raw_data = bytes(h.region(info.index))
-            tensor.data_location = tensor.DEFAULT
             del tensor.external_data[:]
+            if info.storage == "entry":
+                # The reference is the archive's, not the model's: without it the
+                # tensor is as it was before packing (save() and pack() leave
+                # data_location unset then, so load(save(m)) == m).
+                tensor.ClearField("data_location")
+            else:
+                tensor.data_location = tensor.DEFAULT  # classic external data: as onnx.load sets it
 
     def view(self, location: Optional[str] = None, size_threshold: int = 1024) -> bytes:
         """The model as a classic ONNX model whose large tensors reference
