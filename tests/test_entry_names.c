@@ -1,7 +1,7 @@
 /* The spec's entry-name mapping and validity rules, example by example. */
 #include <string.h>
 
-#include "entry_name.h"
+#include "common/entry_name.h"
 #include "testutil.h"
 
 static void maps(const char *tensor, unsigned index, const char *want)

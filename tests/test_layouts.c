@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive.h"
+#include "read/archive.h"
 #include "testutil.h"
 
 /* Is p inside a mapping the handle owns: the file, or a side file? */

@@ -1,9 +1,6 @@
 /* onnxzip_repack(): foreign zips (deflated by libzip, with fillers, bad CRCs,
  * no model, odd names) back into aligned archives; onnxzip_extract_tensor();
- * the writer's stream source. Every refusal leaves no output and no temp file.
- *
- * Built without ../src on the include path: src/zip.h would shadow libzip's
- * <zip.h>. The one internal header used is reached by its relative path. */
+ * the writer's stream source. Every refusal leaves no output and no temp file. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +9,7 @@
 
 #include <zip.h>
 
-#include "../src/writer.h"
+#include "write/writer.h"
 #include "testutil.h"
 
 /* P() recycles four buffers: these paths live until the end. */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "common/buf.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------

@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "onnx_walk.h"
-#include "pbwire.h"
-#include "sha1.h"
+#include "onnx/onnx_walk.h"
+#include "onnx/pbwire.h"
+#include "common/sha1.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------

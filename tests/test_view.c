@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "pbwire.h"
+#include "common/buf.h"
+#include "onnx/pbwire.h"
 #include "testutil.h"
 
 #define LOC "m.onnxzip"

@@ -1,7 +1,7 @@
 #include "fuzz_util.h"
 
 #include <onnxzip/onnxzip.h>
-#include "pbwire.h"
+#include "onnx/pbwire.h"
 
 #include <ftw.h>
 #include <stdio.h>

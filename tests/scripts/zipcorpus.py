@@ -18,7 +18,7 @@ from a signal or hang. Per group:
                         (the spec's reader is stricter: 11.2).
   yauzl/failure/*.zip   archives yauzl refuses: any specific status.
   yauzl/success/*.zip   valid zip files, but not onnxzip archives. The reader
-                        checks in this order (src/zip_reader.c, spec 11.2):
+                        checks in this order (src/read/zip_reader.c, spec 11.2):
                         end records (2.3, 6) -> per central record in CD order:
                         framing and extra fields, zip64, Disk_Start, Method
                         (EMETHOD), Flags (EFLAGS), sizes -> its local header

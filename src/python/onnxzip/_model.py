@@ -25,7 +25,7 @@ _DATA_FIELDS = frozenset(("float_data", "int32_data", "int64_data", "raw_data", 
 
 # data_type -> (typed field, little-endian dtype of one raw element, mask of
 # the bits kept from each value): ONNX's raw_data form of typed data, as the C
-# library converts it (src/typed.c).
+# library converts it (src/onnx/typed.c).
 _TYPED_FIELDS = ("float_data", "int32_data", "int64_data", "double_data", "uint64_data")
 _TYPED = {1: ("float_data", "<f4", None), 14: ("float_data", "<f4", None), 7: ("int64_data", "<i8", None),
           11: ("double_data", "<f8", None), 15: ("double_data", "<f8", None), 12: ("uint64_data", "<u4", None),

@@ -1,5 +1,5 @@
 """The TensorProtos of an onnx.ModelProto, found where the C library finds
-them (src/onnx_walk.c): initializers, sparse initializers, attribute tensors
+them (src/onnx/onnx_walk.c): initializers, sparse initializers, attribute tensors
 and sparse tensors, in every subgraph, function and training graph."""
 from __future__ import annotations
 

@@ -1,0 +1,109 @@
+/* The thread's last error: status, message, offset (libgit2-style). */
+#include <stdio.h>
+
+#include "common/internal.h"
+
+static _Thread_local struct {
+    onnxzip_error_info info;
+    char message[1024];
+} last = { { ONNXZIP_OK, "no error", -1 }, "no error" };
+
+/* Length of the well-formed UTF-8 sequence at p (1..4; NUL-terminated), or 0
+ * when p starts none or starts a C1 control character (U+0080..U+009F). */
+static size_t text_len(const unsigned char *p)
+{
+    unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+    if (c < 0x80) return 1;
+    if (c < 0xC2 || c > 0xF4) return 0;
+    if (c == 0xC2) return p[1] >= 0xA0 && p[1] <= 0xBF ? 2 : 0;
+    if (c < 0xE0) return (p[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+    if (p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80) return 0;
+    if (c < 0xF0) return 3;
+    return (p[3] & 0xC0) == 0x80 ? 4 : 0;
+}
+
+/* Copies a formatted message, writing control characters (C0, DEL, C1) and
+ * bytes that are not UTF-8 as \xHH, so that a path or name quoted from
+ * anywhere keeps the message one line that cannot drive a terminal. Done here
+ * once for every message; text from oz_printable() has no such byte, so it
+ * passes unchanged (never escaped twice), and ordinary text is untouched. */
+static void escape_message(const char *in, char *out, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)in;
+    size_t o = 0;
+    while (*p) {
+        size_t n = text_len(p);
+        int ctl = n == 0 || *p < 0x20 || *p == 0x7f;
+        size_t need = ctl ? 4 : n;
+        if (o + need + 4 > cap) {
+            memcpy(out + o, "...", 4);
+            return;
+        }
+        if (ctl)
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p++);
+        else
+            for (size_t i = 0; i < n; i++) out[o++] = (char)*p++;
+    }
+    out[o] = '\0';
+}
+
+int oz_err(int status, int64_t offset, const char *fmt, ...)
+{
+    char raw[sizeof last.message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    escape_message(raw, last.message, sizeof last.message);
+    last.info.status = status;
+    last.info.message = last.message;
+    last.info.offset = offset;
+    return status;
+}
+
+const onnxzip_error_info *onnxzip_last_error(void)
+{
+    return &last.info;
+}
+
+const char *onnxzip_strerror(int status)
+{
+    switch (status) {
+#define OZ_STRERROR_(name, value, desc) case value: return desc;
+        ONNXZIP_STATUS_MAP(OZ_STRERROR_)
+#undef OZ_STRERROR_
+    }
+    return "unknown error";
+}
+
+const char *onnxzip_status_name(int status)
+{
+    switch (status) {
+#define OZ_STATUS_NAME_(name, value, desc) case value: return "ONNXZIP_" #name;
+        ONNXZIP_STATUS_MAP(OZ_STATUS_NAME_)
+#undef OZ_STATUS_NAME_
+    }
+    return "ONNXZIP_UNKNOWN";
+}
+
+char *oz_printable(const void *s, size_t n, char *out, size_t cap)
+{
+    const unsigned char *p = s;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (o + 8 >= cap) {
+            memcpy(out + o, "...", 4);
+            return out;
+        }
+        if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\'' && p[i] != '\\')
+            out[o++] = (char)p[i];
+        else
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", p[i]);
+    }
+    out[o] = '\0';
+    return out;
+}

@@ -1,0 +1,326 @@
+/* onnxzip_open*(): map, validate, index. Reads headers and the model only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read/archive.h"
+#include "onnx/pbwire.h"
+#include "onnx.pb-c.h"
+
+/* Zip or protobuf, by content: a zip starts with a local header or is an
+ * empty archive, or ends with an end of central directory record. */
+static int looks_like_zip(const uint8_t *b, uint64_t size)
+{
+    if (size >= 4 && (oz_rd32(b) == 0x04034b50u || oz_rd32(b) == 0x06054b50u)) return 1;
+    uint64_t first = size > 0xFFFF + 22 ? size - 0xFFFF - 22 : 0;
+    for (uint64_t p = size >= 22 ? size - 22 + 1 : 0; p-- > first;)
+        if (oz_rd32(b + p) == 0x06054b50u && p + 22 + oz_rd16(b + p + 20) == size) return 1;
+    return 0;
+}
+
+static int open_archive(onnxzip_archive *a, int fd)
+{
+    int rc = oz_zip_parse(&a->zip, a->base, a->size, fd, a->path);
+    if (rc) return rc;
+    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
+    /* The model is copied: an in-place update may later truncate the region
+     * it lies in (spec 15.5); weights never move and stay mapped. */
+    a->model_len = (size_t)m->pub.size;
+    if (!(a->model_copy = malloc(a->model_len ? a->model_len : 1)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
+    memcpy(a->model_copy, a->base + m->pub.data_offset, a->model_len);
+    a->model = a->model_copy;
+    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
+    return oz_tensors_build(&a->tensors, &a->zip, NULL, a->base, a->model, a->model_len, m->pub.data_offset,
+                            a->path);
+}
+
+/* Every ONNX file begins with a protobuf field (in practice ir_version). */
+static int looks_like_model(const uint8_t *b, uint64_t size)
+{
+    /* Any well-formed first field: ONNX parsers skip unknown fields, so a
+     * model may begin with one; text and other formats fail right here. */
+    pb_reader r = { b, b + size };
+    pb_field f;
+    return pb_next(&r, &f) == 0;
+}
+
+/* A classic .onnx: the whole file is the model; side files, if any, are
+ * found relative to its directory (only known when opened by path). */
+static int open_classic(onnxzip_archive *a, int by_path)
+{
+    if (!looks_like_model(a->base, a->size))
+        return oz_err(ONNXZIP_ENOTZIP, -1, "%s: neither a zip archive nor an ONNX model (its first bytes are no "
+                      "protobuf field)", a->path);
+    if (a->size > OZ_MAX_MODEL)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: %llu bytes: too large for a protobuf model (2 GiB - 1)", a->path,
+                      (unsigned long long)a->size);
+    a->model = a->base;
+    a->model_len = (size_t)a->size;
+    if (by_path) {
+        const char *slash = strrchr(a->path, '/');
+        char *dir = slash ? strndup(a->path, (size_t)(slash - a->path) + 1) : strdup(".");
+        int rc = dir ? oz_extdata_init(&a->ext, dir) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+        free(dir);
+        if (rc) return rc;
+        a->ext_open = 1;
+    }
+    int rc = oz_tensors_build(&a->tensors, NULL, a->ext_open ? &a->ext : NULL, a->base, a->model, a->model_len, 0,
+                              a->path);
+    a->layout = a->tensors.n_external ? ONNXZIP_LAYOUT_EXTERNAL : ONNXZIP_LAYOUT_CLASSIC;
+    return rc;
+}
+
+#define OPEN_FLAGS (unsigned)(ONNXZIP_OPEN_VERIFY | ONNXZIP_OPEN_SEQUENTIAL | ONNXZIP_OPEN_WILLNEED | \
+                             ONNXZIP_OPEN_POPULATE | ONNXZIP_OPEN_HUGEPAGE)
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14; older kernels answer EINVAL */
+#endif
+
+/* The caller's access hints (ONNXZIP_OPEN_*), else normal readahead. */
+static void advise(const uint8_t *base, uint64_t size, unsigned flags)
+{
+    void *p = (void *)base;
+    madvise(p, size, (flags & ONNXZIP_OPEN_SEQUENTIAL) ? MADV_SEQUENTIAL : MADV_NORMAL);
+    if (flags & ONNXZIP_OPEN_HUGEPAGE) madvise(p, size, MADV_HUGEPAGE);
+    if (flags & ONNXZIP_OPEN_WILLNEED) madvise(p, size, MADV_WILLNEED);
+    if (flags & ONNXZIP_OPEN_POPULATE) madvise(p, size, MADV_POPULATE_READ);
+}
+
+/* `fd`: the mapped file, or -1 for a caller's buffer. `by_path`: the file
+ * was opened by a path whose directory holds any external data files. */
+static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, const char *path,
+                       unsigned flags, onnxzip_archive **out)
+{
+    int mapped = fd >= 0;
+    onnxzip_archive *a = calloc(1, sizeof *a);
+    char *p = strdup(path);
+    if (!a || !p) {
+        free(a);
+        free(p);
+        if (mapped) munmap((void *)base, size);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    }
+    *a = (onnxzip_archive){ .base = base, .size = size, .mapped = mapped, .fd = -1, .path = p };
+    /* Headers are scattered: no readahead of the weights around them. */
+    if (mapped) madvise((void *)base, size, MADV_RANDOM);
+    int rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
+           : looks_like_zip(base, size) ? open_archive(a, fd) : open_classic(a, by_path);
+    if (mapped) advise(base, size, rc ? 0 : flags);
+    if (!rc && (flags & ONNXZIP_OPEN_VERIFY)) rc = oz_verify_data(a);
+    if (rc) {
+        onnxzip_close(&a);
+        return rc;
+    }
+    *out = a;
+    return 0;
+}
+
+/* Maps the file at a 2 MiB-aligned address: data aligned in the file up to
+ * the largest alignment a writer may choose (64 KiB) is aligned in memory
+ * too, and the page cache's large folios can be mapped whole (as the kernel
+ * aligns large file mappings itself). Reserve room, map the file at the
+ * aligned spot, return the rest. */
+static void *map_aligned(int fd, size_t size)
+{
+    const size_t A = (size_t)2 << 20;
+    uint8_t *room = mmap(NULL, size + A, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (room == MAP_FAILED) return MAP_FAILED;
+    uint8_t *at = (uint8_t *)(((uintptr_t)room + A - 1) & ~(uintptr_t)(A - 1));
+    void *p = mmap(at, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(room, size + A);
+        return MAP_FAILED;
+    }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), end = ((size_t)(at - room) + size + page - 1) & ~(page - 1);
+    if (at > room) munmap(room, (size_t)(at - room));
+    if (end < size + A) munmap(room + end, size + A - end);
+    return p;
+}
+
+static int map_locked(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out);
+
+static uint64_t mtime_ns(const struct stat *st)
+{
+    return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+}
+
+/* Opens under the shared update lock: an in-place model update cannot flip or
+ * truncate the file while it is being validated (spec 15.5). */
+static int map_fd(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out)
+{
+    if (flags & ~OPEN_FLAGS) return oz_err(ONNXZIP_EINVAL, -1, "%s: unknown open flags 0x%x", path, flags);
+    oz_update_lock(fd, F_RDLCK);
+    int rc = map_locked(fd, by_path, path, flags & ~(unsigned)ONNXZIP_OPEN_VERIFY, out);
+    oz_update_lock(fd, F_UNLCK);
+    /* Verification reads only weights (which never move) and the model copy:
+     * outside the lock, so that an O(archive) read does not hold up an update. */
+    if (!rc && (flags & ONNXZIP_OPEN_VERIFY) && (rc = oz_verify_data(*out))) onnxzip_close(out);
+    return rc;
+}
+
+static int map_locked(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out)
+{
+    struct stat st;
+    if (fstat(fd, &st))
+        return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", path);
+    if (st.st_size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", path);
+    if ((uint64_t)st.st_size > SIZE_MAX)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: too large to map on this platform", path);
+    int keep = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* for onnxzip_check() */
+    if (keep < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot duplicate its descriptor: %s", path, strerror(errno));
+    void *base = map_aligned(fd, (size_t)st.st_size);
+    if (base == MAP_FAILED) {
+        int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot map %lld bytes: %s", path, (long long)st.st_size,
+                        strerror(errno));
+        close(keep);
+        return rc;
+    }
+    /* No readahead around each local header read (one per tensor). */
+    posix_fadvise(keep, 0, 0, POSIX_FADV_RANDOM);
+    int rc = open_mapped(base, (uint64_t)st.st_size, keep, by_path, path, flags, out);
+    posix_fadvise(keep, 0, 0, POSIX_FADV_NORMAL);
+    if (rc) {
+        close(keep);
+        return rc;
+    }
+    onnxzip_archive *a = *out;
+    a->fd = keep;
+    a->by_path = by_path;
+    a->st_dev = (uint64_t)st.st_dev;
+    a->st_ino = (uint64_t)st.st_ino;
+    a->st_mtime_ns = mtime_ns(&st);
+    return 0;
+}
+
+int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out)
+{
+    if (out) *out = NULL;
+    if (!path || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open: NULL argument");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", path, strerror(errno));
+    int rc = map_fd(fd, 1, path, flags, out);
+    close(fd); /* the mapping keeps the file */
+    return rc;
+}
+
+int onnxzip_open_fd(int fd, unsigned flags, onnxzip_archive **out)
+{
+    if (out) *out = NULL;
+    if (fd < 0 || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_fd: bad argument");
+    char name[32];
+    snprintf(name, sizeof name, "<fd %d>", fd);
+    return map_fd(fd, 0, name, flags, out);
+}
+
+int onnxzip_open_buffer(const void *data, size_t size, unsigned flags, onnxzip_archive **out)
+{
+    if (out) *out = NULL;
+    if (!data || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_buffer: NULL argument");
+    if (flags & ~OPEN_FLAGS) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_buffer: unknown flags 0x%x", flags);
+    return open_mapped(data, size, -1, 0, "<buffer>", flags, out);
+}
+
+void onnxzip_close(onnxzip_archive **ap)
+{
+    if (!ap || !*ap) return;
+    onnxzip_archive *a = *ap;
+    if (a->parsed) onnx__model_proto__free_unpacked(a->parsed, NULL);
+    oz_tensors_free(&a->tensors);
+    oz_zip_free(&a->zip);
+    if (a->ext_open) oz_extdata_free(&a->ext);
+    free(a->model_copy);
+    if (a->mapped) munmap((void *)a->base, (size_t)a->size);
+    if (a->fd >= 0) close(a->fd);
+    free(a->path);
+    free(a);
+    *ap = NULL;
+}
+
+int onnxzip_check(onnxzip_archive *a)
+{
+    if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_check: NULL argument");
+    if (!a->mapped || a->fd < 0) return 0; /* the caller's buffer */
+    struct stat st;
+    if (fstat(a->fd, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", a->path, strerror(errno));
+    if ((uint64_t)st.st_size < a->size)
+        return oz_err(ONNXZIP_ETRUNC, (int64_t)st.st_size, "%s: the file was truncated to %lld bytes since it was "
+                      "opened (%llu bytes mapped): touching a view past the new end would raise SIGBUS; reopen it",
+                      a->path, (long long)st.st_size, (unsigned long long)a->size);
+    if ((uint64_t)st.st_size != a->size || mtime_ns(&st) != a->st_mtime_ns)
+        return oz_err(ONNXZIP_ETRUNC, -1, "%s: the file was rewritten since it was opened (size %llu -> %lld, or "
+                      "modification time changed): the views may no longer show its contents; reopen it", a->path,
+                      (unsigned long long)a->size, (long long)st.st_size);
+    struct stat now;
+    if (a->by_path &&
+        (stat(a->path, &now) || (uint64_t)now.st_dev != a->st_dev || (uint64_t)now.st_ino != a->st_ino))
+        return oz_err(ONNXZIP_ETRUNC, -1, "%s: the path no longer names the file that was opened (replaced or "
+                      "removed): the views still show the old file, which stays mapped; reopen it", a->path);
+    return 0;
+}
+
+size_t onnxzip_tensor_count(const onnxzip_archive *a)
+{
+    return a ? a->tensors.n : 0;
+}
+
+const onnxzip_tensor *onnxzip_tensor_at(const onnxzip_archive *a, size_t i)
+{
+    return a && i < a->tensors.n ? &a->tensors.v[i] : NULL;
+}
+
+const onnxzip_tensor *onnxzip_find_tensor(const onnxzip_archive *a, const char *name)
+{
+    uint32_t i;
+    if (!a || !name || oz_strmap_get(&a->tensors.by_name, name, strlen(name), &i)) return NULL;
+    return &a->tensors.v[i];
+}
+
+size_t onnxzip_entry_count(const onnxzip_archive *a)
+{
+    return a ? a->zip.n : 0;
+}
+
+const onnxzip_entry *onnxzip_entry_at(const onnxzip_archive *a, size_t i)
+{
+    return a && i < a->zip.n ? &a->zip.entries[i].pub : NULL;
+}
+
+int onnxzip_model_bytes(const onnxzip_archive *a, const void **data, size_t *size)
+{
+    if (!a || !data || !size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_model_bytes: NULL argument");
+    *data = a->model;
+    *size = a->model_len;
+    return 0;
+}
+
+int onnxzip_model_proto(onnxzip_archive *a, const struct Onnx__ModelProto **model)
+{
+    if (model) *model = NULL;
+    if (!a || !model) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_model_proto: NULL argument");
+    if (!a->parsed) {
+        a->parsed = onnx__model_proto__unpack(NULL, a->model_len, a->model);
+        if (!a->parsed)
+            return oz_err(ONNXZIP_EPROTO, -1, "%s: protobuf-c cannot parse __MODEL_PROTO (%zu bytes)", a->path,
+                          a->model_len);
+    }
+    *model = a->parsed;
+    return 0;
+}
+
+onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a)
+{
+    return a ? a->layout : ONNXZIP_LAYOUT_ARCHIVE;
+}
+
+const char *onnxzip_archive_path(const onnxzip_archive *a)
+{
+    return a ? a->path : NULL;
+}

@@ -1,0 +1,38 @@
+/* The reader handle shared by archive.c and verify.c. */
+#ifndef ONNXZIP_ARCHIVE_H
+#define ONNXZIP_ARCHIVE_H
+
+#include <stdint.h>
+
+#include "read/extdata.h"
+#include "read/tensors.h"
+#include "read/zip_index.h"
+
+struct Onnx__ModelProto;
+
+struct onnxzip_archive {
+    const uint8_t *base;
+    uint64_t size;
+    int mapped; /* 1: base is our mmap, unmapped at close; 0: borrowed */
+    int fd;     /* mapped: a duplicate of the mapped file's descriptor, for
+                   onnxzip_check(); -1 otherwise */
+    int by_path; /* opened by path: onnxzip_check() also stats the path */
+    uint64_t st_dev, st_ino, st_mtime_ns; /* the mapped file, as at open */
+    onnxzip_layout layout;
+    oz_extdata ext; /* classic external data: side files, mapped once */
+    int ext_open;
+    char *path;
+    oz_zip zip;
+    oz_tensors tensors;
+    const uint8_t *model; /* the model bytes: a copy for archives, the mapping otherwise */
+    size_t model_len;
+    uint8_t *model_copy;
+    struct Onnx__ModelProto *parsed;
+};
+
+/* verify.c: onnxzip_verify() without the model's own fields (ir_version,
+ * opset_import, graph): what ONNXZIP_OPEN_VERIFY checks, since open accepts
+ * models without them. */
+int oz_verify_data(const onnxzip_archive *a);
+
+#endif

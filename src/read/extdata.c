@@ -1,0 +1,179 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "read/extdata.h"
+
+int oz_extdata_init(oz_extdata *x, const char *dir)
+{
+    memset(x, 0, sizeof *x);
+    x->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (x->dirfd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open the data directory: %s", dir, strerror(errno));
+    if (!(x->dir = strdup(dir))) {
+        close(x->dirfd);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    }
+    return 0;
+}
+
+void oz_extdata_free(oz_extdata *x)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        if (x->files[i].map) munmap((void *)x->files[i].map, (size_t)x->files[i].size);
+        close(x->files[i].fd);
+        free(x->files[i].location);
+        free(x->files[i].tensor);
+    }
+    free(x->files);
+    free(x->dir);
+    if (x->dirfd >= 0) close(x->dirfd);
+    memset(x, 0, sizeof *x);
+    x->dirfd = -1;
+}
+
+typedef struct ref {
+    const char *model, *tensor, *location;
+} ref;
+
+static int refuse(const ref *r, int status, const char *rule)
+{
+    return oz_err(status, -1, "%s: tensor '%s': external data location '%s' refused: %s", r->model, r->tensor,
+                  r->location, rule);
+}
+
+/* Lexical rules, before touching the file system. */
+static int check_lexical(const ref *r, const char *loc, size_t len)
+{
+    if (len == 0) return refuse(r, ONNXZIP_EPATH, "empty location");
+    if (memchr(loc, 0, len)) return refuse(r, ONNXZIP_EPATH, "NUL byte in the location");
+    if (loc[0] == '/') return refuse(r, ONNXZIP_EPATH, "absolute path");
+    for (const char *c = loc; c < loc + len;) {
+        const char *end = memchr(c, '/', (size_t)(loc + len - c));
+        size_t n = end ? (size_t)(end - c) : (size_t)(loc + len - c);
+        if (n == 2 && c[0] == '.' && c[1] == '.') return refuse(r, ONNXZIP_EPATH, "'..' path component");
+        c += n + 1;
+    }
+    return 0;
+}
+
+/* Walks the path one component at a time with O_NOFOLLOW, for kernels
+ * without openat2 (before Linux 5.6). */
+static int open_fallback(int dirfd, char *path)
+{
+    int cur = dup(dirfd);
+    for (char *c = path; cur >= 0;) {
+        char *slash = strchr(c, '/');
+        if (slash) *slash = '\0';
+        int flags = slash ? O_PATH | O_DIRECTORY : O_RDONLY | O_NONBLOCK;
+        int next = *c ? openat(cur, c, flags | O_NOFOLLOW | O_CLOEXEC) : dup(cur);
+        int saved = errno;
+        close(cur);
+        errno = saved;
+        if (!slash) return next;
+        cur = next;
+        c = slash + 1;
+    }
+    return -1;
+}
+
+static int open_beneath(int dirfd, const char *loc, size_t len)
+{
+    char *path = strndup(loc, len);
+    if (!path) {
+        errno = ENOMEM;
+        return -1;
+    }
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+    struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+    if (fd < 0 && (errno == ENOSYS || errno == EPERM)) fd = open_fallback(dirfd, path);
+    int saved = errno;
+    free(path);
+    errno = saved;
+    return fd;
+}
+
+static int open_file(oz_extdata *x, const ref *r, const char *loc, size_t len, oz_extfile **out)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (strlen(x->files[i].location) == len && !memcmp(x->files[i].location, loc, len)) {
+            *out = &x->files[i];
+            return 0;
+        }
+    int rc = check_lexical(r, loc, len);
+    if (rc) return rc;
+    int fd = open_beneath(x->dirfd, loc, len);
+    if (fd < 0) {
+        if (errno == ELOOP) return refuse(r, ONNXZIP_EPATH, "symbolic link");
+        if (errno == EXDEV) return refuse(r, ONNXZIP_EPATH, "resolves outside the data directory");
+        char why[160];
+        snprintf(why, sizeof why, "cannot open beneath %s: %s", x->dir, strerror(errno));
+        return refuse(r, errno == ENOENT ? ONNXZIP_ENOTFOUND : ONNXZIP_EIO, why);
+    }
+    struct stat st;
+    const char *bad = fstat(fd, &st) ? "cannot stat" : !S_ISREG(st.st_mode) ? "not a regular file"
+                    : st.st_nlink > 1 ? "file has more than one hard link" : NULL;
+    if (!bad && x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 8;
+        oz_extfile *f = realloc(x->files, cap * sizeof *f);
+        if (!f) bad = "out of memory";
+        else x->files = f, x->cap = cap;
+    }
+    char *copy = bad ? NULL : strndup(loc, len), *tensor = bad ? NULL : strdup(r->tensor);
+    if (bad || !copy || !tensor) {
+        close(fd);
+        free(copy);
+        free(tensor);
+        return refuse(r, bad ? ONNXZIP_EPATH : ONNXZIP_ENOMEM, bad ? bad : "out of memory");
+    }
+    x->files[x->n] = (oz_extfile){ .location = copy, .tensor = tensor, .fd = fd, .size = (uint64_t)st.st_size };
+    *out = &x->files[x->n++];
+    return 0;
+}
+
+int oz_extdata_resolve(oz_extdata *x, const oz_tensor_info *t, const char *model, oz_extfile **file,
+                       uint64_t *offset, uint64_t *length)
+{
+    *file = NULL;
+    char tensor[OZ_PRINTABLE_CAP], location[OZ_PRINTABLE_CAP];
+    oz_printable(t->name.p, t->name.len, tensor, sizeof tensor);
+    oz_printable(t->location.p, t->location.len, location, sizeof location);
+    ref r = { model, tensor, location };
+    if (!t->has_location)
+        return oz_err(ONNXZIP_EREF, -1, "%s: tensor '%s': EXTERNAL data without a location", model, tensor);
+    if (t->has_raw || t->has_typed)
+        return oz_err(ONNXZIP_EREF, -1, "%s: tensor '%s': EXTERNAL data with raw_data or typed data too", model,
+                      tensor);
+    uint64_t off = 0, len = 0;
+    if ((t->has_offset && oz_parse_decimal(t->offset, &off)) || (t->has_length && oz_parse_decimal(t->length, &len)))
+        return refuse(&r, ONNXZIP_EREF, "offset or length is not a decimal number");
+    int rc = open_file(x, &r, (const char *)t->location.p, t->location.len, file);
+    if (rc) return rc;
+    uint64_t size = (*file)->size;
+    if (off > size || (t->has_length && len > size - off)) {
+        char why[160];
+        snprintf(why, sizeof why, "offset %llu + length %llu run past the end of the %llu-byte file",
+                 (unsigned long long)off, (unsigned long long)(t->has_length ? len : 0), (unsigned long long)size);
+        return refuse(&r, ONNXZIP_ERANGE, why);
+    }
+    *offset = off;
+    *length = t->has_length ? len : size - off;
+    return 0;
+}
+
+int oz_extdata_map(oz_extdata *x, oz_extfile *f)
+{
+    if (f->map || f->size == 0) return 0;
+    void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
+    if (p == MAP_FAILED)
+        return oz_err(ONNXZIP_EIO, -1, "%s/%s: cannot map: %s", x->dir, f->location, strerror(errno));
+    f->map = p;
+    return 0;
+}

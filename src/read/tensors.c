@@ -1,0 +1,224 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "onnx/dtype.h"
+#include "read/extdata.h"
+#include "onnx/onnx_schema.h"
+#include "onnx/onnx_walk.h"
+#include "read/tensors.h"
+
+struct oz_arena_block {
+    oz_arena_block *next;
+    size_t used, cap;
+    max_align_t data[];
+};
+
+/* Names and dims live in a few large blocks, freed together at close. */
+static void *arena_alloc(oz_tensors *ts, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    oz_arena_block *b = ts->arena;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        b = malloc(sizeof *b + cap);
+        if (!b) return NULL;
+        b->next = ts->arena;
+        b->used = 0;
+        b->cap = cap;
+        ts->arena = b;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+typedef struct build {
+    oz_tensors *ts;
+    const oz_zip *z;
+    oz_extdata *ext;
+    const uint8_t *file, *model;
+    uint64_t model_offset;
+    const char *path;
+} build;
+
+static int fail(build *b, const oz_tensor_info *t, int status, const char *fmt, const char *detail)
+{
+    char name[OZ_PRINTABLE_CAP];
+    oz_printable(t->name.p, t->name.len, name, sizeof name);
+    return oz_err(status, (int64_t)(b->model_offset + (uint64_t)(t->msg.p - b->model)), "%s: tensor '%s': %s%s",
+                  b->path, name, fmt, detail ? detail : "");
+}
+
+static int check_size(build *b, const oz_tensor_info *t, uint64_t nbytes)
+{
+    uint64_t n, expect = 0;
+    if (oz_dims_product(t->dims, t->ndims, &n))
+        return fail(b, t, ONNXZIP_ESIZE, "dims are negative or their product overflows", NULL);
+    /* The byte count may overflow u64 although the element count does not:
+     * `expect` is then unset and must not be printed (valgrind: uninitialised). */
+    if (oz_dtype_nbytes(t->data_type, n, &expect)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%llu elements of %s: the byte size overflows u64", (unsigned long long)n,
+                 onnxzip_dtype_name(t->data_type));
+        return fail(b, t, ONNXZIP_ESIZE, msg, NULL);
+    }
+    if (expect != nbytes) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%llu data bytes, but %llu elements of %s need %llu",
+                 (unsigned long long)nbytes, (unsigned long long)n, onnxzip_dtype_name(t->data_type),
+                 (unsigned long long)expect);
+        return fail(b, t, ONNXZIP_ESIZE, msg, NULL);
+    }
+    return 0;
+}
+
+static int resolve_external(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
+{
+    char shown[OZ_PRINTABLE_CAP];
+    if (t->has_raw || t->has_typed)
+        return fail(b, t, ONNXZIP_EREF, "has an EXTERNAL location and also raw_data or typed data", NULL);
+    if (t->repeated_key) return fail(b, t, ONNXZIP_EREF, "an external_data key appears twice", NULL);
+    if (t->has_unknown_key)
+        return fail(b, t, ONNXZIP_EREF, "unknown external_data key: ",
+                    oz_printable(t->unknown_key.p, t->unknown_key.len, shown, sizeof shown));
+    if (!t->has_location) return fail(b, t, ONNXZIP_EREF, "EXTERNAL data without a location", NULL);
+#define LOCATION oz_printable(t->location.p, t->location.len, shown, sizeof shown)
+    const oz_zentry *e = oz_zip_find(b->z, (const char *)t->location.p, t->location.len);
+    if (!e || e->cls != OZ_NAME_TENSOR) return fail(b, t, ONNXZIP_EREF, "references no tensor entry: ", LOCATION);
+    uint64_t off = 0, len = 0;
+    if ((t->has_offset && oz_parse_decimal(t->offset, &off)) || (t->has_length && oz_parse_decimal(t->length, &len)))
+        return fail(b, t, ONNXZIP_EREF, "offset or length is not a decimal number", NULL);
+    if (off > e->pub.size || (t->has_length && len > e->pub.size - off))
+        return fail(b, t, ONNXZIP_ERANGE, "offset + length run past the end of entry ", LOCATION);
+#undef LOCATION
+    if (!t->has_length) len = e->pub.size - off;
+    if (!oz_dtype_bits(t->data_type))
+        return fail(b, t, ONNXZIP_EDTYPE, "data type cannot be stored in an entry: ", onnxzip_dtype_name(t->data_type));
+    v->storage = ONNXZIP_STORAGE_ENTRY;
+    v->entry = e->pub.name;
+    v->file_offset = e->pub.data_offset + off;
+    v->nbytes = len;
+    return check_size(b, t, len);
+}
+
+/* A classic model's side file, opened under the path rules and mapped once. */
+static int resolve_file(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
+{
+    if (!b->ext)
+        return fail(b, t, ONNXZIP_EUNSUPPORTED, "external data needs the model's directory (open it by path)", NULL);
+    if (t->has_unknown_key || t->repeated_key)
+        return fail(b, t, ONNXZIP_EREF, "unknown or repeated external_data key", NULL);
+    oz_extfile *f;
+    uint64_t off, len;
+    int rc = oz_extdata_resolve(b->ext, t, b->path, &f, &off, &len);
+    if (!rc) rc = oz_extdata_map(b->ext, f);
+    if (rc) return rc;
+    if (!oz_dtype_bits(t->data_type))
+        return fail(b, t, ONNXZIP_EDTYPE, "external data of a type without fixed element size: ",
+                    onnxzip_dtype_name(t->data_type));
+    v->storage = ONNXZIP_STORAGE_FILE;
+    v->entry = f->location;
+    v->file_offset = off;
+    v->nbytes = len;
+    v->data = f->map ? f->map + off : (const uint8_t *)"";
+    b->ts->n_external++;
+    return check_size(b, t, len);
+}
+
+static int resolve(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
+{
+    if (t->data_location == 1) return b->z ? resolve_external(b, t, v) : resolve_file(b, t, v);
+    if (t->data_location != 0) return fail(b, t, ONNXZIP_EPROTO, "unknown data_location value", NULL);
+    if (!t->has_raw) {
+        v->storage = ONNXZIP_STORAGE_TYPED;
+        /* Typed data is not size-checked, but views promise dims >= 0 whose
+         * product fits a u64, as a runtime will multiply them (spec 11.2 #20). */
+        uint64_t n, bytes;
+        if (oz_dims_product(t->dims, t->ndims, &n) || (oz_dtype_bits(t->data_type) && oz_dtype_nbytes(t->data_type, n, &bytes)))
+            return fail(b, t, ONNXZIP_ESIZE, "dims are negative or their element or byte count overflows", NULL);
+        return 0;
+    }
+    v->storage = ONNXZIP_STORAGE_INLINE;
+    v->file_offset = b->model_offset + (uint64_t)(t->raw.p - b->model);
+    v->nbytes = t->raw.len;
+    if (!oz_dtype_bits(t->data_type))
+        return fail(b, t, ONNXZIP_EDTYPE, "raw_data of a type without fixed element size: ",
+                    onnxzip_dtype_name(t->data_type));
+    return check_size(b, t, t->raw.len);
+}
+
+static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
+{
+    build *b = ctx;
+    oz_tensors *ts = b->ts;
+    (void)rw;
+    if (ts->n == ts->cap) {
+        if (ts->n >= OZ_MAX_TENSORS)
+            return oz_err(ONNXZIP_ELIMIT, -1, "%s: more than %u tensors", b->path, OZ_MAX_TENSORS);
+        size_t cap = ts->cap ? ts->cap * 2 : 64;
+        onnxzip_tensor *nv = realloc(ts->v, cap * sizeof *nv);
+        if (nv) ts->v = nv;
+        oz_tensor_src *ns = nv ? realloc(ts->src, cap * sizeof *ns) : NULL;
+        if (!ns) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor index)");
+        ts->src = ns;
+        ts->cap = cap;
+    }
+    onnxzip_tensor *v = &ts->v[ts->n];
+    memset(v, 0, sizeof *v);
+    char *name = arena_alloc(ts, t->name.len + 1);
+    int64_t *dims = arena_alloc(ts, t->ndims * sizeof *dims + 1);
+    if (!name || !dims) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor names)");
+    memcpy(name, t->name.p, t->name.len);
+    name[t->name.len] = '\0';
+    memcpy(dims, t->dims, t->ndims * sizeof *dims);
+    *v = (onnxzip_tensor){ .name = name, .data_type = t->data_type, .ndims = t->ndims, .dims = dims,
+                           .kind = t->kind, .graph_depth = t->graph_depth };
+    int rc = resolve(b, t, v);
+    if (rc) return rc;
+    ts->src[ts->n] = (oz_tensor_src){ NULL, 0 };
+    if (v->storage == ONNXZIP_STORAGE_TYPED && b->file) { /* pieces point into the model bytes, kept until close */
+        oz_span *pieces = arena_alloc(ts, t->npieces * sizeof *pieces);
+        if (!pieces) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor index)");
+        memcpy(pieces, t->pieces, t->npieces * sizeof *pieces);
+        ts->src[ts->n] = (oz_tensor_src){ pieces, t->npieces };
+    }
+    if (v->storage == ONNXZIP_STORAGE_ENTRY) v->data = b->file ? b->file + v->file_offset : NULL;
+    if (v->storage == ONNXZIP_STORAGE_INLINE) v->data = b->file ? t->raw.p : NULL; /* in the model buffer */
+    /* The address's alignment tells a runtime whether it must copy. */
+    if (v->storage != ONNXZIP_STORAGE_TYPED)
+        v->alignment = oz_alignment_of(v->data ? (uint64_t)(uintptr_t)v->data : v->file_offset);
+    rc = oz_strmap_put(&ts->by_name, name, strlen(name), (uint32_t)ts->n, NULL);
+    if (rc < 0) return rc;
+    ts->n++;
+    return 0;
+}
+
+int oz_tensors_build(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const uint8_t *file, const uint8_t *model,
+                     size_t len, uint64_t model_offset, const char *path)
+{
+    memset(ts, 0, sizeof *ts);
+    oz_strmap_init(&ts->by_name, 0);
+    /* An archive has about one entry per tensor. */
+    int rc = z ? oz_strmap_reserve(&ts->by_name, z->n) : 0;
+    if (rc) return rc;
+    build b = { ts, z, ext, file, model, model_offset, path };
+    oz_walk w = { .visit = on_tensor, .ctx = &b, .path = path, .base = model, .base_offset = model_offset };
+    /* Nesting first: onnxzip_model_proto()'s recursive parser must never meet a deeper model. */
+    rc = oz_check_schema(path, model, len, model_offset);
+    if (!rc) rc = oz_walk_model(&w, model, len);
+    if (rc) oz_tensors_free(ts);
+    return rc;
+}
+
+void oz_tensors_free(oz_tensors *ts)
+{
+    free(ts->v);
+    free(ts->src);
+    oz_strmap_free(&ts->by_name);
+    while (ts->arena) {
+        oz_arena_block *next = ts->arena->next;
+        free(ts->arena);
+        ts->arena = next;
+    }
+    memset(ts, 0, sizeof *ts);
+}

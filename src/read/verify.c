@@ -1,0 +1,205 @@
+/* onnxzip_verify(): CRC-32 and XXH3-64 of every entry, both in one pass over
+ * cache-sized chunks; large archives on two threads. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <xxhash.h>
+
+#include "read/archive.h"
+#include "common/checksum.h"
+#include "onnx/onnx_walk.h"
+#include "onnx/pbwire.h"
+#include "common/sha1.h"
+#include "convert/view.h"
+
+/* ONNX's optional external_data "checksum": SHA-1 hex of the payload. */
+typedef struct sums {
+    const onnxzip_archive *a;
+    size_t next; /* pairs the walk with the tensor index, which is in walk order */
+} sums;
+
+static int check_sum(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
+{
+    sums *s = ctx;
+    (void)rw;
+    const onnxzip_tensor *v = &s->a->tensors.v[s->next++];
+    if (!t->has_checksum || v->storage != ONNXZIP_STORAGE_FILE) return 0;
+    char hex[41], name[OZ_PRINTABLE_CAP], want[OZ_PRINTABLE_CAP];
+    oz_sha1_hex(v->data, v->nbytes, hex);
+    if (t->checksum.len == 40 && !strncasecmp((const char *)t->checksum.p, hex, 40)) return 0;
+    return oz_err(ONNXZIP_EDIGEST, (int64_t)v->file_offset, "%s: tensor '%s': SHA-1 of its external data in '%s' is "
+                  "%s, its checksum key says '%s'", s->a->path, oz_printable(v->name, strlen(v->name), name,
+                  sizeof name), v->entry, hex, oz_printable(t->checksum.p, t->checksum.len, want, sizeof want));
+}
+
+/* Classic layouts carry no CRC: reading every payload byte still proves the
+ * files are complete and readable (an I/O error would fault here, not in a
+ * runtime later), and external data is checked against any checksum keys. */
+static int read_all(const onnxzip_archive *a)
+{
+    sums s = { a, 0 };
+    oz_walk w = { .visit = check_sum, .ctx = &s, .path = a->path, .base = a->model };
+    int rc = a->layout == ONNXZIP_LAYOUT_EXTERNAL ? oz_walk_model(&w, a->model, a->model_len) : 0;
+    if (rc) return rc;
+    volatile uint8_t sink = 0;
+    for (size_t i = 0; i < a->tensors.n; i++) {
+        const onnxzip_tensor *t = &a->tensors.v[i];
+        for (uint64_t k = 0; t->data && k < t->nbytes; k += 4096) sink ^= ((const uint8_t *)t->data)[k];
+    }
+    (void)sink;
+    return 0;
+}
+
+/* ModelProto fields that onnx.checker requires (check_model in checker.cc). */
+enum { MODEL_IR_VERSION = 1, MODEL_GRAPH = 7, MODEL_OPSET_IMPORT = 8 };
+
+/* What onnx.checker requires of the ModelProto itself: ir_version > 0, an
+ * opset_import from IR version 3 on, a graph. open() accepts a model without
+ * them, so that tools can inspect any file; verify names each one missing.
+ * The model was parsed at open, so a malformed field cannot occur here. */
+static int check_model_fields(const onnxzip_archive *a)
+{
+    pb_reader r = { a->model, a->model + a->model_len };
+    pb_field f;
+    int64_t ir = 0;
+    int graph = 0, opset = 0;
+    while (r.p < r.end && pb_next(&r, &f) == 0) {
+        if (f.num == MODEL_IR_VERSION && f.wt == PB_VARINT) ir = (int64_t)f.v; /* the last one wins */
+        graph |= f.num == MODEL_GRAPH && f.wt == PB_LEN;
+        opset |= f.num == MODEL_OPSET_IMPORT && f.wt == PB_LEN;
+    }
+    char why[160] = "";
+    size_t n = 0;
+    if (ir <= 0)
+        n += (size_t)snprintf(why, sizeof why, "%s", ir ? "ir_version is negative" : "no ir_version");
+    if (ir >= 3 && !opset)
+        n += (size_t)snprintf(why + n, sizeof why - n, "no opset_import (required from ir_version 3 on, "
+                              "the model has %lld)", (long long)ir);
+    if (!graph)
+        snprintf(why + n, sizeof why - n, "%sno graph", n ? ", " : "");
+    if (!why[0]) return 0;
+    int archive = a->layout == ONNXZIP_LAYOUT_ARCHIVE;
+    return oz_err(ONNXZIP_EPROTO, archive ? (int64_t)a->zip.entries[a->zip.model_index].pub.data_offset : 0,
+                  "%s: %s: %s (onnx.checker requires ir_version > 0, opset_import from ir_version 3 on, and a "
+                  "graph)", a->path, archive ? "entry '" OZ_MODEL_NAME "'" : "model", why);
+}
+
+/* Below this many bytes a second thread costs more than it saves. */
+#define PARALLEL_MIN (8u << 20)
+
+enum { JOB_BOTH, JOB_CRC, JOB_XXH };
+
+typedef struct job {
+    uint32_t entry, kind;
+    uint64_t size;
+} job;
+
+typedef struct jobs {
+    const onnxzip_archive *a;
+    job *v;
+    size_t n;
+    atomic_size_t next; /* the next job to take, largest first */
+    uint64_t *crc, *xxh; /* one result per entry */
+} jobs;
+
+/* The model region may have moved since open (spec 15.5): use the copy. */
+static const uint8_t *entry_data(const onnxzip_archive *a, size_t i)
+{
+    return i == a->zip.model_index ? a->model : a->base + a->zip.entries[i].pub.data_offset;
+}
+
+static void run_job(jobs *js, const job *j)
+{
+    const uint8_t *d = entry_data(js->a, j->entry);
+    if (j->kind == JOB_CRC) {
+        js->crc[j->entry] = oz_crc32(0, d, (size_t)j->size);
+    } else if (j->kind == JOB_XXH) {
+        js->xxh[j->entry] = XXH3_64bits(d, (size_t)j->size);
+    } else { /* both hashes per cache-sized chunk: each byte comes from memory once */
+        oz_checksum cs;
+        oz_checksum_init(&cs);
+        oz_checksum_update(&cs, d, j->size);
+        js->crc[j->entry] = cs.crc;
+        js->xxh[j->entry] = XXH3_64bits_digest(&cs.xxh);
+    }
+}
+
+static void *worker(void *arg)
+{
+    jobs *js = arg;
+    for (size_t k; (k = atomic_fetch_add(&js->next, 1)) < js->n;) run_job(js, &js->v[k]);
+    return NULL;
+}
+
+static int by_size_desc(const void *x, const void *y)
+{
+    uint64_t a = ((const job *)x)->size, b = ((const job *)y)->size;
+    return (a < b) - (a > b);
+}
+
+/* Fills crc[] and xxh[] on this thread and, for large archives, one more.
+ * Jobs are entries, largest first; an entry larger than an eighth of the
+ * total becomes a CRC job and a digest job, so that the two threads can
+ * share it instead of one waiting for the other at the end. */
+static int compute(const onnxzip_archive *a, uint64_t *crc, uint64_t *xxh)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < a->zip.n; i++) total += a->zip.entries[i].pub.size;
+    jobs js = { .a = a, .crc = crc, .xxh = xxh };
+    js.v = malloc((2 * a->zip.n + 1) * sizeof *js.v);
+    if (!js.v) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (verify)", a->path);
+    for (size_t i = 0; i < a->zip.n; i++) {
+        uint64_t size = a->zip.entries[i].pub.size;
+        if (total >= PARALLEL_MIN && size > total / 8) {
+            js.v[js.n++] = (job){ (uint32_t)i, JOB_CRC, size };
+            js.v[js.n++] = (job){ (uint32_t)i, JOB_XXH, size };
+        } else {
+            js.v[js.n++] = (job){ (uint32_t)i, JOB_BOTH, size };
+        }
+    }
+    qsort(js.v, js.n, sizeof *js.v, by_size_desc);
+    atomic_init(&js.next, 0);
+    pthread_t t;
+    int two = total >= PARALLEL_MIN && pthread_create(&t, NULL, worker, &js) == 0;
+    worker(&js);
+    if (two) pthread_join(t, NULL);
+    free(js.v);
+    return 0;
+}
+
+static int verify_entries(const onnxzip_archive *a)
+{
+    uint64_t *crc = calloc(2 * (a->zip.n ? a->zip.n : 1), sizeof *crc), *xxh = crc + a->zip.n;
+    if (!crc) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (verify)", a->path);
+    int rc = compute(a, crc, xxh);
+    for (size_t i = 0; i < a->zip.n && !rc; i++) {
+        const onnxzip_entry *e = &a->zip.entries[i].pub;
+        char shown[OZ_PRINTABLE_CAP];
+        if ((uint32_t)crc[i] != e->crc32)
+            rc = oz_err(ONNXZIP_ECRC, (int64_t)e->data_offset, "%s: entry '%s': CRC-32 of the data is %08x, the "
+                        "archive records %08x", a->path, oz_printable(e->name, strlen(e->name), shown, sizeof shown),
+                        (uint32_t)crc[i], e->crc32);
+        else if (e->has_xxh3 && xxh[i] != e->xxh3)
+            rc = oz_err(ONNXZIP_EDIGEST, (int64_t)e->data_offset, "%s: entry '%s': XXH3-64 of the data is %016llx, "
+                        "the archive records %016llx", a->path, oz_printable(e->name, strlen(e->name), shown,
+                        sizeof shown), (unsigned long long)xxh[i], (unsigned long long)e->xxh3);
+    }
+    free(crc);
+    return rc;
+}
+
+int oz_verify_data(const onnxzip_archive *a)
+{
+    return a->layout == ONNXZIP_LAYOUT_ARCHIVE ? verify_entries(a) : read_all(a);
+}
+
+int onnxzip_verify(onnxzip_archive *a)
+{
+    if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verify: NULL argument");
+    /* The data first: a damaged model entry is reported as damage (ECRC). */
+    int rc = oz_verify_data(a);
+    if (!rc) rc = check_model_fields(a);
+    return rc ? rc : oz_view_check(a); /* a view: is its archive still the one it describes? */
+}

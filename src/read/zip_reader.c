@@ -1,0 +1,589 @@
+/* Validating reader of the zip structure (spec §"Reader requirements"):
+ * EOCD and zip64 records, central directory, local headers, layout and
+ * names. It interprets headers only, never entry data (a local header read
+ * may copy a few bytes past the header, within its page). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "read/zip_index.h"
+#include "common/zip_format.h"
+
+typedef struct ctx {
+    const uint8_t *base;
+    uint64_t size;
+    const char *path;
+    oz_zip *z;
+    uint64_t n_entries, cd_offset, cd_size, cd_end; /* cd_end: where EOCD records begin */
+    int fd;             /* >= 0: local headers are read with pread() from it */
+    uint8_t *lbuf;      /* pread() buffer for local headers */
+    size_t lcap;
+    int nowait;         /* try RWF_NOWAIT reads first (until unsupported) */
+    int cold;           /* a header was not in the page cache */
+    char shown[OZ_PRINTABLE_CAP]; /* an entry name made printable, for one message */
+} ctx;
+
+/* Entry names are made printable only when a message needs one. */
+static const char *show(ctx *c, const void *name, size_t n)
+{
+    return oz_printable(name, n, c->shown, sizeof c->shown);
+}
+
+#define SHOWN show(c, ze->pub.name, ze->name_len)
+
+/* `n` bytes at offset `at` (within the file). Local headers lie one per
+ * tensor, spread over the whole file: read through the mapping, each costs a
+ * page fault that maps the pages around it and often a page-table page, then
+ * as much again at munmap; pread() copies them out of the page cache and
+ * leaves the mapping untouched. Returns NULL (status set) on a read error. */
+static const uint8_t *fetch(ctx *c, uint64_t at, size_t n)
+{
+    if (c->fd < 0) return c->base + at;
+    if (n > c->lcap) {
+        uint8_t *b = realloc(c->lbuf, n);
+        if (!b) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (local header)"), NULL;
+        c->lbuf = b;
+        c->lcap = n;
+    }
+    for (size_t got = 0; got < n;) {
+        struct iovec v = { c->lbuf + got, n - got };
+        ssize_t k = c->nowait ? preadv2(c->fd, &v, 1, (off_t)(at + got), RWF_NOWAIT) : -1;
+        if (k < 0 && c->nowait) {
+            if (errno == EAGAIN) c->cold = 1; /* would wait for the disk */
+            else if (errno != EINTR) c->nowait = 0; /* not supported here */
+        }
+        if (k < 0) k = pread(c->fd, c->lbuf + got, n - got, (off_t)(at + got));
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0)
+            return oz_err(k < 0 ? ONNXZIP_EIO : ONNXZIP_ETRUNC, (int64_t)(at + got), "%s: cannot read %zu bytes at "
+                          "offset %llu: %s", c->path, n, (unsigned long long)at,
+                          k < 0 ? strerror(errno) : "the file shrank while it was being opened"), NULL;
+        got += (size_t)k;
+    }
+    return c->lbuf;
+}
+
+static int find_eocd(ctx *c, uint64_t *pos)
+{
+    if (c->size < ZIP_EOCD_SIZE)
+        return oz_err(ONNXZIP_ENOTZIP, -1, "%s: not a zip archive (%llu bytes, no end of central directory)",
+                      c->path, (unsigned long long)c->size);
+    uint64_t last = c->size - ZIP_EOCD_SIZE;
+    uint64_t first = last > 0xFFFF ? last - 0xFFFF : 0;
+    int seen = 0;
+    for (uint64_t p = last + 1; p-- > first;) {
+        if (oz_rd32(c->base + p) != ZIP_EOCD_SIG) continue;
+        seen = 1;
+        if (p + ZIP_EOCD_SIZE + oz_rd16(c->base + p + 20) == c->size) {
+            *pos = p;
+            return 0;
+        }
+    }
+    if (seen)
+        return oz_err(ONNXZIP_EEOCD, -1, "%s: end of central directory found, but its comment length "
+                      "does not reach the end of the file (trailing bytes or a bad comment length)", c->path);
+    return oz_err(ONNXZIP_ENOTZIP, -1, "%s: not a zip archive (no end of central directory record)", c->path);
+}
+
+static int read_zip64(ctx *c, uint64_t eocd, int required)
+{
+    if (eocd < ZIP64_LOCATOR_SIZE || oz_rd32(c->base + eocd - ZIP64_LOCATOR_SIZE) != ZIP64_LOCATOR_SIG) {
+        if (!required) return 0;
+        return oz_err(ONNXZIP_EZIP64, (int64_t)eocd, "%s: end of central directory at offset %llu uses zip64 "
+                      "markers but no zip64 locator precedes it", c->path, (unsigned long long)eocd);
+    }
+    const uint8_t *loc = c->base + eocd - ZIP64_LOCATOR_SIZE;
+    uint64_t loc_pos = eocd - ZIP64_LOCATOR_SIZE, rec = oz_rd64(loc + 8);
+    if (oz_rd32(loc + 4) != 0 || oz_rd32(loc + 16) != 1)
+        return oz_err(ONNXZIP_EZIP64, (int64_t)loc_pos, "%s: zip64 locator: disk %u of %u disks; onnxzip archives "
+                      "are one disk (0 of 1)", c->path, oz_rd32(loc + 4), oz_rd32(loc + 16));
+    if (rec > loc_pos || loc_pos - rec < ZIP64_EOCD_SIZE || oz_rd32(c->base + rec) != ZIP64_EOCD_SIG)
+        return oz_err(ONNXZIP_EZIP64, (int64_t)loc_pos, "%s: zip64 locator points to offset %llu, where no zip64 "
+                      "end of central directory record is", c->path, (unsigned long long)rec);
+    const uint8_t *r = c->base + rec;
+    /* Record_Size is 44 exactly (6.1, 6.4): no extensible data sector. */
+    if (oz_rd64(r + 4) != ZIP64_EOCD_SIZE - 12 || loc_pos - rec != ZIP64_EOCD_SIZE)
+        return oz_err(ONNXZIP_EZIP64, (int64_t)rec, "%s: zip64 end of central directory record at offset %llu "
+                      "has Record_Size %llu (must be 44) or does not end where the zip64 locator begins", c->path,
+                      (unsigned long long)rec, (unsigned long long)oz_rd64(r + 4));
+    /* Its disk fields are zip64 fields: EZIP64 (6.4), not the EOCD's EEOCD. */
+    if (oz_rd32(r + 16) != 0 || oz_rd32(r + 20) != 0)
+        return oz_err(ONNXZIP_EZIP64, (int64_t)rec, "%s: zip64 end of central directory: Disk_Number %u, CD_Disk "
+                      "%u; onnxzip archives are one disk (both 0)", c->path, oz_rd32(r + 16), oz_rd32(r + 20));
+    if (oz_rd64(r + 24) != oz_rd64(r + 32))
+        return oz_err(ONNXZIP_EZIP64, (int64_t)rec, "%s: zip64 end of central directory: Disk_Entries %llu != "
+                      "Total_Entries %llu", c->path, (unsigned long long)oz_rd64(r + 24),
+                      (unsigned long long)oz_rd64(r + 32));
+    const uint8_t *e = c->base + eocd;
+    uint64_t n = oz_rd64(r + 32), size = oz_rd64(r + 40), off = oz_rd64(r + 48);
+    if ((oz_rd16(e + 10) != U16_MARK && oz_rd16(e + 10) != n) ||
+        (oz_rd32(e + 12) != U32_MARK && oz_rd32(e + 12) != size) ||
+        (oz_rd32(e + 16) != U32_MARK && oz_rd32(e + 16) != off))
+        return oz_err(ONNXZIP_EZIP64, (int64_t)rec, "%s: zip64 end of central directory disagrees with the "
+                      "end of central directory record", c->path);
+    c->n_entries = n;
+    c->cd_size = size;
+    c->cd_offset = off;
+    c->cd_end = rec;
+    return 0;
+}
+
+static int read_eocd(ctx *c)
+{
+    uint64_t eocd = 0;
+    int rc = find_eocd(c, &eocd);
+    if (rc) return rc;
+    const uint8_t *e = c->base + eocd;
+    if (oz_rd16(e + 4) != 0 || oz_rd16(e + 6) != 0 || oz_rd16(e + 8) != oz_rd16(e + 10))
+        return oz_err(ONNXZIP_EEOCD, (int64_t)eocd, "%s: end of central directory names several disks "
+                      "(multi-disk archives are not supported)", c->path);
+    c->n_entries = oz_rd16(e + 10);
+    c->cd_size = oz_rd32(e + 12);
+    c->cd_offset = oz_rd32(e + 16);
+    c->cd_end = eocd;
+    int marked = c->n_entries == U16_MARK || c->cd_size == U32_MARK || c->cd_offset == U32_MARK;
+    if ((rc = read_zip64(c, eocd, marked))) return rc;
+    if (c->cd_offset > c->cd_end || c->cd_end - c->cd_offset < c->cd_size)
+        return oz_err(ONNXZIP_EBOUNDS, (int64_t)c->cd_end, "%s: central directory (offset %llu, size %llu) runs "
+                      "past the end records at offset %llu (truncated or shifted file)", c->path,
+                      (unsigned long long)c->cd_offset, (unsigned long long)c->cd_size, (unsigned long long)c->cd_end);
+    if (c->cd_end - c->cd_offset != c->cd_size)
+        return oz_err(ONNXZIP_EOVERLAP, (int64_t)(c->cd_offset + c->cd_size), "%s: %llu unaccounted bytes between "
+                      "the central directory and the end records", c->path,
+                      (unsigned long long)(c->cd_end - c->cd_offset - c->cd_size));
+    if (c->n_entries > OZ_MAX_ENTRIES)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: %llu entries exceed the limit of %u", c->path,
+                      (unsigned long long)c->n_entries, OZ_MAX_ENTRIES);
+    if (c->n_entries > c->cd_size / ZIP_CENTRAL_SIZE)
+        return oz_err(ONNXZIP_EEOCD, (int64_t)c->cd_end, "%s: %llu entries cannot fit in a central directory of "
+                      "%llu bytes", c->path, (unsigned long long)c->n_entries, (unsigned long long)c->cd_size);
+    return 0;
+}
+
+typedef struct extras {
+    int has_zip64, has_align, has_digest;
+    const uint8_t *zip64;
+    uint16_t zip64_len;
+    uint32_t align;
+    uint8_t digest_version, digest_algo;
+    uint64_t digest;
+} extras;
+
+/* Walks the extra-field area: framing must be exact, known fields unique.
+ * Returns 0, -1 for bad framing or a duplicate field, -2 for a duplicate
+ * zip64 field (a zip64 error of its own in the spec). */
+static int parse_extras(const uint8_t *p, uint16_t len, extras *x)
+{
+    memset(x, 0, sizeof *x);
+    uint32_t i = 0;
+    while (i < len) {
+        if (len - i < 4) return -1;
+        uint16_t id = oz_rd16(p + i), n = oz_rd16(p + i + 2);
+        if (n > len - i - 4) return -1;
+        const uint8_t *d = p + i + 4;
+        if (id == EF_ZIP64) {
+            if (x->has_zip64++) return -2;
+            x->zip64 = d;
+            x->zip64_len = n;
+        } else if (id == EF_ALIGN) {
+            if (x->has_align++ || n < 2) return -1;
+            x->align = oz_rd16(d);
+        } else if (id == EF_DIGEST) {
+            if (x->has_digest++ || n < EF_DIGEST_SIZE || d[0] == 0) return -1;
+            x->digest_version = d[0];
+            x->digest_algo = d[1];
+            x->digest = oz_rd64(d + 2);
+        }
+        i += 4u + n;
+    }
+    return 0;
+}
+
+/* Replaces 0xFFFFFFFF-marked values by zip64 ones, in APPNOTE order. Bytes
+ * beyond the marked fields are ignored (spec 4.2). */
+static int resolve_zip64(const extras *x, uint64_t *usize, uint64_t *csize, uint64_t *lho)
+{
+    uint64_t *slots[3] = { usize, csize, lho };
+    uint32_t used = 0;
+    for (int i = 0; i < 3; i++) {
+        if (*slots[i] != U32_MARK) continue;
+        if (!x->has_zip64 || x->zip64_len < used + 8) return -1;
+        *slots[i] = oz_rd64(x->zip64 + used);
+        used += 8;
+    }
+    return 0;
+}
+
+static int check_flags_method(ctx *c, uint16_t flags, uint16_t method, const char *name, size_t nlen, uint64_t at)
+{
+    if (method != 0)
+        return oz_err(ONNXZIP_EMETHOD, (int64_t)at, "%s: entry '%s' uses compression method %u; onnxzip entries "
+                      "must be stored (method 0)", c->path, show(c, name, nlen), method);
+    if (flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS))
+        return oz_err(ONNXZIP_EFLAGS, (int64_t)at, "%s: entry '%s' is encrypted (flags 0x%04x)", c->path,
+                      show(c, name, nlen), flags);
+    if (flags & FLAG_DATA_DESCRIPTOR)
+        return oz_err(ONNXZIP_EFLAGS, (int64_t)at, "%s: entry '%s' uses a data descriptor (flag bit 3); sizes "
+                      "and CRC must be in the local header", c->path, show(c, name, nlen));
+    if (flags & ~FLAG_UTF8)
+        return oz_err(ONNXZIP_EFLAGS, (int64_t)at, "%s: entry '%s' has unsupported general purpose flags 0x%04x "
+                      "(only bit 11, UTF-8, is allowed)", c->path, show(c, name, nlen), flags);
+    return 0;
+}
+
+static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
+{
+    uint64_t at = *pos, cd_stop = c->cd_offset + c->cd_size;
+    const uint8_t *h = c->base + at;
+    if (cd_stop - at < ZIP_CENTRAL_SIZE)
+        return oz_err(ONNXZIP_ETRUNC, (int64_t)at, "%s: central directory ends inside record %zu (offset %llu)",
+                      c->path, c->z->n, (unsigned long long)at);
+    if (oz_rd32(h) != ZIP_CENTRAL_SIG)
+        return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: central directory record %zu at offset %llu: bad signature",
+                      c->path, c->z->n, (unsigned long long)at);
+    uint16_t nlen = oz_rd16(h + CH_NAMELEN), elen = oz_rd16(h + CH_EXTRALEN), clen = oz_rd16(h + CH_COMMENTLEN);
+    if (cd_stop - at - ZIP_CENTRAL_SIZE < (uint64_t)nlen + elen + clen)
+        return oz_err(ONNXZIP_ETRUNC, (int64_t)at, "%s: central directory record %zu at offset %llu runs past the "
+                      "central directory", c->path, c->z->n, (unsigned long long)at);
+    memcpy(name_out, h + ZIP_CENTRAL_SIZE, nlen);
+    name_out[nlen] = '\0';
+    extras x;
+    int ex = parse_extras(h + ZIP_CENTRAL_SIZE + nlen, elen, &x);
+    if (ex)
+        return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': %s in the central "
+                      "directory", c->path, show(c, name_out, nlen),
+                      ex == -2 ? "two zip64 extra fields" : "malformed or duplicated extra field");
+    uint64_t usize = oz_rd32(h + CH_USIZE), csize = oz_rd32(h + CH_CSIZE), lho = oz_rd32(h + CH_LHO);
+    if (resolve_zip64(&x, &usize, &csize, &lho))
+        return oz_err(ONNXZIP_EZIP64, (int64_t)at, "%s: entry '%s': zip64 extra field missing or too short for "
+                      "its 0xFFFFFFFF-marked fields", c->path, show(c, name_out, nlen));
+    if (oz_rd16(h + CH_DISK) != 0)
+        return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s' starts on another disk", c->path,
+                      show(c, name_out, nlen));
+    int rc = check_flags_method(c, oz_rd16(h + CH_FLAGS), oz_rd16(h + CH_METHOD), name_out, nlen, at);
+    if (rc) return rc;
+    if (usize != csize)
+        return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': stored entry with compressed size %llu != "
+                      "uncompressed size %llu", c->path, show(c, name_out, nlen), (unsigned long long)csize,
+                      (unsigned long long)usize);
+    if (x.has_digest && x.digest_version > ONNXZIP_FORMAT_VERSION_MAJOR)
+        return oz_err(ONNXZIP_EUNSUPPORTED, (int64_t)at, "%s: entry '%s' was written for onnxzip format %u; this "
+                      "library reads format %u", c->path, show(c, name_out, nlen), x.digest_version,
+                      ONNXZIP_FORMAT_VERSION_MAJOR);
+    ze->pub.header_offset = lho;
+    ze->pub.size = usize;
+    ze->pub.crc32 = oz_rd32(h + CH_CRC);
+    ze->pub.has_xxh3 = x.has_digest && x.digest_algo == DIGEST_XXH3_64;
+    ze->pub.xxh3 = ze->pub.has_xxh3 ? x.digest : 0;
+    ze->name_len = nlen;
+    *pos = at + ZIP_CENTRAL_SIZE + nlen + elen + clen;
+    return 0;
+}
+
+/* The first read of a local header covers the header, the name and an extra
+ * field of up to 128 bytes (64-byte alignment pads with at most 63); longer
+ * ones need a second. It stops at the end of the page holding the name, so
+ * that no page beyond the header's is brought in. */
+static size_t header_span(const ctx *c, const oz_zentry *ze)
+{
+    uint64_t lho = ze->pub.header_offset, room = c->cd_offset - lho, name_end = lho + ZIP_LOCAL_SIZE + ze->name_len;
+    uint64_t want = ZIP_LOCAL_SIZE + ze->name_len + 128, page_end = (name_end | 4095) + 1 - lho;
+    uint64_t first = want < page_end ? want : page_end;
+    return (size_t)(first < room ? first : room);
+}
+
+static int check_local(ctx *c, oz_zentry *ze, const uint8_t *central)
+{
+    uint64_t lho = ze->pub.header_offset;
+    if (lho > c->cd_offset || c->cd_offset - lho < ZIP_LOCAL_SIZE)
+        return oz_err(ONNXZIP_EBOUNDS, (int64_t)lho, "%s: entry '%s': local header offset %llu lies outside the "
+                      "data area (before offset %llu)", c->path, SHOWN, (unsigned long long)lho,
+                      (unsigned long long)c->cd_offset);
+    uint64_t room = c->cd_offset - lho;
+    size_t first = header_span(c, ze);
+    const uint8_t *h = fetch(c, lho, first);
+    if (!h) return onnxzip_last_error()->status;
+    uint16_t nlen = oz_rd16(h + LH_NAMELEN), elen = oz_rd16(h + LH_EXTRALEN);
+    if (oz_rd32(h) != ZIP_LOCAL_SIG)
+        return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': no local header signature at offset %llu",
+                      c->path, SHOWN, (unsigned long long)lho);
+    if (room - ZIP_LOCAL_SIZE < (uint64_t)nlen + elen)
+        return oz_err(ONNXZIP_EBOUNDS, (int64_t)lho, "%s: entry '%s': local header at offset %llu runs into the "
+                      "central directory", c->path, SHOWN, (unsigned long long)lho);
+    if (ZIP_LOCAL_SIZE + (size_t)nlen + elen > first && !(h = fetch(c, lho, ZIP_LOCAL_SIZE + (size_t)nlen + elen)))
+        return onnxzip_last_error()->status;
+    if (nlen != ze->name_len || memcmp(h + ZIP_LOCAL_SIZE, ze->pub.name, nlen))
+        return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local header at offset %llu has another "
+                      "name than the central directory", c->path, SHOWN, (unsigned long long)lho);
+    if (oz_rd16(h + LH_FLAGS) != oz_rd16(central + CH_FLAGS) || oz_rd16(h + LH_METHOD) != oz_rd16(central + CH_METHOD))
+        return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local header flags or method differ from "
+                      "the central directory", c->path, SHOWN);
+    if (oz_rd32(h + LH_CRC) != ze->pub.crc32)
+        return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local CRC-32 %08x differs from central "
+                      "CRC-32 %08x", c->path, SHOWN, oz_rd32(h + LH_CRC), ze->pub.crc32);
+    extras x;
+    int ex = parse_extras(h + ZIP_LOCAL_SIZE + nlen, elen, &x);
+    if (ex)
+        return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': %s in the local "
+                      "header", c->path, SHOWN, ex == -2 ? "two zip64 extra fields" : "malformed or duplicated extra "
+                      "field");
+    /* A local zip64 field holds both sizes (APPNOTE 4.5.3); when present it
+     * must agree with the 32-bit fields it does not replace. */
+    uint64_t usize = oz_rd32(h + LH_USIZE), csize = oz_rd32(h + LH_CSIZE);
+    int marked = usize == U32_MARK || csize == U32_MARK;
+    if ((marked || x.has_zip64) && (!x.has_zip64 || x.zip64_len < 16))
+        return oz_err(ONNXZIP_EZIP64, (int64_t)lho, "%s: entry '%s': local zip64 extra field missing or short",
+                      c->path, SHOWN);
+    if (x.has_zip64) {
+        uint64_t zu = oz_rd64(x.zip64), zc = oz_rd64(x.zip64 + 8);
+        if ((usize != U32_MARK && usize != zu) || (csize != U32_MARK && csize != zc))
+            return oz_err(ONNXZIP_EZIP64, (int64_t)lho, "%s: entry '%s': local zip64 sizes (%llu, %llu) disagree "
+                          "with the 32-bit size fields", c->path, SHOWN, (unsigned long long)zc,
+                          (unsigned long long)zu);
+        usize = zu;
+        csize = zc;
+    }
+    if (usize != ze->pub.size || csize != ze->pub.size)
+        return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local sizes (%llu, %llu) differ from the "
+                      "central directory's (%llu)", c->path, SHOWN, (unsigned long long)csize,
+                      (unsigned long long)usize, (unsigned long long)ze->pub.size);
+    ze->pub.data_offset = lho + ZIP_LOCAL_SIZE + nlen + elen;
+    ze->align_claim = x.has_align ? x.align : 0;
+    if (ze->pub.size > c->cd_offset - ze->pub.data_offset)
+        return oz_err(ONNXZIP_EBOUNDS, (int64_t)ze->pub.data_offset, "%s: entry '%s': %llu data bytes at offset "
+                      "%llu run past the start of the central directory (%llu)", c->path, SHOWN,
+                      (unsigned long long)ze->pub.size, (unsigned long long)ze->pub.data_offset,
+                      (unsigned long long)c->cd_offset);
+    return 0;
+}
+
+static int check_name(ctx *c, oz_zentry *ze, size_t i)
+{
+    ze->cls = oz_classify_name(ze->pub.name, ze->name_len);
+    if (ze->cls == OZ_NAME_TOO_LONG)
+        return oz_err(ONNXZIP_ELIMIT, (int64_t)ze->pub.header_offset, "%s: entry '%s': name of %u bytes exceeds "
+                      "the limit of %d", c->path, SHOWN, ze->name_len, OZ_MAX_NAME);
+    if (ze->cls == OZ_NAME_INVALID)
+        return oz_err(ONNXZIP_ENAME, (int64_t)ze->pub.header_offset, "%s: entry '%s': invalid name (entry names "
+                      "are C identifiers: [A-Za-z_][A-Za-z0-9_]*)", c->path, SHOWN);
+    uint32_t prev;
+    int rc = oz_strmap_put(&c->z->names, ze->pub.name, ze->name_len, (uint32_t)i, &prev);
+    if (rc < 0) return rc;
+    if (rc == 1)
+        return oz_err(ONNXZIP_EDUPNAME, (int64_t)ze->pub.header_offset, "%s: entry '%s' duplicates entry '%s' "
+                      "(names must be unique ignoring ASCII case)", c->path, SHOWN, c->z->entries[prev].pub.name);
+    if (ze->cls == OZ_NAME_FILLER && ze->pub.size != 0)
+        return oz_err(ONNXZIP_ECDIR, (int64_t)ze->pub.header_offset, "%s: filler entry '%s' is not empty",
+                      c->path, SHOWN);
+    uint64_t off = ze->pub.data_offset;
+    if ((ze->cls == OZ_NAME_TENSOR && off % 64 != 0) || (ze->align_claim && off % ze->align_claim != 0))
+        return oz_err(ONNXZIP_EALIGN, (int64_t)off, "%s: entry '%s': data at offset %llu is not aligned to %u bytes%s",
+                      c->path, SHOWN, (unsigned long long)off, ze->align_claim > 64 ? ze->align_claim : 64,
+                      ze->align_claim ? " (as its alignment field claims)" : "");
+    return 0;
+}
+
+static int cmp_offset(const void *a, const void *b)
+{
+    uint64_t x = (*(oz_zentry *const *)a)->pub.header_offset, y = (*(oz_zentry *const *)b)->pub.header_offset;
+    return (x > y) - (x < y);
+}
+
+/* Entries must tile [0, cd_offset) exactly: no overlap, no gap, except dead
+ * space just before __MODEL_PROTO, which an interrupted model update leaves
+ * (spec 15.3). */
+static int check_layout(ctx *c)
+{
+    oz_zip *z = c->z;
+    oz_zentry **order = malloc((z->n ? z->n : 1) * sizeof *order);
+    if (!order) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    for (size_t i = 0; i < z->n; i++) order[i] = &z->entries[i];
+    qsort(order, z->n, sizeof *order, cmp_offset);
+    uint64_t expect = 0;
+    int rc = 0;
+    for (size_t i = 0; i < z->n && !rc; i++) {
+        const oz_zentry *e = order[i];
+        int dead_space_ok = e == &z->entries[z->model_index] && e->pub.header_offset > expect;
+        if (e->pub.header_offset != expect && !dead_space_ok) {
+            rc = oz_err(ONNXZIP_EOVERLAP, (int64_t)e->pub.header_offset, "%s: entry '%s' at offset %llu %s "
+                        "(expected the next entry at offset %llu)", c->path, show(c, e->pub.name, e->name_len),
+                        (unsigned long long)e->pub.header_offset,
+                        e->pub.header_offset < expect ? "overlaps the previous entry" : "leaves a gap",
+                        (unsigned long long)expect);
+        }
+        expect = e->pub.data_offset + e->pub.size;
+    }
+    if (!rc && expect != c->cd_offset)
+        rc = oz_err(ONNXZIP_EOVERLAP, (int64_t)expect, "%s: %llu unaccounted bytes between the last entry and "
+                    "the central directory", c->path, (unsigned long long)(c->cd_offset - expect));
+    if (!rc && z->n && order[z->n - 1] != &z->entries[z->model_index])
+        rc = oz_err(ONNXZIP_EMODELPOS, (int64_t)z->entries[z->model_index].pub.header_offset,
+                    "%s: __MODEL_PROTO is not the last entry in the file (entry '%s' follows it)", c->path,
+                    order[z->n - 1]->pub.name);
+    free(order);
+    return rc;
+}
+
+/* An error kept aside, to be raised in its turn. */
+typedef struct saved_err {
+    int status;
+    int64_t offset;
+    char msg[512];
+} saved_err;
+
+static void save_err(saved_err *s, int status)
+{
+    const onnxzip_error_info *e = onnxzip_last_error();
+    s->status = status;
+    s->offset = e->offset;
+    snprintf(s->msg, sizeof s->msg, "%s", e->message);
+}
+
+static int raise_err(const saved_err *s)
+{
+    return oz_err(s->status, s->offset, "%s", s->msg);
+}
+
+/* On a cold cache one blocking read per header, in turn, would wait for the
+ * disk once per entry; asking for all of them at once lets it serve them in
+ * parallel. Only once a read found its page missing: warm opens pay nothing. */
+static void prefetch(const ctx *c, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        const oz_zentry *ze = &c->z->entries[i];
+        if (ze->pub.header_offset < c->cd_offset)
+            posix_fadvise(c->fd, (off_t)ze->pub.header_offset, (off_t)header_span(c, ze), POSIX_FADV_WILLNEED);
+    }
+}
+
+/* Local headers of entries [0, n); *failed: the first that fails (n if none),
+ * its error in *err. (Two threads sharing the reads measured slower: thread
+ * start, TLB shootdowns at munmap and a second malloc arena cost more than
+ * the reads they split.) */
+static void check_all_locals(ctx *c, const uint64_t *at, size_t n, size_t *failed, saved_err *err)
+{
+    int prefetched = 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = check_local(c, &c->z->entries[i], c->base + at[i]);
+        if (rc) {
+            save_err(err, rc);
+            *failed = i;
+            return;
+        }
+        if (c->cold && !prefetched++) prefetch(c, i + 1, n);
+    }
+    *failed = n;
+}
+
+/* Central records first, then the local headers (whose offsets are then all
+ * known, for prefetch), then names and alignment; errors are raised in the
+ * order a one-pass check would meet them: entry by entry, central record,
+ * local header, name. */
+static int read_entries(ctx *c)
+{
+    oz_zip *z = c->z;
+    z->entries = calloc(c->n_entries ? c->n_entries : 1, sizeof *z->entries);
+    /* Names total at most cd_size bytes plus one NUL each. */
+    z->name_store = malloc(c->cd_size + c->n_entries + 1);
+    uint64_t *at = malloc((c->n_entries ? c->n_entries : 1) * sizeof *at);
+    if (!z->entries || !z->name_store || !at) {
+        free(at);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (central directory)");
+    }
+    uint64_t pos = c->cd_offset;
+    char *names = z->name_store;
+    int have_model = 0, rc = oz_strmap_reserve(&z->names, c->n_entries);
+    saved_err pending = { 0 }; /* a central record's error, after the entries before it */
+    size_t n = 0;              /* entries whose central record passed */
+    for (uint64_t i = 0; i < c->n_entries && !rc; i++) {
+        oz_zentry *ze = &z->entries[z->n];
+        at[n] = pos;
+        if ((rc = parse_central(c, &pos, ze, names))) break;
+        ze->pub.name = names;
+        names += ze->name_len + 1;
+        z->n++;
+        if (memchr(ze->pub.name, 0, ze->name_len))
+            rc = oz_err(ONNXZIP_ENAME, (int64_t)at[n], "%s: entry %llu has a NUL byte in its name", c->path,
+                        (unsigned long long)i);
+        else
+            n++;
+    }
+    if (rc) save_err(&pending, rc);
+    size_t bad;
+    saved_err local_err;
+    check_all_locals(c, at, n, &bad, &local_err);
+    free(at);
+    for (size_t i = 0; i < n; i++) {
+        if (i == bad) return raise_err(&local_err);
+        oz_zentry *ze = &z->entries[i];
+        if ((rc = check_name(c, ze, i))) return rc;
+        if (ze->cls == OZ_NAME_MODEL) {
+            have_model = 1;
+            z->model_index = i;
+        }
+    }
+    if (pending.status) return raise_err(&pending);
+    if (pos != c->cd_offset + c->cd_size)
+        return oz_err(ONNXZIP_EEOCD, (int64_t)pos, "%s: central directory holds more bytes than its %llu records",
+                      c->path, (unsigned long long)c->n_entries);
+    if (!have_model)
+        return oz_err(ONNXZIP_ENOTONNXZIP, -1, "%s: a zip archive, but not an onnxzip archive (no __MODEL_PROTO "
+                      "entry)", c->path);
+    if (z->model_index != z->n - 1)
+        return oz_err(ONNXZIP_EMODELPOS, -1, "%s: __MODEL_PROTO is not the last central directory record",
+                      c->path);
+    if (z->entries[z->model_index].pub.size > OZ_MAX_MODEL)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: __MODEL_PROTO is %llu bytes; a protobuf is at most 2 GiB - 1",
+                      c->path, (unsigned long long)z->entries[z->model_index].pub.size);
+    return check_layout(c);
+}
+
+/* An update in progress ends the file with a trailer naming where the archive
+ * proper ends (spec 15.2); the bytes in between are ignored. */
+static uint64_t archive_size(const uint8_t *base, uint64_t size)
+{
+    if (size < 24 + ZIP_EOCD_SIZE) return size;
+    const uint8_t *t = base + size - 24;
+    if (memcmp(t, "OZUPDATE", 8) || oz_rd32(t + 16) != 1 || oz_rd32(t + 20) != (uint32_t)crc32(0, t, 20))
+        return size;
+    uint64_t end = oz_rd64(t + 8);
+    return end >= ZIP_EOCD_SIZE && end <= size - 24 ? end : size;
+}
+
+int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, int fd, const char *path)
+{
+    memset(z, 0, sizeof *z);
+    oz_strmap_init(&z->names, 1);
+    ctx c = { .base = base, .size = archive_size(base, size), .path = path, .z = z, .fd = fd, .nowait = 1 };
+    int rc = read_eocd(&c);
+    if (!rc) rc = read_entries(&c);
+    free(c.lbuf);
+    if (rc) {
+        oz_zip_free(z);
+        return rc;
+    }
+    z->cd_offset = c.cd_offset;
+    z->cd_size = c.cd_size;
+    z->end = c.size;
+    return 0;
+}
+
+void oz_zip_free(oz_zip *z)
+{
+    free(z->entries);
+    free(z->name_store);
+    oz_strmap_free(&z->names);
+    memset(z, 0, sizeof *z);
+}
+
+const oz_zentry *oz_zip_find(const oz_zip *z, const char *name, size_t len)
+{
+    uint32_t i;
+    if (oz_strmap_get(&z->names, name, len, &i)) return NULL;
+    const oz_zentry *e = &z->entries[i]; /* the one name equal ignoring case */
+    return e->name_len == len && !memcmp(e->pub.name, name, len) ? e : NULL;
+}

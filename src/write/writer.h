@@ -1,0 +1,25 @@
+/* Writer internals shared with pack.c. */
+#ifndef ONNXZIP_WRITER_H
+#define ONNXZIP_WRITER_H
+
+#include "common/internal.h"
+
+/* 0 when `a` is a valid alignment (power of two, 64..65536), else EINVAL. */
+int oz_check_alignment(uint32_t a);
+
+/* 1 when `name` is already used (ignoring ASCII case) in the writer. */
+int oz_writer_name_taken(const onnxzip_writer *w, const char *name);
+
+/* A stream source: reads up to `n` bytes into `buf`, sets *got (0 at the end
+ * of the stream). Returns 0, or a negative onnxzip_status after recording the
+ * failure with oz_err() (any other nonzero value becomes ONNXZIP_EIO). */
+typedef int (*oz_stream_fn)(void *user, void *buf, size_t n, size_t *got);
+
+/* As onnxzip_writer_add_file_range(), pulling the entry's bytes from `read`.
+ * The size must be known up front (the local header carries it); a stream
+ * that ends early (ONNXZIP_ETRUNC) or holds more than `size` bytes
+ * (ONNXZIP_ESIZE) fails the entry, and the writer must then be aborted. After
+ * `size` bytes the stream is read once more, expecting its end. */
+int oz_writer_add_stream(onnxzip_writer *w, const char *name, uint64_t size, oz_stream_fn read, void *user);
+
+#endif

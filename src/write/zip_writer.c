@@ -1,0 +1,458 @@
+/* The aligned archive writer (spec §"Writer requirements"): entries are
+ * STORED, their data aligned by a 0xD935 local extra field, the model last,
+ * zip64 exactly when needed; all into a temporary file renamed at finish. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/atomic_file.h"
+#include "common/buf.h"
+#include "common/checksum.h"
+#include "common/bg_hash.h"
+#include "common/copy_range.h"
+#include "read/tensors.h"
+#include "write/writer.h"
+#include "common/zip_format.h"
+#include "write/zip_records.h"
+
+#define IO_CHUNK (1u << 20)
+#define KERNEL_COPY_MIN (4u << 20) /* smaller file ranges: through w->chunk, hashed inline */
+#define MAX_EXTRA 0xFFFFu
+
+struct onnxzip_writer {
+    char *path, *tmp;
+    int fd;
+    uint64_t pos;
+    uint32_t align;
+    int failed;
+    unsigned fillers;
+    oz_zip zip;          /* entries so far; names map for references */
+    size_t cap;
+    uint8_t *chunk;      /* IO_CHUNK bytes */
+    uint8_t *header;     /* room for the largest local header */
+    oz_buf model;
+    int has_model;
+    int sync;            /* fsync before the rename (not ONNXZIP_WRITE_NO_SYNC) */
+    oz_bg_hash *hash;    /* hashes large file ranges as they are copied; NULL until one */
+    int copy_err;        /* a failure inside a copy's progress callback */
+    int no_hash_thread;  /* none could be started: hash inline */
+};
+
+static int io_err(onnxzip_writer *w, const char *what)
+{
+    return oz_err(ONNXZIP_EIO, (int64_t)w->pos, "%s: %s: %s", w->path, what, strerror(errno));
+}
+
+static int pwrite_all(onnxzip_writer *w, const void *p, size_t n, uint64_t off)
+{
+    return oz_pwrite_full(w->fd, p, n, off) ? io_err(w, "cannot write the temporary file") : 0;
+}
+
+static int is_zero(const uint8_t *p, size_t n)
+{
+    return n && p[0] == 0 && !memcmp(p, p + 1, n - 1);
+}
+
+/* Writes data at w->pos, leaving all-zero chunks as holes: the file is new,
+ * so unwritten ranges read as zeros, and zero weights cost no disk. */
+static int write_data(onnxzip_writer *w, const uint8_t *p, size_t n)
+{
+    int rc = is_zero(p, n) && n >= 4096 ? 0 : pwrite_all(w, p, n, w->pos);
+    w->pos += n;
+    return rc;
+}
+
+void onnxzip_write_options_init(onnxzip_write_options *opts)
+{
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->alignment = 64;
+}
+
+int oz_check_alignment(uint32_t a)
+{
+    if (a < 64 || a > 65536 || (a & (a - 1)))
+        return oz_err(ONNXZIP_EINVAL, -1, "alignment %u is not a power of two between 64 and 65536", a);
+    return 0;
+}
+
+int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts, onnxzip_writer **out)
+{
+    if (out) *out = NULL;
+    if (!path || !*path || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_create: bad argument");
+    onnxzip_write_options def;
+    onnxzip_write_options_init(&def);
+    if (!opts) opts = &def;
+    int rc = oz_check_alignment(opts->alignment);
+    if (rc) return rc;
+    if (opts->flags & ~(uint32_t)ONNXZIP_WRITE_NO_SYNC)
+        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_create: unknown flags 0x%x", opts->flags);
+    onnxzip_writer *w = calloc(1, sizeof *w);
+    if (!w) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    w->fd = -1;
+    w->align = opts->alignment;
+    w->sync = !(opts->flags & ONNXZIP_WRITE_NO_SYNC);
+    oz_strmap_init(&w->zip.names, 1); /* case-folded, as the reader's: names are unique ignoring case */
+    w->path = strdup(path);
+    w->chunk = malloc(IO_CHUNK);
+    w->header = malloc(ZIP_LOCAL_SIZE + OZ_MAX_NAME + MAX_EXTRA);
+    if (!w->path || !w->chunk || !w->header) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    if (!rc) rc = oz_tmp_create(w->path, &w->tmp, &w->fd);
+    if (rc) {
+        onnxzip_writer_abort(&w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+int oz_writer_name_taken(const onnxzip_writer *w, const char *name)
+{
+    uint32_t i;
+    return oz_strmap_get(&w->zip.names, name, strlen(name), &i) == 0;
+}
+
+static int record_entry(onnxzip_writer *w, const char *name, oz_name_class cls, uint64_t lho, uint64_t data_off,
+                        uint64_t size)
+{
+    if (w->zip.n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 64;
+        oz_zentry *e = realloc(w->zip.entries, cap * sizeof *e);
+        if (!e) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+        w->zip.entries = e;
+        w->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    size_t len = strlen(name);
+    oz_zentry *e = &w->zip.entries[w->zip.n];
+    *e = (oz_zentry){ .pub = { .name = copy, .header_offset = lho, .data_offset = data_off, .size = size,
+                               .has_xxh3 = 1 },
+                      .name_len = (uint32_t)len, .cls = cls };
+    /* Counted before the map borrows the name, so that abort frees it even
+     * when the insertion fails. */
+    uint32_t index = (uint32_t)w->zip.n++;
+    int rc = oz_strmap_put(&w->zip.names, copy, len, index, NULL);
+    return rc < 0 ? rc : 0;
+}
+
+static uint64_t padding_for(const onnxzip_writer *w, const char *name, uint64_t size)
+{
+    return oz_zip_padding(w->pos, strlen(name), size, w->align);
+}
+
+/* Where an entry's bytes come from: memory, a file range, or a callback. */
+typedef struct source {
+    const uint8_t *mem; /* memory source, or NULL for fd / callback */
+    int fd;
+    uint64_t offset, size;
+    oz_stream_fn read;  /* callback source (mem NULL, fd -1), or NULL */
+    void *user;
+} source;
+
+/* Reads up to n bytes of the source at `done` into w->chunk; *got = 0 at its end. */
+static int read_source(onnxzip_writer *w, const char *name, const source *s, uint64_t done, size_t n, size_t *got)
+{
+    char shown[OZ_PRINTABLE_CAP];
+    if (s->read) {
+        *got = 0;
+        int rc = s->read(s->user, w->chunk, n, got);
+        if (rc) return rc < 0 ? rc : oz_err(ONNXZIP_EIO, -1, "%s: entry '%s': the source failed (%d)", w->path,
+                                            oz_printable(name, strlen(name), shown, sizeof shown), rc);
+        if (*got > n)
+            return oz_err(ONNXZIP_EINVAL, -1, "%s: entry '%s': the source returned %zu bytes for a read of %zu",
+                          w->path, oz_printable(name, strlen(name), shown, sizeof shown), *got, n);
+        return 0;
+    }
+    for (;;) {
+        ssize_t k = pread(s->fd, w->chunk, n, (off_t)(s->offset + done));
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return io_err(w, "cannot read the source");
+        *got = (size_t)k;
+        return 0;
+    }
+}
+
+static int source_short(onnxzip_writer *w, const char *name, const source *s, uint64_t done)
+{
+    char shown[OZ_PRINTABLE_CAP];
+    return oz_err(ONNXZIP_ETRUNC, -1, "%s: entry '%s': the source ended %llu bytes early (of %llu)", w->path,
+                  oz_printable(name, strlen(name), shown, sizeof shown), (unsigned long long)(s->size - done),
+                  (unsigned long long)s->size);
+}
+
+static int set_crc(onnxzip_writer *w, uint64_t lho, uint32_t crc);
+
+/* CRCs of the jobs finished so far go into their local headers now, while
+ * those pages are likely still dirty: once the kernel has begun writing one
+ * back, rewriting it waits for the disk (stable pages). */
+static int absorb(onnxzip_writer *w, int wait)
+{
+    const oz_bg_result *r;
+    size_t n;
+    uint64_t pending;
+    if (oz_bg_hash_collect(w->hash, wait, &r, &n, &pending)) return io_err(w, "cannot read back the temporary file");
+    for (size_t i = 0; i < n; i++) {
+        int rc = set_crc(w, r[i].header, r[i].crc);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static void copied(void *ctx, uint64_t final_to)
+{
+    onnxzip_writer *w = ctx;
+    oz_bg_hash_ready(w->hash, final_to);
+    if (!w->copy_err) w->copy_err = absorb(w, 0);
+}
+
+/* Large file ranges: copied by the kernel while the background hasher reads
+ * them back (so the sums are of what the archive holds); their CRC goes into
+ * the local header at finish. Returns 1 when this path does not apply. */
+static int copy_kernel(onnxzip_writer *w, const char *name, const source *s, uint64_t lho)
+{
+    struct stat st;
+    if (fstat(s->fd, &st) || !S_ISREG(st.st_mode)) return 1;
+    if (!w->hash && !w->no_hash_thread && !(w->hash = oz_bg_hash_start(w->fd))) w->no_hash_thread = 1;
+    if (!w->hash) return 1;
+    int rc = oz_bg_hash_add(w->hash, w->zip.n, lho, w->pos, s->size);
+    if (rc) return rc;
+    uint64_t done;
+    w->copy_err = 0;
+    oz_copy_result res = oz_copy_range(s->fd, s->offset, s->size, w->fd, w->pos, copied, w, &done);
+    if (w->copy_err) return w->copy_err;
+    switch (res) {
+    case OZ_COPY_OK: w->pos += s->size; return 0;
+    case OZ_COPY_UNSUPPORTED: return oz_err(ONNXZIP_EINVAL, -1, "%s: internal: cannot copy entry data", w->path);
+    case OZ_COPY_SHORT: return source_short(w, name, s, done);
+    case OZ_COPY_READ: return io_err(w, "cannot read the source");
+    case OZ_COPY_WRITE: return io_err(w, "cannot write the temporary file");
+    }
+    return 1;
+}
+
+/* Copies the entry's data to w->pos. *cs gets its sums, unless *deferred:
+ * then the background hasher has them. */
+static int copy_data(onnxzip_writer *w, const char *name, const source *s, uint64_t lho, oz_checksum *cs,
+                     int *deferred)
+{
+    char shown[OZ_PRINTABLE_CAP];
+    int rc;
+    *deferred = !s->mem && !s->read && s->size >= KERNEL_COPY_MIN && (rc = copy_kernel(w, name, s, lho)) <= 0;
+    if (*deferred) return rc;
+    for (uint64_t done = 0; done < s->size;) {
+        size_t n = s->size - done < IO_CHUNK ? (size_t)(s->size - done) : IO_CHUNK;
+        const uint8_t *p = s->mem ? s->mem + done : w->chunk;
+        if (!s->mem) {
+            if ((rc = read_source(w, name, s, done, n, &n))) return rc;
+            if (n == 0) return source_short(w, name, s, done);
+        }
+        oz_checksum_update(cs, p, n);
+        if ((rc = write_data(w, p, n))) return rc;
+        done += n;
+    }
+    if (s->read) { /* the stream must end here; reading its end also lets it check itself (e.g. a CRC) */
+        size_t more;
+        if ((rc = read_source(w, name, s, s->size, 1, &more))) return rc;
+        if (more)
+            return oz_err(ONNXZIP_ESIZE, -1, "%s: entry '%s': the source holds more than the %llu bytes announced",
+                          w->path, oz_printable(name, strlen(name), shown, sizeof shown),
+                          (unsigned long long)s->size);
+    }
+    return 0;
+}
+
+static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s, uint16_t claim,
+                       size_t pad);
+
+/* A filler's (empty) data lies at a multiple of this, which it records. */
+#define FILLER_ALIGN 32768u
+
+/* An extra area holds at most 65535 bytes: when the padding N does not fit
+ * (A = 65536 only), an empty filler entry goes first; its data offset `end`,
+ * a multiple of 32768, is where the entry's header begins, which then needs
+ * less than 32768 bytes of padding (spec 4.3). So every stored entry,
+ * fillers too, has data aligned to 32768 or more: `zipalign -c` passes. */
+static int add_filler(onnxzip_writer *w, uint64_t end)
+{
+    char name[32];
+    int f = snprintf(name, sizeof name, "__PAD_%u", w->fillers++);
+    source empty = { (const uint8_t *)"", -1, 0, 0, NULL, NULL };
+    return write_entry(w, name, OZ_NAME_FILLER, &empty, FILLER_ALIGN,
+                       (size_t)(end - w->pos - ZIP_LOCAL_SIZE - 6 - (uint64_t)f));
+}
+
+static int add_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s)
+{
+    uint64_t pad = padding_for(w, name, s->size);
+    if ((s->size >= U32_MARK ? 20 : 0) + 6 + pad > MAX_EXTRA) {
+        /* The data stays where `pad` puts it; the header moves from w->pos
+         * to the multiple of 32768 at most 32767 bytes before w->pos + pad,
+         * past the filler's own header since pad > 65509. */
+        int rc = add_filler(w, (w->pos + pad) & ~(uint64_t)(FILLER_ALIGN - 1));
+        if (rc) return rc;
+        pad = padding_for(w, name, s->size);
+    }
+    return write_entry(w, name, cls, s, (uint16_t)(w->align > 32768 ? 32768 : w->align), (size_t)pad);
+}
+
+static int set_crc(onnxzip_writer *w, uint64_t lho, uint32_t crc)
+{
+    uint8_t b[4];
+    oz_wr32(b, crc);
+    return pwrite_all(w, b, 4, lho + LH_CRC);
+}
+
+/* The sums the background hasher computed, into local headers and entries. */
+static int collect_sums(onnxzip_writer *w)
+{
+    if (!w->hash) return 0;
+    int rc = absorb(w, 1);
+    if (rc) return rc;
+    size_t n;
+    const oz_bg_result *r = oz_bg_hash_results(w->hash, &n);
+    if (!r) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        w->zip.entries[r[i].entry].pub.crc32 = r[i].crc;
+        w->zip.entries[r[i].entry].pub.xxh3 = r[i].xxh3;
+    }
+    return 0;
+}
+
+static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s, uint16_t claim,
+                       size_t pad)
+{
+    int rc;
+    uint64_t lho = w->pos;
+    size_t hlen = oz_zip_local(w->header, name, s->size, w->pos, claim, pad);
+    if ((rc = pwrite_all(w, w->header, hlen, lho))) return rc;
+    w->pos += hlen;
+    uint64_t data_off = w->pos;
+    oz_checksum cs;
+    oz_checksum_init(&cs);
+    int deferred;
+    if ((rc = copy_data(w, name, s, lho, &cs, &deferred))) return rc;
+    if (!deferred && (rc = set_crc(w, lho, cs.crc))) return rc;
+    if ((rc = record_entry(w, name, cls, lho, data_off, s->size))) return rc;
+    oz_zentry *e = &w->zip.entries[w->zip.n - 1];
+    e->pub.crc32 = cs.crc;
+    e->pub.xxh3 = XXH3_64bits_digest(&cs.xxh);
+    return 0;
+}
+
+static int add_checked(onnxzip_writer *w, const char *name, const source *s)
+{
+    if (!w || !name) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add: NULL argument");
+    if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier and must be aborted", w->path);
+    char shown[OZ_PRINTABLE_CAP];
+    oz_printable(name, strlen(name), shown, sizeof shown);
+    oz_name_class cls = oz_classify_name(name, strlen(name));
+    if (cls == OZ_NAME_TOO_LONG)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: entry name '%s' is longer than %d bytes", w->path, shown, OZ_MAX_NAME);
+    if (cls != OZ_NAME_TENSOR)
+        return oz_err(ONNXZIP_ENAME, -1, "%s: '%s' is not a valid entry name (a C identifier of 1-255 bytes "
+                      "not starting with \"__\")", w->path, shown);
+    if (oz_writer_name_taken(w, name))
+        return oz_err(ONNXZIP_EDUPNAME, -1, "%s: entry name '%s' is already used (ignoring case)", w->path, shown);
+    if (w->zip.n + 2 >= OZ_MAX_ENTRIES)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: more than %u entries", w->path, OZ_MAX_ENTRIES);
+    int rc = add_entry(w, name, OZ_NAME_TENSOR, s);
+    if (rc) w->failed = rc;
+    return rc;
+}
+
+int onnxzip_writer_add_memory(onnxzip_writer *w, const char *name, const void *data, uint64_t size)
+{
+    if (!data && size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add_memory: NULL data");
+    source s = { data ? data : (const uint8_t *)"", -1, 0, size, NULL, NULL };
+    return add_checked(w, name, &s);
+}
+
+int onnxzip_writer_add_file_range(onnxzip_writer *w, const char *name, int fd, uint64_t offset, uint64_t size)
+{
+    if (fd < 0) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add_file_range: bad fd");
+    source s = { NULL, fd, offset, size, NULL, NULL };
+    return add_checked(w, name, &s);
+}
+
+int oz_writer_add_stream(onnxzip_writer *w, const char *name, uint64_t size, oz_stream_fn read, void *user)
+{
+    if (!read) return oz_err(ONNXZIP_EINVAL, -1, "oz_writer_add_stream: NULL callback");
+    source s = { NULL, -1, 0, size, read, user };
+    return add_checked(w, name, &s);
+}
+
+int onnxzip_writer_set_model(onnxzip_writer *w, const void *model, size_t size)
+{
+    if (!w || (!model && size)) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_set_model: NULL argument");
+    if (size > OZ_MAX_MODEL)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: model of %zu bytes exceeds protobuf's 2 GiB limit", w->path, size);
+    w->model.len = 0;
+    int rc = oz_buf_append(&w->model, model, size);
+    w->has_model = !rc;
+    return rc;
+}
+
+static int write_directory(onnxzip_writer *w)
+{
+    oz_buf cd = { 0 };
+    int rc = 0;
+    for (size_t i = 0; i < w->zip.n && !rc; i++) rc = oz_zip_central(&cd, &w->zip.entries[i]);
+    if (!rc) rc = oz_zip_end(&cd, w->zip.n, cd.len, w->pos);
+    if (!rc) rc = pwrite_all(w, cd.p, cd.len, w->pos);
+    if (!rc) w->pos += cd.len;
+    oz_buf_free(&cd);
+    return rc;
+}
+
+static int finish(onnxzip_writer *w)
+{
+    if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier; nothing was written", w->path);
+    if (!w->has_model) return oz_err(ONNXZIP_ENOMODEL, -1, "%s: no model was set (onnxzip_writer_set_model)", w->path);
+    oz_tensors ts;
+    int rc = oz_tensors_build(&ts, &w->zip, NULL, NULL, w->model.p, w->model.len, 0, w->path);
+    if (rc) return rc;
+    oz_tensors_free(&ts);
+    if ((rc = collect_sums(w))) return rc;
+    source m = { w->model.p ? w->model.p : (const uint8_t *)"", -1, 0, w->model.len, NULL, NULL };
+    if ((rc = add_entry(w, OZ_MODEL_NAME, OZ_NAME_MODEL, &m)) || (rc = write_directory(w))) return rc;
+    if (w->sync && fsync(w->fd)) return io_err(w, "cannot sync the temporary file");
+    /* Renamed while still open: its lock keeps sweepers away until then. */
+    if (rename(w->tmp, w->path)) return io_err(w, "cannot rename the temporary file into place");
+    free(w->tmp);
+    w->tmp = NULL; /* nothing left to remove */
+    close(w->fd); /* synced: a close error could lose nothing */
+    w->fd = -1;
+    if (w->sync) oz_sync_parent(w->path); /* durability of the rename, best effort */
+    return 0;
+}
+
+int onnxzip_writer_finish(onnxzip_writer **wp)
+{
+    if (!wp || !*wp) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_finish: NULL writer");
+    int rc = finish(*wp);
+    onnxzip_writer_abort(wp);
+    return rc;
+}
+
+void onnxzip_writer_abort(onnxzip_writer **wp)
+{
+    if (!wp || !*wp) return;
+    onnxzip_writer *w = *wp;
+    oz_bg_hash_stop(w->hash); /* before the descriptor it reads goes */
+    if (w->tmp) unlink(w->tmp); /* before closing: still locked */
+    if (w->fd >= 0) close(w->fd);
+    for (size_t i = 0; i < w->zip.n; i++) free((char *)w->zip.entries[i].pub.name);
+    free(w->zip.entries);
+    oz_strmap_free(&w->zip.names);
+    oz_buf_free(&w->model);
+    free(w->chunk);
+    free(w->header);
+    free(w->tmp);
+    free(w->path);
+    free(w);
+    *wp = NULL;
+}
