@@ -9,7 +9,7 @@
 
 #include <zip.h>
 
-#include "write/writer.h"
+#include "write/zip_writer.h"
 #include "testutil.h"
 
 /* P() recycles four buffers: these paths live until the end. */

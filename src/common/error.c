@@ -1,6 +1,7 @@
 /* The thread's last error: status, message, offset (libgit2-style). */
 #include <stdio.h>
 
+#include "common/error.h"
 #include "common/internal.h"
 
 static _Thread_local struct {

@@ -16,7 +16,7 @@
 #include "read/extdata.h"
 #include "common/outputs.h"
 #include "onnx/typed.h"
-#include "write/writer.h"
+#include "write/zip_writer.h"
 
 #define CMP_CHUNK (1u << 20)
 

@@ -12,7 +12,7 @@
 #include "common/entry_name.h"
 #include "common/internal.h"
 #include "common/outputs.h"
-#include "write/writer.h"
+#include "write/zip_writer.h"
 
 /* The onnxzip status for a libzip error code. */
 static int status_for(int ze)

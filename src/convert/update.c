@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/update_lock.h"
 #include "read/archive.h"
 #include "common/atomic_file.h"
 #include "common/checksum.h"
@@ -75,45 +76,6 @@ static int pwrite_all(const update *u, const void *p, size_t n, uint64_t off)
 static int sync_file(const update *u)
 {
     return fsync(u->fd) ? io_fail(u, "cannot sync") : 0;
-}
-
-static void ofd_lock(int fd, short type, off_t byte)
-{
-    struct flock l = { .l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
-    while (fcntl(fd, F_OFD_SETLKW, &l) && errno == EINTR) {
-    }
-}
-
-/* The update lock (spec 15.5): open file description locks on two bytes far
- * past any real end. LOCK_BYTE is held shared by readers while they open and
- * exclusively by the updater around each atomic step. POSIX locks do not
- * favour a waiting writer, so readers opening back to back could hold
- * LOCK_BYTE shared without a gap for ever and starve the updater; GATE_BYTE
- * queues them behind it: a reader takes the gate shared only for as long as
- * it takes to acquire LOCK_BYTE, the updater takes it exclusively before
- * LOCK_BYTE and keeps it until it releases both, so new readers wait at the
- * gate while the ones already in finish. Readers never wait for the gate
- * while holding LOCK_BYTE: no deadlock. */
-#define LOCK_BYTE ((off_t)(INT64_MAX - 1))
-#define GATE_BYTE ((off_t)(INT64_MAX - 2))
-
-void oz_update_lock(int fd, short type)
-{
-    switch (type) {
-    case F_RDLCK:
-        ofd_lock(fd, F_RDLCK, GATE_BYTE);
-        ofd_lock(fd, F_RDLCK, LOCK_BYTE);
-        ofd_lock(fd, F_UNLCK, GATE_BYTE);
-        break;
-    case F_WRLCK:
-        ofd_lock(fd, F_WRLCK, GATE_BYTE);
-        ofd_lock(fd, F_WRLCK, LOCK_BYTE);
-        break;
-    default:
-        ofd_lock(fd, F_UNLCK, LOCK_BYTE);
-        ofd_lock(fd, F_UNLCK, GATE_BYTE); /* not held by readers: a no-op */
-        break;
-    }
 }
 
 /* The tail for a model entry at `pos`: local header, model, central
@@ -370,9 +332,7 @@ int onnxzip_update_model(const char *path, const void *model, size_t size)
     if (!rc) rc = onnxzip_open(path, 0, &u.a);
     if (!rc && u.a->layout != ONNXZIP_LAYOUT_ARCHIVE)
         rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive; set-model updates archives", path);
-    oz_tensors ts;
-    if (!rc && !(rc = oz_tensors_build(&ts, &u.a->zip, NULL, NULL, u.model, size, 0, path))) /* refs resolve */
-        oz_tensors_free(&ts);
+    if (!rc) rc = oz_tensors_check(&u.a->zip, u.model, size, path); /* refs resolve */
     if (!rc) {
         oz_checksum cs;
         oz_checksum_init(&cs);

@@ -1,22 +1,12 @@
 /* Runtime views (spec 16): a classic ONNX model whose external references
  * point into an archive file, so that external-data loaders run the archive
- * in place. onnxzip_view_model() builds one; verify checks one is current. */
+ * in place. onnxzip_view_model() builds one (its record: read/view_record.h). */
 #ifndef ONNXZIP_VIEW_H
 #define ONNXZIP_VIEW_H
 
 #include <sys/stat.h>
 
 #include "read/archive.h"
-
-#define OZ_VIEW_KEY "onnxzip.view"
-
-/* For onnxzip_verify() on a classic model: when it carries an "onnxzip.view"
- * record, checks that the archive it names (beside the model) still has the
- * recorded size and __MODEL_PROTO CRC-32 and XXH3-64. Returns 0 (also when
- * there is no record), ONNXZIP_ESTALE when the archive changed, or the error
- * met reading the record or the archive. Reads the archive's headers and
- * model only. */
-int oz_view_check(const onnxzip_archive *a);
 
 /* The directory holding `path`, stat()ed; -1 with errno set on failure. */
 int oz_stat_dir_of(const char *path, struct stat *st);

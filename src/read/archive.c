@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/update_lock.h"
 #include "read/archive.h"
 #include "onnx/pbwire.h"
 #include "onnx.pb-c.h"
@@ -35,8 +36,8 @@ static int open_archive(onnxzip_archive *a, int fd)
     memcpy(a->model_copy, a->base + m->pub.data_offset, a->model_len);
     a->model = a->model_copy;
     a->layout = ONNXZIP_LAYOUT_ARCHIVE;
-    return oz_tensors_build(&a->tensors, &a->zip, NULL, a->base, a->model, a->model_len, m->pub.data_offset,
-                            a->path);
+    return oz_tensors_build_archive(&a->tensors, &a->zip, a->base, a->model, a->model_len, m->pub.data_offset,
+                                    a->path);
 }
 
 /* Every ONNX file begins with a protobuf field (in practice ir_version). */
@@ -69,8 +70,7 @@ static int open_classic(onnxzip_archive *a, int by_path)
         if (rc) return rc;
         a->ext_open = 1;
     }
-    int rc = oz_tensors_build(&a->tensors, NULL, a->ext_open ? &a->ext : NULL, a->base, a->model, a->model_len, 0,
-                              a->path);
+    int rc = oz_tensors_build_classic(&a->tensors, a->ext_open ? &a->ext : NULL, a->model, a->model_len, a->path);
     a->layout = a->tensors.n_external ? ONNXZIP_LAYOUT_EXTERNAL : ONNXZIP_LAYOUT_CLASSIC;
     return rc;
 }

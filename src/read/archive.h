@@ -6,7 +6,7 @@
 
 #include "read/extdata.h"
 #include "read/tensors.h"
-#include "read/zip_index.h"
+#include "read/zip_reader.h"
 
 struct Onnx__ModelProto;
 

@@ -193,8 +193,10 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     return 0;
 }
 
-int oz_tensors_build(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const uint8_t *file, const uint8_t *model,
-                     size_t len, uint64_t model_offset, const char *path)
+/* z: an archive's entries, or NULL for a classic model (side files of ext,
+ * or none). file: the mapping for data pointers, or NULL to validate only. */
+static int build_index(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const uint8_t *file, const uint8_t *model,
+                       size_t len, uint64_t model_offset, const char *path)
 {
     memset(ts, 0, sizeof *ts);
     oz_strmap_init(&ts->by_name, 0);
@@ -207,6 +209,25 @@ int oz_tensors_build(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const uin
     rc = oz_check_schema(path, model, len, model_offset);
     if (!rc) rc = oz_walk_model(&w, model, len);
     if (rc) oz_tensors_free(ts);
+    return rc;
+}
+
+int oz_tensors_build_archive(oz_tensors *ts, const oz_zip *z, const uint8_t *file, const uint8_t *model, size_t len,
+                             uint64_t model_offset, const char *path)
+{
+    return build_index(ts, z, NULL, file, model, len, model_offset, path);
+}
+
+int oz_tensors_build_classic(oz_tensors *ts, oz_extdata *ext, const uint8_t *model, size_t len, const char *path)
+{
+    return build_index(ts, NULL, ext, model, model, len, 0, path);
+}
+
+int oz_tensors_check(const oz_zip *z, const uint8_t *model, size_t len, const char *path)
+{
+    oz_tensors ts;
+    int rc = build_index(&ts, z, NULL, NULL, model, len, 0, path);
+    if (!rc) oz_tensors_free(&ts);
     return rc;
 }
 

@@ -6,7 +6,7 @@
 
 #include "onnx/pbwire.h"
 #include "common/strmap.h"
-#include "read/zip_index.h"
+#include "read/zip_reader.h"
 
 typedef struct oz_arena_block oz_arena_block;
 
@@ -29,14 +29,28 @@ typedef struct oz_tensors {
 
 struct oz_extdata;
 
-/* Builds the index of the model held at `model` (`len` bytes, at file offset
- * `model_offset`). EXTERNAL references resolve against the entries of `z`
- * (an archive) or, when `z` is NULL, against the side files of `ext` (a
- * classic external-data model; files are mapped). `file` is the mapping the
- * model lies in, for data pointers, or NULL when only validating (pointers
- * are then NULL). */
-int oz_tensors_build(oz_tensors *ts, const oz_zip *z, struct oz_extdata *ext, const uint8_t *file,
-                     const uint8_t *model, size_t len, uint64_t model_offset, const char *path);
+/* The index of an archive's model: `model` (`len` bytes) is the model,
+ * copied from file offset `model_offset` of the mapping `file`; EXTERNAL
+ * references resolve against the entries of `z`, data pointers into `file`.
+ * `path` names the file in messages. Every TensorProto has one index entry,
+ * in the order the model walker (onnx/onnx_walk.h) visits them. On failure
+ * *ts is left empty. */
+int oz_tensors_build_archive(oz_tensors *ts, const oz_zip *z, const uint8_t *file, const uint8_t *model, size_t len,
+                             uint64_t model_offset, const char *path);
+
+/* The index of a classic model, which is the whole mapping `model` of `len`
+ * bytes; EXTERNAL references resolve against the side files of `ext` (mapped
+ * there, once each), or are refused (ONNXZIP_EUNSUPPORTED) when `ext` is NULL
+ * (a model opened from memory has no directory). Otherwise as above. */
+int oz_tensors_build_classic(oz_tensors *ts, struct oz_extdata *ext, const uint8_t *model, size_t len,
+                             const char *path);
+
+/* Checks, without keeping an index, that a model for the archive whose
+ * entries are `z` is one open would accept: the schema, and every tensor
+ * reference resolving to an entry of the right size. For writers and the
+ * model update, before they commit a model. */
+int oz_tensors_check(const oz_zip *z, const uint8_t *model, size_t len, const char *path);
+
 void oz_tensors_free(oz_tensors *ts);
 
 #endif

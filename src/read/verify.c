@@ -12,7 +12,7 @@
 #include "onnx/onnx_walk.h"
 #include "onnx/pbwire.h"
 #include "common/sha1.h"
-#include "convert/view.h"
+#include "read/view_record.h"
 
 /* ONNX's optional external_data "checksum": SHA-1 hex of the payload. */
 typedef struct sums {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "read/zip_index.h"
+#include "read/zip_reader.h"
 #include "common/zip_format.h"
 
 typedef struct ctx {

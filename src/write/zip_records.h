@@ -4,7 +4,7 @@
 #define ONNXZIP_ZIP_RECORDS_H
 
 #include "common/buf.h"
-#include "read/zip_index.h"
+#include "read/zip_reader.h"
 
 /* The padding N that aligns to `align` the data of an entry named with
  * `name_len` bytes, of `size` bytes, whose local header starts at `pos`

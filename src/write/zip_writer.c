@@ -14,7 +14,7 @@
 #include "common/bg_hash.h"
 #include "common/copy_range.h"
 #include "read/tensors.h"
-#include "write/writer.h"
+#include "write/zip_writer.h"
 #include "common/zip_format.h"
 #include "write/zip_records.h"
 
@@ -412,11 +412,8 @@ static int finish(onnxzip_writer *w)
 {
     if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier; nothing was written", w->path);
     if (!w->has_model) return oz_err(ONNXZIP_ENOMODEL, -1, "%s: no model was set (onnxzip_writer_set_model)", w->path);
-    oz_tensors ts;
-    int rc = oz_tensors_build(&ts, &w->zip, NULL, NULL, w->model.p, w->model.len, 0, w->path);
-    if (rc) return rc;
-    oz_tensors_free(&ts);
-    if ((rc = collect_sums(w))) return rc;
+    int rc = oz_tensors_check(&w->zip, w->model.p, w->model.len, w->path);
+    if (rc || (rc = collect_sums(w))) return rc;
     source m = { w->model.p ? w->model.p : (const uint8_t *)"", -1, 0, w->model.len, NULL, NULL };
     if ((rc = add_entry(w, OZ_MODEL_NAME, OZ_NAME_MODEL, &m)) || (rc = write_directory(w))) return rc;
     if (w->sync && fsync(w->fd)) return io_err(w, "cannot sync the temporary file");

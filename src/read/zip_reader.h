@@ -1,7 +1,7 @@
 /* The zip layer: an archive's entries as validated by the reader and as
  * recorded by the writer. */
-#ifndef ONNXZIP_ZIP_INDEX_H
-#define ONNXZIP_ZIP_INDEX_H
+#ifndef ONNXZIP_ZIP_READER_H
+#define ONNXZIP_ZIP_READER_H
 
 #include "common/entry_name.h"
 #include "common/internal.h"

@@ -1,6 +1,6 @@
-/* Writer internals shared with pack.c. */
-#ifndef ONNXZIP_WRITER_H
-#define ONNXZIP_WRITER_H
+/* The writer's internals for convert/: stream sources and name checks. */
+#ifndef ONNXZIP_ZIP_WRITER_H
+#define ONNXZIP_ZIP_WRITER_H
 
 #include "common/internal.h"
 

@@ -1,0 +1,24 @@
+/* The thread's last error (onnxzip_last_error()): every failing internal
+ * function records it with oz_err() and returns the status. */
+#ifndef ONNXZIP_ERROR_H
+#define ONNXZIP_ERROR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnxzip/onnxzip.h"
+
+/* Records the thread's last error (message formatted as printf) and returns
+ * `status`. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+int oz_err(int status, int64_t offset, const char *fmt, ...);
+
+/* Copies at most `n` bytes of a name from untrusted input into `out` as
+ * printable text (non-printable bytes as \xHH, long names cut with "..."),
+ * so that error messages stay one readable line. Returns out. */
+char *oz_printable(const void *s, size_t n, char *out, size_t cap);
+#define OZ_PRINTABLE_CAP 96
+
+#endif
