@@ -463,7 +463,13 @@ int main(int argc, char **argv)
     }
     sm->run = run_set_model, sm->state = set_model_state, sm->prepare = set_model_prepare, sm->turn = 0;
 
-    for (int i = 0; i < 6; i++) kill_loop(&ops[i], runs);
+    for (int i = 0; i < 6; i++) {
+        if (ops[i].run == run_repack && !onnxzip_has_feature(ONNXZIP_FEATURE_REPACK)) {
+            printf("crash: repack not killed: this build has no libzip (test_repack checks its status)\n");
+            continue;
+        }
+        kill_loop(&ops[i], runs);
+    }
     for (int i = 0; i < 6; i++) free((char *)ops[i].out_dir);
     free(f.model[0]);
     free(f.model[1]);

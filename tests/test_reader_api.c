@@ -48,6 +48,11 @@ static void check_views(onnxzip_archive *a, const uint8_t *lo, size_t size)
     const onnxzip_entry *last = onnxzip_entry_at(a, 1);
     CHECK(!strcmp(last->name, "__MODEL_PROTO") && last->size == ml);
     const Onnx__ModelProto *m, *m2;
+    if (!onnxzip_has_feature(ONNXZIP_FEATURE_MODEL_PROTO)) { /* -Dprotobuf_c=disabled */
+        CHECK_RC(onnxzip_model_proto(a, &m), ONNXZIP_EUNSUPPORTED);
+        CHECK(m == NULL && strstr(onnxzip_last_error()->message, "protobuf-c"));
+        return;
+    }
     CHECK_RC(onnxzip_model_proto(a, &m), 0);
     CHECK(m && m->graph && m->graph->n_initializer == 3 && m->ir_version == 8);
     CHECK(m && m->graph->initializer[0]->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL);

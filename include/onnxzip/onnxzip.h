@@ -74,6 +74,29 @@ ONNXZIP_API const char *onnxzip_version(void);
 /* The library's version as ONNXZIP_VERSION_NUMBER, for run-time checks. */
 ONNXZIP_API unsigned onnxzip_version_number(void);
 
+/* Parts a build may leave out (meson options of the same names), so that a
+ * runtime can embed a reader and writer that needs only libc, zlib (or
+ * libdeflate) and xxHash. Reading, writing, pack, unpack, set-model, views,
+ * verify and extract are always built. */
+typedef enum onnxzip_feature {
+    /* onnxzip_model_proto(): the model parsed by protobuf-c (-Dprotobuf_c).
+     * Without it that function fails with ONNXZIP_EUNSUPPORTED and
+     * <onnxzip/onnx.pb-c.h> is not installed; the model's bytes
+     * (onnxzip_model_bytes()) serve any other protobuf library. */
+    ONNXZIP_FEATURE_MODEL_PROTO = 1,
+    /* onnxzip_repack(): foreign and compressed zips read through libzip
+     * (-Dlibzip). Without it onnxzip_repack() fails with
+     * ONNXZIP_EUNSUPPORTED. */
+    ONNXZIP_FEATURE_REPACK = 2,
+    /* CRC-32 computed by libdeflate (-Dlibdeflate), else by zlib: the same
+     * results, libdeflate's faster. */
+    ONNXZIP_FEATURE_LIBDEFLATE = 3
+} onnxzip_feature;
+
+/* 1 when this build of the library has `feature`, else 0 (also for values
+ * it does not know). */
+ONNXZIP_API int onnxzip_has_feature(onnxzip_feature feature);
+
 /* ---------------------------------------------------------------------------
  * Errors
  * ------------------------------------------------------------------------- */
@@ -367,7 +390,10 @@ ONNXZIP_API int onnxzip_model_bytes(const onnxzip_archive *a, const void **data,
 /* The model parsed with protobuf-c, parsed on first call and cached. The
  * structure is owned by the handle, valid until close, and must not be
  * modified. Declare it with #include <onnxzip/onnx.pb-c.h>. Large tensors
- * appear as data_location EXTERNAL references, never as copied weights. */
+ * appear as data_location EXTERNAL references, never as copied weights.
+ * Returns 0, ONNXZIP_EPROTO when protobuf-c cannot parse the model, or
+ * ONNXZIP_EUNSUPPORTED in builds without protobuf-c
+ * (onnxzip_has_feature(ONNXZIP_FEATURE_MODEL_PROTO) == 0). */
 struct Onnx__ModelProto;
 ONNXZIP_API int onnxzip_model_proto(onnxzip_archive *a,
                                     const struct Onnx__ModelProto **model);
@@ -694,7 +720,9 @@ ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_na
  * aligned onnxzip archive at `out_path` with the given options (NULL:
  * defaults). Entries are decompressed and streamed; the input must hold a
  * __MODEL_PROTO entry whose references resolve. `out_path` must not be the
- * input (ONNXZIP_ESAMEFILE) nor special (ONNXZIP_ENOTREG): see "Outputs". */
+ * input (ONNXZIP_ESAMEFILE) nor special (ONNXZIP_ENOTREG): see "Outputs".
+ * ONNXZIP_EUNSUPPORTED in builds without libzip
+ * (onnxzip_has_feature(ONNXZIP_FEATURE_REPACK) == 0). */
 ONNXZIP_API int onnxzip_repack(const char *in_path, const char *out_path,
                                const onnxzip_write_options *opts);
 

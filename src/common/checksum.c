@@ -1,5 +1,5 @@
 #include <zlib.h>
-#ifdef ONNXZIP_HAVE_LIBDEFLATE
+#if ONNXZIP_HAVE_LIBDEFLATE
 #include <libdeflate.h>
 #endif
 
@@ -9,7 +9,7 @@
 
 uint32_t oz_crc32(uint32_t crc, const void *data, size_t n)
 {
-#ifdef ONNXZIP_HAVE_LIBDEFLATE
+#if ONNXZIP_HAVE_LIBDEFLATE
     return libdeflate_crc32(crc, data, n);
 #else
     const unsigned char *p = data;

@@ -13,3 +13,13 @@ unsigned onnxzip_version_number(void)
 {
     return ONNXZIP_VERSION_NUMBER;
 }
+
+int onnxzip_has_feature(onnxzip_feature feature)
+{
+    switch (feature) {
+    case ONNXZIP_FEATURE_MODEL_PROTO: return ONNXZIP_HAVE_PROTOBUF_C;
+    case ONNXZIP_FEATURE_REPACK: return ONNXZIP_HAVE_LIBZIP;
+    case ONNXZIP_FEATURE_LIBDEFLATE: return ONNXZIP_HAVE_LIBDEFLATE;
+    }
+    return 0;
+}

@@ -1,6 +1,16 @@
 /* onnxzip_repack(): any zip holding an onnxzip model (e.g. one re-zipped with
  * deflate by another tool), read through libzip, rewritten by the aligned
  * writer. Entries are decompressed and streamed; only the model is held. */
+#include "common/internal.h"
+
+#if !ONNXZIP_HAVE_LIBZIP
+int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_write_options *opts)
+{
+    (void)out_path, (void)opts;
+    return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: cannot repack: this build of onnxzip has no libzip "
+                  "(-Dlibzip=disabled), which reads foreign and compressed zips", in_path ? in_path : "(null)");
+}
+#else
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,7 +20,6 @@
 #include <zip.h>
 
 #include "common/entry_name.h"
-#include "common/internal.h"
 #include "common/outputs.h"
 #include "write/zip_writer.h"
 
@@ -211,3 +220,4 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
     zip_discard(r.za);
     return rc;
 }
+#endif /* ONNXZIP_HAVE_LIBZIP */

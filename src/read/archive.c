@@ -10,7 +10,9 @@
 #include "common/update_lock.h"
 #include "read/archive.h"
 #include "onnx/pbwire.h"
+#if ONNXZIP_HAVE_PROTOBUF_C
 #include "onnx.pb-c.h"
+#endif
 
 /* Zip or protobuf, by content: a zip starts with a local header or is an
  * empty archive, or ends with an end of central directory record. */
@@ -232,7 +234,9 @@ void onnxzip_close(onnxzip_archive **ap)
 {
     if (!ap || !*ap) return;
     onnxzip_archive *a = *ap;
+#if ONNXZIP_HAVE_PROTOBUF_C
     if (a->parsed) onnx__model_proto__free_unpacked(a->parsed, NULL);
+#endif
     oz_tensors_free(&a->tensors);
     oz_zip_free(&a->zip);
     if (a->ext_open) oz_extdata_free(&a->ext);
@@ -305,6 +309,10 @@ int onnxzip_model_proto(onnxzip_archive *a, const struct Onnx__ModelProto **mode
 {
     if (model) *model = NULL;
     if (!a || !model) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_model_proto: NULL argument");
+#if !ONNXZIP_HAVE_PROTOBUF_C
+    return oz_err(ONNXZIP_EUNSUPPORTED, -1, "onnxzip_model_proto: this build of onnxzip has no protobuf-c "
+                  "(-Dprotobuf_c=disabled); parse onnxzip_model_bytes() with your protobuf library");
+#else
     if (!a->parsed) {
         a->parsed = onnx__model_proto__unpack(NULL, a->model_len, a->model);
         if (!a->parsed)
@@ -313,6 +321,7 @@ int onnxzip_model_proto(onnxzip_archive *a, const struct Onnx__ModelProto **mode
     }
     *model = a->parsed;
     return 0;
+#endif
 }
 
 onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a)

@@ -5,11 +5,15 @@
  *   consumer            prints the library's version
  *   consumer ARCHIVE    also opens ARCHIVE and prints its tensor count
  *
- * It also includes the installed <onnxzip/onnx.pb-c.h> so that a missing or
- * broken generated header fails the install test.
+ * Built with -DCONSUMER_MODEL_PROTO (by run.sh, when the library has
+ * protobuf-c) it also includes the installed <onnxzip/onnx.pb-c.h> and
+ * parses the model with onnxzip_model_proto(), so that a missing or broken
+ * generated header fails the install test.
  */
 #include <onnxzip/onnxzip.h>
+#ifdef CONSUMER_MODEL_PROTO
 #include <onnxzip/onnx.pb-c.h>
+#endif
 
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +40,16 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("%s: %zu tensors\n", argv[1], onnxzip_tensor_count(a));
+#ifdef CONSUMER_MODEL_PROTO
+    {
+        const Onnx__ModelProto *m = NULL;
+        if (onnxzip_model_proto(a, &m) != 0 || !m->graph) {
+            fprintf(stderr, "consumer: onnxzip_model_proto: %s\n", onnxzip_last_error()->message);
+            onnxzip_close(&a);
+            return 1;
+        }
+    }
+#endif
     for (size_t i = 0; i < onnxzip_tensor_count(a); i++) {
         const onnxzip_tensor *t = onnxzip_tensor_at(a, i);
         printf("  %s: %llu bytes\n", t->name, (unsigned long long)t->nbytes);

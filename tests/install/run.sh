@@ -57,7 +57,17 @@ meson install -C "$builddir" --destdir "$dest" --no-rebuild >"$stage/install.log
 missing=()
 want() { [ -e "$1" ] || missing+=("${1#"$dest"}"); }
 want "$includedir/onnxzip/onnxzip.h"
-want "$includedir/onnxzip/onnx.pb-c.h"
+# the protobuf-c header comes with onnxzip_model_proto() (-Dprotobuf_c)
+consumer_defs=()
+minimal=1 # the core alone: neither protobuf-c nor libzip
+grep -q 'libzip' "$libdir/pkgconfig/onnxzip.pc" 2>/dev/null && minimal=0
+if grep -q 'libprotobuf-c' "$libdir/pkgconfig/onnxzip.pc" 2>/dev/null; then
+    minimal=0
+    consumer_defs=(-DCONSUMER_MODEL_PROTO)
+    want "$includedir/onnxzip/onnx.pb-c.h"
+elif [ -e "$includedir/onnxzip/onnx.pb-c.h" ]; then
+    die "onnx.pb-c.h installed by a build without protobuf-c"
+fi
 want "$libdir/pkgconfig/onnxzip.pc"
 case "$default_library" in shared|both) want "$libdir/libonnxzip.so" ;; esac
 case "$default_library" in static|both) want "$libdir/libonnxzip.a" ;; esac
@@ -118,7 +128,7 @@ run_consumer() { # NAME BINARY
             die "$name consumer: expected $expect_tensors tensors"
     fi
 }
-cflags_strict=(-std=c11 -Wall -Wextra -Werror "${san_flags[@]}")
+cflags_strict=(-std=c11 -Wall -Wextra -Werror "${san_flags[@]}" "${consumer_defs[@]}")
 
 # --- shared ------------------------------------------------------------------
 case "$default_library" in shared|both)
@@ -145,6 +155,23 @@ case "$default_library" in static|both)
         die "consumer-static still needs libonnxzip.so"
     fi
     run_consumer static "$stage/consumer-static"
+    if [ "$minimal" = 1 ]; then
+        # The minimal core: nothing but libc, zlib or libdeflate, and xxHash.
+        note "pkg-config --static --libs: ${libs[*]}"
+        for l in "${static_libs[@]}"; do
+            case "$l" in -L*|-lz|-ldeflate|-lxxhash|-pthread|-lpthread|-lm) ;;
+                *) die "the minimal core's pkg-config --static names $l" ;; esac
+        done
+        others=$(grep -o 'NEEDED.*\[.*\]' <<<"$needed" | grep -Ev '\[(libc|libz|libdeflate|libxxhash|libm|libpthread)\.so|\[ld-linux' || true)
+        [ -z "$others" ] || die "the minimal core's consumer needs more than libc, zlib, libdeflate, xxHash: $others"
+        # and fully static, libc included, when the sanitizers do not forbid it
+        if [ "${#san_flags[@]}" -eq 0 ]; then
+            "$cc" "${cflags_strict[@]}" "${cflags[@]}" "$here/consumer.c" -o "$stage/consumer-allstatic" -static \
+                "$libdir/libonnxzip.a" "${static_libs[@]}" || die "cannot link the minimal core with -static"
+            readelf -d "$stage/consumer-allstatic" | grep -q NEEDED && die "consumer-allstatic has dynamic dependencies"
+            run_consumer all-static "$stage/consumer-allstatic"
+        fi
+    fi
     ;;
 esac
 
