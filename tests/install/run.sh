@@ -175,4 +175,28 @@ case "$default_library" in static|both)
     ;;
 esac
 
+# --- CMake: find_package(onnxzip) ------------------------------------------------
+want "$libdir/cmake/onnxzip/onnxzipConfig.cmake"
+want "$libdir/cmake/onnxzip/onnxzipConfigVersion.cmake"
+[ "${#missing[@]}" -eq 0 ] || die "missing after install: ${missing[*]}"
+command -v cmake >/dev/null || die "cmake not found (Debian: apt-get install cmake; .ci/install-deps installs it)"
+cm=$stage/cmake
+cmake -S "$here" -B "$cm" -DCMAKE_PREFIX_PATH="$dest$prefix" -DCMAKE_C_COMPILER="$cc" \
+    -DCMAKE_C_FLAGS="${cflags_strict[*]/#-DCONSUMER_MODEL_PROTO/}" -DCMAKE_EXE_LINKER_FLAGS="${san_flags[*]}" \
+    >"$stage/cmake.log" 2>&1 || { cat "$stage/cmake.log" >&2; die "cmake cannot configure the consumer (find_package(onnxzip))"; }
+grep -- '-- onnxzip ' "$stage/cmake.log" | sed 's/^-- /install test: cmake: /'
+cmake --build "$cm" >>"$stage/cmake.log" 2>&1 || { cat "$stage/cmake.log" >&2; die "cmake cannot build the consumer"; }
+case "$default_library" in shared|both)
+    LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} run_consumer cmake-shared "$cm/consumer-cmake"
+    resolved=$(LD_LIBRARY_PATH=$libdir ldd "$cm/consumer-cmake" | grep 'libonnxzip\.so' || true)
+    case "$resolved" in *"$libdir"/*) ;; *) die "consumer-cmake does not load the staged libonnxzip.so" ;; esac
+    ;;
+esac
+case "$default_library" in static|both)
+    [ -x "$cm/consumer-cmake-static" ] || die "onnxzip::onnxzip_static is missing from the CMake package"
+    readelf -d "$cm/consumer-cmake-static" | grep -q 'NEEDED.*libonnxzip' && die "consumer-cmake-static needs libonnxzip.so"
+    run_consumer cmake-static "$cm/consumer-cmake-static"
+    ;;
+esac
+
 note "PASS"
