@@ -7,6 +7,7 @@
 #include "common/bg_hash.h"
 #include "common/checksum.h"
 #include "common/internal.h"
+#include "common/sys.h"
 
 #define BUF (1u << 20)
 
@@ -50,7 +51,7 @@ static int hash_range(oz_bg_hash *h, oz_checksum *cs, const uint8_t *map, uint64
         next = ready - off < BUF ? ready : off + BUF;
         oz_checksum_update(cs, map + (off - map_off), next - off);
         uint64_t lo = off & ~(uint64_t)4095, hi = next & ~(uint64_t)4095;
-        if (hi > lo) madvise((void *)(map + (lo - map_off)), (size_t)(hi - lo), MADV_DONTNEED);
+        if (hi > lo) oz_sys_advise_map((void *)(map + (lo - map_off)), (size_t)(hi - lo), OZ_ADV_DONTNEED);
     }
     while (off < ready) {
         size_t want = ready - off < BUF ? (size_t)(ready - off) : BUF;
@@ -73,7 +74,7 @@ static const uint8_t *map_job(const oz_bg_hash *h, uint64_t off, uint64_t len, u
     *map_len = (size_t)(off + len - *map_off);
     void *p = len ? mmap(NULL, *map_len, PROT_READ, MAP_SHARED, h->fd, (off_t)*map_off) : MAP_FAILED;
     if (p == MAP_FAILED) return NULL;
-    madvise(p, *map_len, MADV_SEQUENTIAL);
+    oz_sys_advise_map(p, *map_len, OZ_ADV_SEQUENTIAL);
     return p;
 }
 

@@ -1,22 +1,29 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/atomic_file.h"
 #include "common/copy_range.h"
+#include "common/sys.h"
 
 #define STEP (8u << 20) /* per call: the granularity of step callbacks (hashing, progress) */
 #define BUF (1u << 20)
 
+static int all_zero(const uint8_t *p, size_t n)
+{
+    return n == 0 || (p[0] == 0 && !memcmp(p, p + 1, n - 1));
+}
+
 /* One step: the kernel's copy, or a buffered one once the kernel has refused
  * (*buf then set). Returns bytes copied, 0 at the source's end, -1 with *res. */
-static ssize_t copy_step(int in, loff_t *ioff, int out, loff_t *ooff, size_t n, uint8_t **buf, oz_copy_result *res)
+static ssize_t copy_step(int in, int64_t *ioff, int out, int64_t *ooff, size_t n, uint8_t **buf, oz_copy_result *res)
 {
     for (;;) {
         if (!*buf) {
-            ssize_t k = copy_file_range(in, ioff, out, ooff, n, 0);
+            ssize_t k = oz_sys_copy_file_range(in, ioff, out, ooff, n);
             if (k >= 0) return k;
             if (errno == EINTR) continue;
             if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP && errno != EBADF) {
@@ -28,13 +35,15 @@ static ssize_t copy_step(int in, loff_t *ioff, int out, loff_t *ooff, size_t n, 
                 return -1; /* errno ENOMEM */
             }
         }
-        ssize_t k = pread(in, *buf, n < BUF ? n : BUF, *ioff);
+        ssize_t k = pread(in, *buf, n < BUF ? n : BUF, (off_t)*ioff);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             if (k < 0) *res = OZ_COPY_READ;
             return k;
         }
-        if (oz_pwrite_full(out, *buf, (size_t)k, (uint64_t)*ooff)) {
+        /* The destination was extended with zeros (a hole): a block of zeros
+         * left unwritten keeps it sparse where SEEK_DATA cannot tell. */
+        if (!all_zero(*buf, (size_t)k) && oz_pwrite_full(out, *buf, (size_t)k, (uint64_t)*ooff)) {
             *res = OZ_COPY_WRITE;
             return -1;
         }
@@ -48,13 +57,13 @@ static ssize_t copy_step(int in, loff_t *ioff, int out, loff_t *ooff, size_t n, 
  * system without SEEK_DATA makes it all data. */
 static uint64_t next_data(int fd, uint64_t off, uint64_t end, uint64_t *data_end)
 {
-    off_t d = lseek(fd, (off_t)off, SEEK_DATA);
+    int64_t d = oz_sys_seek_data(fd, (int64_t)off, 0);
     if (d < 0) {
         *data_end = end;
         return errno == ENXIO ? end : off; /* ENXIO: only a hole is left */
     }
     if ((uint64_t)d >= end) return *data_end = end;
-    off_t h = lseek(fd, d, SEEK_HOLE);
+    int64_t h = oz_sys_seek_data(fd, d, 1);
     *data_end = h < 0 || (uint64_t)h > end ? end : (uint64_t)h;
     return (uint64_t)d;
 }
@@ -76,7 +85,7 @@ oz_copy_result oz_copy_range(int src_fd, uint64_t src_off, uint64_t len, int dst
         uint64_t data_end;
         off = next_data(src_fd, off, end, &data_end); /* past a hole: zeros already */
         while (off < data_end) {
-            loff_t ioff = (loff_t)off, ooff = (loff_t)(dst_off + (off - src_off));
+            int64_t ioff = (int64_t)off, ooff = (int64_t)(dst_off + (off - src_off));
             uint64_t left = data_end - off;
             ssize_t k = copy_step(src_fd, &ioff, dst_fd, &ooff, left < STEP ? (size_t)left : STEP, &buf, &res);
             if (k <= 0) {

@@ -4,14 +4,8 @@
 #include <fcntl.h>
 #include <stdint.h>
 
+#include "common/sys.h"
 #include "common/update_lock.h"
-
-static void ofd_lock(int fd, short type, off_t byte)
-{
-    struct flock l = { .l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
-    while (fcntl(fd, F_OFD_SETLKW, &l) && errno == EINTR) {
-    }
-}
 
 /* The update lock (spec 15.5): open file description locks on two bytes far
  * past any real end. LOCK_BYTE is held shared by readers while they open and
@@ -23,24 +17,24 @@ static void ofd_lock(int fd, short type, off_t byte)
  * LOCK_BYTE and keeps it until it releases both, so new readers wait at the
  * gate while the ones already in finish. Readers never wait for the gate
  * while holding LOCK_BYTE: no deadlock. */
-#define LOCK_BYTE ((off_t)(INT64_MAX - 1))
-#define GATE_BYTE ((off_t)(INT64_MAX - 2))
+#define LOCK_BYTE (INT64_MAX - 1)
+#define GATE_BYTE (INT64_MAX - 2)
 
 void oz_update_lock(int fd, short type)
 {
     switch (type) {
     case F_RDLCK:
-        ofd_lock(fd, F_RDLCK, GATE_BYTE);
-        ofd_lock(fd, F_RDLCK, LOCK_BYTE);
-        ofd_lock(fd, F_UNLCK, GATE_BYTE);
+        oz_sys_lock_byte(fd, F_RDLCK, GATE_BYTE);
+        oz_sys_lock_byte(fd, F_RDLCK, LOCK_BYTE);
+        oz_sys_lock_byte(fd, F_UNLCK, GATE_BYTE);
         break;
     case F_WRLCK:
-        ofd_lock(fd, F_WRLCK, GATE_BYTE);
-        ofd_lock(fd, F_WRLCK, LOCK_BYTE);
+        oz_sys_lock_byte(fd, F_WRLCK, GATE_BYTE);
+        oz_sys_lock_byte(fd, F_WRLCK, LOCK_BYTE);
         break;
     default:
-        ofd_lock(fd, F_UNLCK, LOCK_BYTE);
-        ofd_lock(fd, F_UNLCK, GATE_BYTE); /* not held by readers: a no-op */
+        oz_sys_lock_byte(fd, F_UNLCK, LOCK_BYTE);
+        oz_sys_lock_byte(fd, F_UNLCK, GATE_BYTE); /* not held by readers: a no-op */
         break;
     }
 }

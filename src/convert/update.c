@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/sys.h"
 #include "common/update_lock.h"
 #include "read/archive.h"
 #include "common/atomic_file.h"
@@ -179,7 +180,7 @@ static uint64_t weights_end(const update *u)
  * are released by the truncation of step 5 or of a rollback. */
 static int reserve(update *u, uint64_t from, uint64_t to)
 {
-    if (!fallocate(u->fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from))) return 0;
+    if (!oz_sys_reserve(u->fd, from, to - from)) return 0;
     if (errno == EOPNOTSUPP || errno == ENOSYS) {
         u->zero_fill = 1; /* e.g. NFS before 4.2, some FUSE file systems */
         return 0;

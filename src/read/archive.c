@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "common/update_lock.h"
 #include "read/archive.h"
 #include "onnx/pbwire.h"
@@ -80,18 +81,14 @@ static int open_classic(onnxzip_archive *a, int by_path)
 #define OPEN_FLAGS (unsigned)(ONNXZIP_OPEN_VERIFY | ONNXZIP_OPEN_SEQUENTIAL | ONNXZIP_OPEN_WILLNEED | \
                              ONNXZIP_OPEN_POPULATE | ONNXZIP_OPEN_HUGEPAGE)
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22 /* Linux 5.14; older kernels answer EINVAL */
-#endif
-
 /* The caller's access hints (ONNXZIP_OPEN_*), else normal readahead. */
 static void advise(const uint8_t *base, uint64_t size, unsigned flags)
 {
     void *p = (void *)base;
-    madvise(p, size, (flags & ONNXZIP_OPEN_SEQUENTIAL) ? MADV_SEQUENTIAL : MADV_NORMAL);
-    if (flags & ONNXZIP_OPEN_HUGEPAGE) madvise(p, size, MADV_HUGEPAGE);
-    if (flags & ONNXZIP_OPEN_WILLNEED) madvise(p, size, MADV_WILLNEED);
-    if (flags & ONNXZIP_OPEN_POPULATE) madvise(p, size, MADV_POPULATE_READ);
+    oz_sys_advise_map(p, size, (flags & ONNXZIP_OPEN_SEQUENTIAL) ? OZ_ADV_SEQUENTIAL : OZ_ADV_NORMAL);
+    if (flags & ONNXZIP_OPEN_HUGEPAGE) oz_sys_advise_map(p, size, OZ_ADV_HUGEPAGE);
+    if (flags & ONNXZIP_OPEN_WILLNEED) oz_sys_advise_map(p, size, OZ_ADV_WILLNEED);
+    if (flags & ONNXZIP_OPEN_POPULATE) oz_sys_advise_map(p, size, OZ_ADV_POPULATE);
 }
 
 /* `fd`: the mapped file, or -1 for a caller's buffer. `by_path`: the file
@@ -110,7 +107,7 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, 
     }
     *a = (onnxzip_archive){ .base = base, .size = size, .mapped = mapped, .fd = -1, .path = p };
     /* Headers are scattered: no readahead of the weights around them. */
-    if (mapped) madvise((void *)base, size, MADV_RANDOM);
+    if (mapped) oz_sys_advise_map((void *)base, size, OZ_ADV_RANDOM);
     int rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
            : looks_like_zip(base, size) ? open_archive(a, fd) : open_classic(a, by_path);
     if (mapped) advise(base, size, rc ? 0 : flags);
@@ -186,9 +183,9 @@ static int map_locked(int fd, int by_path, const char *path, unsigned flags, onn
         return rc;
     }
     /* No readahead around each local header read (one per tensor). */
-    posix_fadvise(keep, 0, 0, POSIX_FADV_RANDOM);
+    oz_sys_advise_file(keep, 0, 0, OZ_ADV_RANDOM);
     int rc = open_mapped(base, (uint64_t)st.st_size, keep, by_path, path, flags, out);
-    posix_fadvise(keep, 0, 0, POSIX_FADV_NORMAL);
+    oz_sys_advise_file(keep, 0, 0, OZ_ADV_NORMAL);
     if (rc) {
         close(keep);
         return rc;

@@ -1,19 +1,18 @@
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "read/extdata.h"
 
 int oz_extdata_init(oz_extdata *x, const char *dir)
 {
     memset(x, 0, sizeof *x);
-    x->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    x->dirfd = oz_sys_open_dir(dir);
     if (x->dirfd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open the data directory: %s", dir, strerror(errno));
     if (!(x->dir = strdup(dir))) {
         close(x->dirfd);
@@ -62,26 +61,6 @@ static int check_lexical(const ref *r, const char *loc, size_t len)
     return 0;
 }
 
-/* Walks the path one component at a time with O_NOFOLLOW, for kernels
- * without openat2 (before Linux 5.6). */
-static int open_fallback(int dirfd, char *path)
-{
-    int cur = dup(dirfd);
-    for (char *c = path; cur >= 0;) {
-        char *slash = strchr(c, '/');
-        if (slash) *slash = '\0';
-        int flags = slash ? O_PATH | O_DIRECTORY : O_RDONLY | O_NONBLOCK;
-        int next = *c ? openat(cur, c, flags | O_NOFOLLOW | O_CLOEXEC) : dup(cur);
-        int saved = errno;
-        close(cur);
-        errno = saved;
-        if (!slash) return next;
-        cur = next;
-        c = slash + 1;
-    }
-    return -1;
-}
-
 static int open_beneath(int dirfd, const char *loc, size_t len)
 {
     char *path = strndup(loc, len);
@@ -89,11 +68,7 @@ static int open_beneath(int dirfd, const char *loc, size_t len)
         errno = ENOMEM;
         return -1;
     }
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-    struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
-                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
-    if (fd < 0 && (errno == ENOSYS || errno == EPERM)) fd = open_fallback(dirfd, path);
+    int fd = oz_sys_open_beneath(dirfd, path);
     int saved = errno;
     free(path);
     errno = saved;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/sys.h"
 #include "read/zip_reader.h"
 #include "common/zip_format.h"
 
@@ -50,8 +51,7 @@ static const uint8_t *fetch(ctx *c, uint64_t at, size_t n)
         c->lcap = n;
     }
     for (size_t got = 0; got < n;) {
-        struct iovec v = { c->lbuf + got, n - got };
-        ssize_t k = c->nowait ? preadv2(c->fd, &v, 1, (off_t)(at + got), RWF_NOWAIT) : -1;
+        ssize_t k = c->nowait ? oz_sys_pread_nowait(c->fd, c->lbuf + got, n - got, (int64_t)(at + got)) : -1;
         if (k < 0 && c->nowait) {
             if (errno == EAGAIN) c->cold = 1; /* would wait for the disk */
             else if (errno != EINTR) c->nowait = 0; /* not supported here */
@@ -456,7 +456,7 @@ static void prefetch(const ctx *c, size_t from, size_t to)
     for (size_t i = from; i < to; i++) {
         const oz_zentry *ze = &c->z->entries[i];
         if (ze->pub.header_offset < c->cd_offset)
-            posix_fadvise(c->fd, (off_t)ze->pub.header_offset, (off_t)header_span(c, ze), POSIX_FADV_WILLNEED);
+            oz_sys_advise_file(c->fd, ze->pub.header_offset, header_span(c, ze), OZ_ADV_WILLNEED);
     }
 }
 

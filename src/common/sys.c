@@ -1,0 +1,166 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if OZ_HAVE_PREADV2
+#include <sys/uio.h>
+#endif
+#if OZ_HAVE_OPENAT2
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
+
+#include "common/sys.h"
+
+ssize_t oz_sys_copy_file_range(int in, int64_t *ioff, int out, int64_t *ooff, size_t n)
+{
+#if OZ_HAVE_COPY_FILE_RANGE
+    loff_t i = (loff_t)*ioff, o = (loff_t)*ooff;
+    ssize_t k = copy_file_range(in, &i, out, &o, n, 0);
+    *ioff = (int64_t)i, *ooff = (int64_t)o;
+    return k;
+#else
+    (void)in, (void)ioff, (void)out, (void)ooff, (void)n;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int64_t oz_sys_seek_data(int fd, int64_t off, int hole)
+{
+#if OZ_HAVE_SEEK_DATA
+    return (int64_t)lseek(fd, (off_t)off, hole ? SEEK_HOLE : SEEK_DATA);
+#else
+    (void)fd, (void)off, (void)hole;
+    errno = EINVAL;
+    return -1;
+#endif
+}
+
+ssize_t oz_sys_pread_nowait(int fd, void *buf, size_t n, int64_t off)
+{
+#if OZ_HAVE_PREADV2
+    struct iovec v = { buf, n };
+    return preadv2(fd, &v, 1, (off_t)off, RWF_NOWAIT);
+#else
+    (void)fd, (void)buf, (void)n, (void)off;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int oz_sys_reserve(int fd, uint64_t off, uint64_t len)
+{
+#if OZ_HAVE_FALLOCATE
+    int rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
+    if (rc && errno == ENOSYS) errno = EOPNOTSUPP;
+    return rc;
+#else
+    (void)fd, (void)off, (void)len;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+/* Walks the path one component at a time with O_NOFOLLOW. */
+static int open_stepwise(int dirfd, char *path)
+{
+    int cur = dup(dirfd);
+    for (char *c = path; cur >= 0;) {
+        char *slash = strchr(c, '/');
+        if (slash) *slash = '\0';
+        int flags = slash ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK;
+        int next = *c ? openat(cur, c, flags | O_NOFOLLOW | O_CLOEXEC) : dup(cur);
+        int saved = errno;
+        struct stat st; /* a link to a directory fails O_DIRECTORY first: say it is a link */
+        if (next < 0 && saved == ENOTDIR && !fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+            saved = ELOOP;
+        close(cur);
+        errno = saved;
+        if (!slash) return next;
+        cur = next;
+        c = slash + 1;
+    }
+    return -1;
+}
+
+int oz_sys_open_beneath(int dirfd, char *path)
+{
+#if OZ_HAVE_OPENAT2
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+    struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return fd; /* EPERM: seccomp filters */
+#endif
+    return open_stepwise(dirfd, path);
+}
+
+int oz_sys_open_dir(const char *path)
+{
+#if OZ_HAVE_O_PATH
+    return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+#else
+    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#endif
+}
+
+void oz_sys_lock_byte(int fd, short type, int64_t byte)
+{
+    struct flock l = { .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)byte, .l_len = 1 };
+#if OZ_HAVE_OFD_LOCKS
+    while (fcntl(fd, F_OFD_SETLKW, &l) && errno == EINTR) {
+    }
+#else
+    while (fcntl(fd, F_SETLKW, &l) && errno == EINTR) {
+    }
+#endif
+}
+
+/* Page tables filled for the whole mapping now rather than fault by fault:
+ * MADV_POPULATE_READ (Linux 5.14), else a read of one byte per page. */
+static void populate(const void *p, size_t len)
+{
+#if OZ_HAVE_MADV_LINUX
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14 headers; older kernels answer EINVAL */
+#endif
+    if (!madvise((void *)p, len, MADV_POPULATE_READ)) return;
+#endif
+    long page = sysconf(_SC_PAGESIZE);
+    size_t step = page > 0 ? (size_t)page : 4096;
+    const volatile uint8_t *b = p;
+    uint8_t sink = 0;
+    for (size_t off = 0; off < len; off += step) sink ^= b[off];
+    (void)sink;
+}
+
+void oz_sys_advise_map(void *p, size_t len, int advice)
+{
+    switch (advice) {
+    case OZ_ADV_NORMAL: madvise(p, len, MADV_NORMAL); break;
+    case OZ_ADV_RANDOM: madvise(p, len, MADV_RANDOM); break;
+    case OZ_ADV_SEQUENTIAL: madvise(p, len, MADV_SEQUENTIAL); break;
+    case OZ_ADV_WILLNEED: madvise(p, len, MADV_WILLNEED); break;
+    case OZ_ADV_DONTNEED: madvise(p, len, MADV_DONTNEED); break; /* Linux: drops the pages from the RSS */
+#if OZ_HAVE_MADV_LINUX
+    case OZ_ADV_HUGEPAGE: madvise(p, len, MADV_HUGEPAGE); break;
+#endif
+    case OZ_ADV_POPULATE: populate(p, len); break;
+    default: break;
+    }
+}
+
+void oz_sys_advise_file(int fd, uint64_t off, uint64_t len, int advice)
+{
+#if OZ_HAVE_POSIX_FADVISE
+    int a = advice == OZ_ADV_RANDOM ? POSIX_FADV_RANDOM : advice == OZ_ADV_WILLNEED ? POSIX_FADV_WILLNEED
+                                                                                     : POSIX_FADV_NORMAL;
+    posix_fadvise(fd, (off_t)off, (off_t)len, a);
+#else
+    (void)fd, (void)off, (void)len, (void)advice;
+#endif
+}

@@ -1,0 +1,52 @@
+/* The system layer: each call the library makes beyond POSIX.1-2008, with a
+ * portable fallback chosen at build time (meson checks, OZ_HAVE_* = 0/1) and
+ * at run time (a kernel or file system that refuses the call). Meson's
+ * -Dsystem_fallbacks=true builds every fallback on Linux too, as on macOS
+ * and the BSDs, so that CI runs the whole suite over them. */
+#ifndef ONNXZIP_SYS_H
+#define ONNXZIP_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* copy_file_range(2) from (in, *ioff) to (out, *ooff), advancing both.
+ * Fallback: -1 with errno ENOSYS (callers then copy through a buffer). */
+ssize_t oz_sys_copy_file_range(int in, int64_t *ioff, int out, int64_t *ooff, size_t n);
+
+/* lseek(2) with SEEK_DATA (`hole` 0) or SEEK_HOLE (1). Fallback: -1 with
+ * errno EINVAL (callers then take the whole file as data). */
+int64_t oz_sys_seek_data(int fd, int64_t off, int hole);
+
+/* pread(2) that fails with EAGAIN rather than wait for the disk (preadv2
+ * RWF_NOWAIT). Fallback: -1 with errno ENOSYS (callers then use pread). */
+ssize_t oz_sys_pread_nowait(int fd, void *buf, size_t n, int64_t off);
+
+/* Reserves [off, off + len) without changing the file's size
+ * (fallocate FALLOC_FL_KEEP_SIZE). 0, or -1 with errno; EOPNOTSUPP where
+ * neither the system nor the file system can (callers then write zeros). */
+int oz_sys_reserve(int fd, uint64_t off, uint64_t len);
+
+/* Opens `path` below the directory `dirfd` for reading, refusing symbolic
+ * links and any resolution outside it (openat2 RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS). Fallback, and on kernels before 5.6: one component
+ * at a time with O_NOFOLLOW. -1 with errno (ELOOP for a link, EXDEV outside). */
+int oz_sys_open_beneath(int dirfd, char *path);
+
+/* Opens a directory only to resolve names below it (O_PATH where it exists). */
+int oz_sys_open_dir(const char *path);
+
+/* Locks one byte of `fd` (type F_RDLCK, F_WRLCK or F_UNLCK), waiting:
+ * an open file description lock (F_OFD_SETLKW), private to this descriptor.
+ * Fallback: a classic POSIX record lock (F_SETLKW), owned by the process, so
+ * two handles in one process do not exclude each other (spec 15.5). */
+void oz_sys_lock_byte(int fd, short type, int64_t byte);
+
+/* Access hints for a mapping or a file (no effect where unsupported). */
+enum { OZ_ADV_NORMAL, OZ_ADV_RANDOM, OZ_ADV_SEQUENTIAL, OZ_ADV_WILLNEED, OZ_ADV_DONTNEED, OZ_ADV_HUGEPAGE,
+       OZ_ADV_POPULATE };
+void oz_sys_advise_map(void *p, size_t len, int advice);
+/* [off, off + len) of a file; len 0: to the end. */
+void oz_sys_advise_file(int fd, uint64_t off, uint64_t len, int advice);
+
+#endif
