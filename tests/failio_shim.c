@@ -58,18 +58,21 @@ static void *next(const char *name)
 }
 
 /* FAILIO_KILL_TORN: the first pages of a multi-page write, then the kill. */
-static void torn_kill(ssize_t (*real)(int, const void *, size_t, off_t), int fd, const void *buf, size_t n,
-                      off_t off)
+typedef ssize_t (*pwrite64_fn)(int, const void *, size_t, off64_t);
+
+static void torn_kill(pwrite64_fn real, int fd, const void *buf, size_t n, off64_t off)
 {
-    off_t mid = off + (off_t)(n / 2), cut = mid - mid % 4096;
+    off64_t mid = off + (off64_t)(n / 2), cut = mid - mid % 4096;
     if (!getenv("FAILIO_KILL_TORN") || calls + 1 != atol(getenv("FAILIO_KILL_AT"))) return;
     if (cut <= off) cut += 4096;
-    if (cut < off + (off_t)n) (void)real(fd, buf, (size_t)(cut - off), off);
+    if (cut < off + (off64_t)n) (void)real(fd, buf, (size_t)(cut - off), off);
 }
 
-static ssize_t torn_pwrite(int fd, const void *buf, size_t n, off_t off)
+/* Both names go to pwrite64 (off_t is 32 bits on 32-bit hosts, off64_t
+ * always 64). */
+static ssize_t torn_pwrite(int fd, const void *buf, size_t n, off64_t off)
 {
-    ssize_t (*real)(int, const void *, size_t, off_t) = next("pwrite64");
+    pwrite64_fn real = (pwrite64_fn)next("pwrite64");
     if (getenv("FAILIO_KILL_AT")) torn_kill(real, fd, buf, n, off);
     if (!fail_now()) return real(fd, buf, n, off);
     int e = errno;
@@ -78,8 +81,8 @@ static ssize_t torn_pwrite(int fd, const void *buf, size_t n, off_t off)
     return -1;
 }
 
-ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off);
-ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off);
+ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
     return torn_pwrite(fd, buf, n, off);
 }
@@ -100,27 +103,27 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 PASS_OR_FAIL(fsync, (int fd), (fd))
 PASS_OR_FAIL(fdatasync, (int fd), (fd))
 PASS_OR_FAIL(ftruncate, (int fd, off_t len), (fd, len))
-PASS_OR_FAIL(ftruncate64, (int fd, off_t len), (fd, len))
+PASS_OR_FAIL(ftruncate64, (int fd, off64_t len), (fd, len))
 
-static int shim_fallocate(const char *real, int fd, int mode, off_t off, off_t len)
+static int shim_fallocate(int fd, int mode, off64_t off, off64_t len)
 {
     if (getenv("FAILIO_NO_FALLOCATE")) {
         errno = EOPNOTSUPP;
         return -1;
     }
     if (fail_now()) return -1;
-    return ((int (*)(int, int, off_t, off_t))next(real))(fd, mode, off, len);
+    return ((int (*)(int, int, off64_t, off64_t))next("fallocate64"))(fd, mode, off, len);
 }
 
-int fallocate64(int fd, int mode, off_t off, off_t len);
-int fallocate64(int fd, int mode, off_t off, off_t len)
+int fallocate64(int fd, int mode, off64_t off, off64_t len);
+int fallocate64(int fd, int mode, off64_t off, off64_t len)
 {
-    return shim_fallocate("fallocate64", fd, mode, off, len);
+    return shim_fallocate(fd, mode, off, len);
 }
 
 int fallocate(int fd, int mode, off_t off, off_t len)
 {
-    return shim_fallocate("fallocate", fd, mode, off, len);
+    return shim_fallocate(fd, mode, off, len);
 }
 
 __attribute__((destructor)) static void report(void)

@@ -71,8 +71,9 @@ static int hash_range(oz_bg_hash *h, oz_checksum *cs, const uint8_t *map, uint64
 static const uint8_t *map_job(const oz_bg_hash *h, uint64_t off, uint64_t len, uint64_t *map_off, size_t *map_len)
 {
     *map_off = off & ~(uint64_t)4095;
+    if (off + len - *map_off > SIZE_MAX) return NULL; /* a 32-bit host: read instead */
     *map_len = (size_t)(off + len - *map_off);
-    void *p = len ? mmap(NULL, *map_len, PROT_READ, MAP_SHARED, h->fd, (off_t)*map_off) : MAP_FAILED;
+    void *p = len ? oz_sys_map(h->fd, *map_off, *map_len) : MAP_FAILED;
     if (p == MAP_FAILED) return NULL;
     oz_sys_advise_map(p, *map_len, OZ_ADV_SEQUENTIAL);
     return p;
@@ -85,7 +86,7 @@ static int hash_job(oz_bg_hash *h, size_t j)
     uint64_t off = h->jobs[j].off, end = off + h->jobs[j].len;
     pthread_mutex_unlock(&h->mu);
     uint64_t map_off;
-    size_t map_len;
+    size_t map_len = 0;
     const uint8_t *map = map_job(h, off, end - off, &map_off, &map_len);
     oz_checksum cs;
     oz_checksum_init(&cs);
@@ -100,7 +101,7 @@ static int hash_job(oz_bg_hash *h, size_t j)
         err = hash_range(h, &cs, map, map_off, off, ready);
         off = ready;
     }
-    if (map) munmap((void *)map, map_len);
+    oz_sys_unmap(map, map_len);
     if (err) fail(h, err);
     if (off < end || err) return 0;
     pthread_mutex_lock(&h->mu);

@@ -1,5 +1,7 @@
 /* The thread's last error: status, message, offset (libgit2-style). */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "common/internal.h"
@@ -64,6 +66,16 @@ int oz_err(int status, int64_t offset, const char *fmt, ...)
     last.info.message = last.message;
     last.info.offset = offset;
     return status;
+}
+
+int oz_err_map(const char *what, uint64_t len)
+{
+    int e = errno;
+    if (e == EFBIG || e == ENOMEM || e == EOVERFLOW)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: cannot map %llu bytes: more than this process's address space "
+                      "holds (%zu-bit pointers): %s", what, (unsigned long long)len, sizeof(void *) * 8,
+                      e == EFBIG ? "file too large" : strerror(e));
+    return oz_err(ONNXZIP_EIO, -1, "%s: cannot map %llu bytes: %s", what, (unsigned long long)len, strerror(e));
 }
 
 const onnxzip_error_info *onnxzip_last_error(void)

@@ -15,6 +15,12 @@ __attribute__((format(printf, 3, 4)))
 #endif
 int oz_err(int status, int64_t offset, const char *fmt, ...);
 
+/* After a failed oz_sys_map*() of `len` bytes of `what` (errno set):
+ * ONNXZIP_ELIMIT when the file is larger than this process can map (EFBIG,
+ * ENOMEM, EOVERFLOW: a 32-bit address space, a ulimit -v), else ONNXZIP_EIO.
+ * The message names `what`, the size and the cause. */
+int oz_err_map(const char *what, uint64_t len);
+
 /* Copies at most `n` bytes of a name from untrusted input into `out` as
  * printable text (non-printable bytes as \xHH, long names cut with "..."),
  * so that error messages stay one readable line. Returns out. */

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -163,4 +164,40 @@ void oz_sys_advise_file(int fd, uint64_t off, uint64_t len, int advice)
 #else
     (void)fd, (void)off, (void)len, (void)advice;
 #endif
+}
+
+void *oz_sys_map(int fd, uint64_t off, uint64_t len)
+{
+    if (len > SIZE_MAX || off > (uint64_t)INT64_MAX) {
+        errno = EFBIG;
+        return MAP_FAILED;
+    }
+    return mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+}
+
+/* Reserves len + align bytes of address space, maps the file at the aligned
+ * spot inside, returns the rest. */
+void *oz_sys_map_aligned(int fd, uint64_t len, size_t align)
+{
+    if (len > SIZE_MAX - align) return oz_sys_map(fd, 0, len); /* no room to choose */
+    size_t size = (size_t)len, room_len = size + align;
+    uint8_t *room = mmap(NULL, room_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (room == MAP_FAILED) return oz_sys_map(fd, 0, len);
+    uint8_t *at = (uint8_t *)(((uintptr_t)room + align - 1) & ~(uintptr_t)(align - 1));
+    void *p = mmap(at, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        int e = errno;
+        munmap(room, room_len);
+        errno = e;
+        return MAP_FAILED;
+    }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), end = ((size_t)(at - room) + size + page - 1) & ~(page - 1);
+    if (at > room) munmap(room, (size_t)(at - room));
+    if (end < room_len) munmap(room + end, room_len - end);
+    return p;
+}
+
+void oz_sys_unmap(const void *p, uint64_t len)
+{
+    if (p && p != MAP_FAILED && len) munmap((void *)(uintptr_t)p, (size_t)len);
 }

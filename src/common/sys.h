@@ -42,6 +42,18 @@ int oz_sys_open_dir(const char *path);
  * two handles in one process do not exclude each other (spec 15.5). */
 void oz_sys_lock_byte(int fd, short type, int64_t byte);
 
+/* Maps [off, off + len) of `fd` read-only and shared (off a multiple of the
+ * page size). MAP_FAILED with errno EFBIG when len does not fit in size_t
+ * (a 32-bit host), or mmap's errno (ENOMEM: no room in the address space). */
+void *oz_sys_map(int fd, uint64_t off, uint64_t len);
+
+/* oz_sys_map() of a whole file of `len` bytes at an address that is a
+ * multiple of `align` (a power of two) when there is room to choose one. */
+void *oz_sys_map_aligned(int fd, uint64_t len, size_t align);
+
+/* Unmaps what oz_sys_map*() returned (NULL: nothing). */
+void oz_sys_unmap(const void *p, uint64_t len);
+
 /* Access hints for a mapping or a file (no effect where unsupported). */
 enum { OZ_ADV_NORMAL, OZ_ADV_RANDOM, OZ_ADV_SEQUENTIAL, OZ_ADV_WILLNEED, OZ_ADV_DONTNEED, OZ_ADV_HUGEPAGE,
        OZ_ADV_POPULATE };

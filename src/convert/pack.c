@@ -15,6 +15,7 @@
 #include "onnx/dtype.h"
 #include "read/extdata.h"
 #include "common/outputs.h"
+#include "common/sys.h"
 #include "onnx/typed.h"
 #include "write/zip_writer.h"
 
@@ -320,8 +321,8 @@ static int pack_fd(pack *p, const char *out_path)
     if (fstat(p->fd, &st) || !S_ISREG(st.st_mode))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", p->in_path);
     if (st.st_size == 0) return oz_err(ONNXZIP_EPROTO, -1, "%s: empty file, not an ONNX model", p->in_path);
-    void *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, p->fd, 0);
-    if (base == MAP_FAILED) return oz_err(ONNXZIP_EIO, -1, "%s: cannot map: %s", p->in_path, strerror(errno));
+    void *base = oz_sys_map(p->fd, 0, (uint64_t)st.st_size);
+    if (base == MAP_FAILED) return oz_err_map(p->in_path, (uint64_t)st.st_size);
     p->base = base;
     int rc;
     if (st.st_size >= 4 && oz_rd32(p->base) == 0x04034b50u)
@@ -329,7 +330,7 @@ static int pack_fd(pack *p, const char *out_path)
                     "(use repack to realign an archive)", p->in_path);
     else
         rc = pack_mapped(p, (uint64_t)st.st_size, out_path);
-    munmap(base, (size_t)st.st_size);
+    oz_sys_unmap(base, (uint64_t)st.st_size);
     return rc;
 }
 

@@ -102,7 +102,7 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, 
     if (!a || !p) {
         free(a);
         free(p);
-        if (mapped) munmap((void *)base, size);
+        if (mapped) oz_sys_unmap(base, size);
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     }
     *a = (onnxzip_archive){ .base = base, .size = size, .mapped = mapped, .fd = -1, .path = p };
@@ -120,27 +120,11 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, 
     return 0;
 }
 
-/* Maps the file at a 2 MiB-aligned address: data aligned in the file up to
- * the largest alignment a writer may choose (64 KiB) is aligned in memory
- * too, and the page cache's large folios can be mapped whole (as the kernel
- * aligns large file mappings itself). Reserve room, map the file at the
- * aligned spot, return the rest. */
-static void *map_aligned(int fd, size_t size)
-{
-    const size_t A = (size_t)2 << 20;
-    uint8_t *room = mmap(NULL, size + A, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (room == MAP_FAILED) return MAP_FAILED;
-    uint8_t *at = (uint8_t *)(((uintptr_t)room + A - 1) & ~(uintptr_t)(A - 1));
-    void *p = mmap(at, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
-    if (p == MAP_FAILED) {
-        munmap(room, size + A);
-        return MAP_FAILED;
-    }
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), end = ((size_t)(at - room) + size + page - 1) & ~(page - 1);
-    if (at > room) munmap(room, (size_t)(at - room));
-    if (end < size + A) munmap(room + end, size + A - end);
-    return p;
-}
+/* The file is mapped at a 2 MiB-aligned address: data aligned in the file
+ * up to the largest alignment a writer may choose (64 KiB) is aligned in
+ * memory too, and the page cache's large folios can be mapped whole (as the
+ * kernel aligns large file mappings itself). */
+#define MAP_ALIGN ((size_t)2 << 20)
 
 static int map_locked(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out);
 
@@ -171,14 +155,11 @@ static int map_locked(int fd, int by_path, const char *path, unsigned flags, onn
     if (!S_ISREG(st.st_mode))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", path);
     if (st.st_size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", path);
-    if ((uint64_t)st.st_size > SIZE_MAX)
-        return oz_err(ONNXZIP_ELIMIT, -1, "%s: too large to map on this platform", path);
     int keep = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* for onnxzip_check() */
     if (keep < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot duplicate its descriptor: %s", path, strerror(errno));
-    void *base = map_aligned(fd, (size_t)st.st_size);
+    void *base = oz_sys_map_aligned(fd, (uint64_t)st.st_size, MAP_ALIGN);
     if (base == MAP_FAILED) {
-        int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot map %lld bytes: %s", path, (long long)st.st_size,
-                        strerror(errno));
+        int rc = oz_err_map(path, (uint64_t)st.st_size);
         close(keep);
         return rc;
     }
@@ -238,7 +219,7 @@ void onnxzip_close(onnxzip_archive **ap)
     oz_zip_free(&a->zip);
     if (a->ext_open) oz_extdata_free(&a->ext);
     free(a->model_copy);
-    if (a->mapped) munmap((void *)a->base, (size_t)a->size);
+    if (a->mapped) oz_sys_unmap(a->base, a->size);
     if (a->fd >= 0) close(a->fd);
     free(a->path);
     free(a);

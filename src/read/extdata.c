@@ -24,7 +24,7 @@ int oz_extdata_init(oz_extdata *x, const char *dir)
 void oz_extdata_free(oz_extdata *x)
 {
     for (size_t i = 0; i < x->n; i++) {
-        if (x->files[i].map) munmap((void *)x->files[i].map, (size_t)x->files[i].size);
+        oz_sys_unmap(x->files[i].map, x->files[i].size);
         close(x->files[i].fd);
         free(x->files[i].location);
         free(x->files[i].tensor);
@@ -146,9 +146,12 @@ int oz_extdata_resolve(oz_extdata *x, const oz_tensor_info *t, const char *model
 int oz_extdata_map(oz_extdata *x, oz_extfile *f)
 {
     if (f->map || f->size == 0) return 0;
-    void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
-    if (p == MAP_FAILED)
-        return oz_err(ONNXZIP_EIO, -1, "%s/%s: cannot map: %s", x->dir, f->location, strerror(errno));
+    void *p = oz_sys_map(f->fd, 0, f->size);
+    if (p == MAP_FAILED) {
+        char what[4096 + 16];
+        snprintf(what, sizeof what, "%s/%s", x->dir, f->location);
+        return oz_err_map(what, f->size);
+    }
     f->map = p;
     return 0;
 }
