@@ -4,11 +4,13 @@
  * ranges; ERANGE without writing anything; foreign tensor pointers; string
  * elements in place (ELIMIT filling the first `cap`); tensors merged from two
  * occurrences in the wire. Each model is opened from a buffer and from an
- * archive. */
+ * archive. The index found by TensorProto (oz_tensors_of) when the walk is
+ * not in byte order. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
+#include "read/tensors.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------
@@ -174,6 +176,16 @@ static const typed_case cases[] = {
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
+/* onnxzip_tensor.swap_width on a big-endian host, by data type (0 where
+ * absent: 1-byte, packed and STRING elements); 0 for all on little-endian. */
+static const uint32_t be_swap[29] = { [1] = 4, [4] = 2,  [5] = 2,  [6] = 4,  [7] = 8,  [10] = 2,
+                                      [11] = 8, [12] = 4, [13] = 8, [14] = 4, [15] = 8, [16] = 2 };
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HOST_BIG 1
+#else
+#define HOST_BIG 0
+#endif
+
 /* Every case as an initializer; float and int32 also unpacked (one field
  * per value, as protobuf may write repeated scalars) under "<name>_u". */
 static uint8_t *typed_model(size_t *len)
@@ -262,6 +274,7 @@ static void typed_all(int from_archive, const char *dir)
     for (size_t i = 0; i < NCASES; i++) {
         const onnxzip_tensor *t = onnxzip_find_tensor(a, cases[i].name);
         CHECK(t && t->storage == ONNXZIP_STORAGE_TYPED && t->data == NULL && t->nbytes == 0);
+        if (t) CHECK(t->swap_width == (HOST_BIG ? be_swap[cases[i].dtype] : 0));
         read_typed(a, cases[i].name, cases[i].want, cases[i].nwant);
     }
     read_typed(a, "f32_u", cases[0].want, cases[0].nwant);
@@ -438,6 +451,7 @@ static void strings_all(int from_archive, const char *dir)
 
     const onnxzip_tensor *t = onnxzip_find_tensor(a, "strs");
     CHECK(t && t->storage == ONNXZIP_STORAGE_TYPED);
+    if (t) CHECK(t->swap_width == 0); /* strings are bytes */
     size_t count = 99;
     CHECK_RC(onnxzip_tensor_strings(a, t, NULL, NULL, 0, &count), 0); /* count query */
     CHECK(count == 4);
@@ -491,6 +505,62 @@ static void strings_all(int from_archive, const char *dir)
     free(model);
 }
 
+/* ------------------------------------------------------------------------
+ * oz_tensors_of(): a graph given in two pieces with a training graph
+ * between them. The walk visits the merged graph at its first piece (A, C),
+ * then the training graph (B): not byte order, which the lookup must not
+ * depend on.
+ * ---------------------------------------------------------------------- */
+
+static int check_of(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
+{
+    const oz_tensors *ts = ((const void **)ctx)[0];
+    const uint8_t *model = ((const void **)ctx)[1];
+    (void)rw;
+    const onnxzip_tensor *v = oz_tensors_of(ts, model, t);
+    CHECK(v && strlen(v->name) == t->name.len && memcmp(v->name, t->name.p, t->name.len) == 0);
+    return 0;
+}
+
+static oz_buf graph_with(const char *name)
+{
+    oz_buf g = { 0 }, t = tensor_head(name, 2, 1);
+    len_field(&t, 9, "x", 1);
+    msg_field(&g, 5, &t);
+    return g;
+}
+
+static void index_out_of_order(void)
+{
+    oz_buf m = { 0 }, g1 = graph_with("A"), g2 = graph_with("C"), tg = graph_with("B"), ti = { 0 };
+    vint(&m, 1, 8);
+    msg_field(&m, 7, &g1);
+    msg_field(&ti, 1, &tg);  /* TrainingInfoProto.initialization */
+    msg_field(&m, 20, &ti);  /* ModelProto.training_info */
+    msg_field(&m, 7, &g2);   /* the graph again: merged with the first */
+    len_field(&m, 8, (const uint8_t[]){ 2 << 3, 13 }, 2);
+    oz_tensors ts;
+    CHECK_RC(oz_tensors_build_classic(&ts, NULL, m.p, m.len, "merged.onnx"), 0);
+    CHECK(ts.n == 3 && ts.by_msg != NULL);
+    if (ts.n == 3) CHECK(!strcmp(ts.v[0].name, "A") && !strcmp(ts.v[1].name, "C") && !strcmp(ts.v[2].name, "B"));
+    const void *ctx[2] = { &ts, m.p };
+    oz_walk w = { .visit = check_of, .ctx = ctx, .path = "merged.onnx", .base = m.p };
+    CHECK_RC(oz_walk_model(&w, m.p, m.len), 0);
+    oz_tensor_info foreign = { .msg = { m.p + 1, 1 } }; /* no TensorProto starts there */
+    CHECK(oz_tensors_of(&ts, m.p, &foreign) == NULL);
+    oz_tensors_free(&ts);
+    oz_buf_free(&m);
+
+    /* In byte order: no permutation kept. */
+    oz_buf g = graph_with("A");
+    size_t len;
+    uint8_t *model = model_of(&g, &len);
+    CHECK_RC(oz_tensors_build_classic(&ts, NULL, model, len, "plain.onnx"), 0);
+    CHECK(ts.n == 1 && ts.by_msg == NULL);
+    oz_tensors_free(&ts);
+    free(model);
+}
+
 int main(void)
 {
     char *dir = tu_tmpdir();
@@ -499,6 +569,7 @@ int main(void)
         strings_all(from_archive, dir);
     }
     entry_copy(dir);
+    index_out_of_order();
     tu_rmtree(dir);
     free(dir);
     return tu_finish("tensor_read");

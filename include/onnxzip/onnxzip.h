@@ -310,6 +310,14 @@ typedef struct onnxzip_tensor {
     onnxzip_storage storage;
     onnxzip_tensor_kind kind;
     uint32_t graph_depth;    /* 0 = main graph or function, 1+ = subgraph depth */
+    uint32_t swap_width;     /* byte order: the payload is always ONNX's
+                                little-endian raw_data form (in place and from
+                                onnxzip_tensor_read()). 0: usable as this
+                                host's numbers (a little-endian host, or
+                                1-byte, sub-byte-packed or STRING elements);
+                                2, 4 or 8 on a big-endian host: reverse each
+                                unit of that many bytes first (complex values
+                                per component), e.g. into a copy */
 } onnxzip_tensor;
 
 /* The ONNX name of a TensorProto.DataType value ("FLOAT", "BFLOAT16",

@@ -54,7 +54,7 @@ typedef struct unpack {
     char *location;     /* SINGLE: the data file's name */
     const char **files; /* data files, in rename order */
     size_t nfiles;
-    size_t next;        /* tensors visited: pairs the walk with a->tensors.v */
+    size_t seen;        /* tensors visited, to compare with the index's count */
     uint64_t total, done, reported;
     char checksum[41];
 } unpack;
@@ -293,8 +293,9 @@ static int desync(const unpack *u, const oz_tensor_info *t)
 static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
 {
     unpack *u = ctx;
-    if (u->next >= u->a->tensors.n) return desync(u, t);
-    const onnxzip_tensor *v = &u->a->tensors.v[u->next++];
+    const onnxzip_tensor *v = oz_tensors_of(&u->a->tensors, u->a->model, t);
+    if (!v) return desync(u, t);
+    u->seen++;
     if ((v->storage == ONNXZIP_STORAGE_ENTRY) != (t->data_location == 1)) return desync(u, t);
     if (v->storage != ONNXZIP_STORAGE_ENTRY) return 0;
     if (stays_inline(u, v)) {
@@ -323,9 +324,9 @@ static int build_model(unpack *u, oz_buf *out)
     oz_walk w = { .visit = on_tensor, .ctx = u, .out = out, .path = a->path, .base = a->model,
                   .base_offset = (uint64_t)(a->model - a->base) };
     int rc = oz_walk_model(&w, a->model, a->model_len);
-    if (!rc && u->next != a->tensors.n)
+    if (!rc && u->seen != a->tensors.n)
         rc = oz_err(ONNXZIP_EPROTO, -1, "%s: the model walk met %zu tensors, the index has %zu (internal error)",
-                    a->path, u->next, a->tensors.n);
+                    a->path, u->seen, a->tensors.n);
     if (!rc && out->len > OZ_MAX_MODEL)
         rc = u->o->layout == ONNXZIP_UNPACK_INLINE ? too_big(u, out->len, "be")
              : oz_err(ONNXZIP_ELIMIT, -1, "%s: the rewritten model is %zu bytes, over protobuf's 2 GiB - 1 limit",

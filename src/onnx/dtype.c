@@ -43,6 +43,16 @@ int oz_dtype_nbytes(int32_t dtype, uint64_t n, uint64_t *out)
     return 0;
 }
 
+uint32_t oz_dtype_swap_width(int32_t dtype)
+{
+    const uint16_t probe = 1;
+    if (*(const uint8_t *)&probe) return 0; /* little-endian host */
+    if (dtype == 8 /* STRING */) return 0;
+    unsigned bits = oz_dtype_bits(dtype);
+    if (dtype == 14 || dtype == 15) bits /= 2; /* COMPLEX64/128: (real, imaginary) */
+    return bits == 16 || bits == 32 || bits == 64 ? bits / 8 : 0;
+}
+
 int oz_dims_product(const int64_t *dims, uint32_t ndims, uint64_t *out)
 {
     uint64_t n = 1;

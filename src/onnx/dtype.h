@@ -12,6 +12,11 @@ unsigned oz_dtype_bits(int32_t dtype);
  * Returns 0, or -1 on overflow or a type without fixed size. */
 int oz_dtype_nbytes(int32_t dtype, uint64_t n, uint64_t *out);
 
+/* onnxzip_tensor.swap_width of `dtype` on this host: the bytes of one
+ * number to reverse on a big-endian host (COMPLEX64: 4, a component), 0 on a
+ * little-endian one and for types without multi-byte numbers. */
+uint32_t oz_dtype_swap_width(int32_t dtype);
+
 /* Product of dims into *out; -1 when a dim is negative or it overflows. */
 int oz_dims_product(const int64_t *dims, uint32_t ndims, uint64_t *out);
 

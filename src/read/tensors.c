@@ -172,15 +172,17 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     name[t->name.len] = '\0';
     memcpy(dims, t->dims, t->ndims * sizeof *dims);
     *v = (onnxzip_tensor){ .name = name, .data_type = t->data_type, .ndims = t->ndims, .dims = dims,
-                           .kind = t->kind, .graph_depth = t->graph_depth };
+                           .kind = t->kind, .graph_depth = t->graph_depth,
+                           .swap_width = oz_dtype_swap_width(t->data_type) };
     int rc = resolve(b, t, v);
     if (rc) return rc;
-    ts->src[ts->n] = (oz_tensor_src){ NULL, 0 };
+    ts->src[ts->n] = (oz_tensor_src){ NULL, 0, (uint64_t)(t->msg.p - b->model) };
     if (v->storage == ONNXZIP_STORAGE_TYPED && b->file) { /* pieces point into the model bytes, kept until close */
         oz_span *pieces = arena_alloc(ts, t->npieces * sizeof *pieces);
         if (!pieces) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor index)");
         memcpy(pieces, t->pieces, t->npieces * sizeof *pieces);
-        ts->src[ts->n] = (oz_tensor_src){ pieces, t->npieces };
+        ts->src[ts->n].pieces = pieces;
+        ts->src[ts->n].npieces = t->npieces;
     }
     if (v->storage == ONNXZIP_STORAGE_ENTRY) v->data = b->file ? b->file + v->file_offset : NULL;
     if (v->storage == ONNXZIP_STORAGE_INLINE) v->data = b->file ? t->raw.p : NULL; /* in the model buffer */
@@ -191,6 +193,51 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     if (rc < 0) return rc;
     ts->n++;
     return 0;
+}
+
+typedef struct msg_key {
+    uint64_t off;
+    uint32_t i;
+} msg_key;
+
+static int cmp_msg_key(const void *x, const void *y)
+{
+    const msg_key *a = x, *b = y;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* The walk visits most models in byte order; where it did not (merged
+ * messages), keep a permutation sorted by offset. */
+static int sort_by_msg(oz_tensors *ts)
+{
+    size_t i = 1;
+    while (i < ts->n && ts->src[i - 1].msg_off < ts->src[i].msg_off) i++;
+    if (i >= ts->n) return 0;
+    msg_key *k = malloc(ts->n * sizeof *k);
+    ts->by_msg = malloc(ts->n * sizeof *ts->by_msg);
+    if (!k || !ts->by_msg) {
+        free(k);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor index)");
+    }
+    for (i = 0; i < ts->n; i++) k[i] = (msg_key){ ts->src[i].msg_off, (uint32_t)i };
+    qsort(k, ts->n, sizeof *k, cmp_msg_key);
+    for (i = 0; i < ts->n; i++) ts->by_msg[i] = k[i].i;
+    free(k);
+    return 0;
+}
+
+const onnxzip_tensor *oz_tensors_of(const oz_tensors *ts, const uint8_t *model, const oz_tensor_info *t)
+{
+    if (t->msg.p < model) return NULL;
+    uint64_t key = (uint64_t)(t->msg.p - model);
+    size_t lo = 0, hi = ts->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2, i = ts->by_msg ? ts->by_msg[mid] : mid;
+        if (ts->src[i].msg_off == key) return &ts->v[i];
+        if (ts->src[i].msg_off < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
 }
 
 /* z: an archive's entries, or NULL for a classic model (side files of ext,
@@ -208,6 +255,7 @@ static int build_index(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const u
     /* Nesting first: onnxzip_model_proto()'s recursive parser must never meet a deeper model. */
     rc = oz_check_schema(path, model, len, model_offset);
     if (!rc) rc = oz_walk_model(&w, model, len);
+    if (!rc) rc = sort_by_msg(ts);
     if (rc) oz_tensors_free(ts);
     return rc;
 }
@@ -235,6 +283,7 @@ void oz_tensors_free(oz_tensors *ts)
 {
     free(ts->v);
     free(ts->src);
+    free(ts->by_msg);
     oz_strmap_free(&ts->by_name);
     while (ts->arena) {
         oz_arena_block *next = ts->arena->next;

@@ -4,6 +4,7 @@
 #ifndef ONNXZIP_TENSORS_H
 #define ONNXZIP_TENSORS_H
 
+#include "onnx/onnx_walk.h"
 #include "onnx/pbwire.h"
 #include "common/strmap.h"
 #include "read/zip_reader.h"
@@ -16,6 +17,7 @@ typedef struct oz_arena_block oz_arena_block;
 typedef struct oz_tensor_src {
     const oz_span *pieces;
     size_t npieces;
+    uint64_t msg_off; /* the TensorProto's first byte in the model (oz_tensor_info.msg) */
 } oz_tensor_src;
 
 typedef struct oz_tensors {
@@ -25,6 +27,7 @@ typedef struct oz_tensors {
     oz_strmap by_name; /* first tensor of each name */
     oz_arena_block *arena;
     size_t n_external; /* tensors in side files (classic external data) */
+    uint32_t *by_msg;  /* indices in msg_off order; NULL when v already is */
 } oz_tensors;
 
 struct oz_extdata;
@@ -50,6 +53,14 @@ int oz_tensors_build_classic(oz_tensors *ts, struct oz_extdata *ext, const uint8
  * reference resolving to an entry of the right size. For writers and the
  * model update, before they commit a model. */
 int oz_tensors_check(const oz_zip *z, const uint8_t *model, size_t len, const char *path);
+
+/* The index entry of the TensorProto that a walk (onnx/onnx_walk.h) of the
+ * index's own model bytes `model` reports as `t`. Entries are keyed by where
+ * each TensorProto first occurs in the model (oz_tensor_info.msg), so a
+ * converter that walks the model again (verify, unpack) gets each tensor's
+ * resolved view whatever order it walks in. NULL when `t` is no TensorProto
+ * of those bytes. O(log n); safe from several threads. */
+const onnxzip_tensor *oz_tensors_of(const oz_tensors *ts, const uint8_t *model, const oz_tensor_info *t);
 
 void oz_tensors_free(oz_tensors *ts);
 

@@ -17,15 +17,17 @@
 /* ONNX's optional external_data "checksum": SHA-1 hex of the payload. */
 typedef struct sums {
     const onnxzip_archive *a;
-    size_t next; /* pairs the walk with the tensor index, which is in walk order */
 } sums;
 
 static int check_sum(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
 {
     sums *s = ctx;
     (void)rw;
-    const onnxzip_tensor *v = &s->a->tensors.v[s->next++];
-    if (!t->has_checksum || v->storage != ONNXZIP_STORAGE_FILE) return 0;
+    if (!t->has_checksum) return 0;
+    const onnxzip_tensor *v = oz_tensors_of(&s->a->tensors, s->a->model, t);
+    if (!v) return oz_err(ONNXZIP_EPROTO, -1, "%s: a tensor of the model is not in its index (internal error)",
+                          s->a->path);
+    if (v->storage != ONNXZIP_STORAGE_FILE) return 0;
     char hex[41], name[OZ_PRINTABLE_CAP], want[OZ_PRINTABLE_CAP];
     oz_sha1_hex(v->data, v->nbytes, hex);
     if (t->checksum.len == 40 && !strncasecmp((const char *)t->checksum.p, hex, 40)) return 0;
@@ -39,7 +41,7 @@ static int check_sum(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
  * runtime later), and external data is checked against any checksum keys. */
 static int read_all(const onnxzip_archive *a)
 {
-    sums s = { a, 0 };
+    sums s = { a };
     oz_walk w = { .visit = check_sum, .ctx = &s, .path = a->path, .base = a->model };
     int rc = a->layout == ONNXZIP_LAYOUT_EXTERNAL ? oz_walk_model(&w, a->model, a->model_len) : 0;
     if (rc) return rc;

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# A cross build of onnxzip and its C test suite on another architecture,
+# then the same CLI operations as the x86-64 reference build, compared byte
+# for byte (tests/cross/compare.py).
+#
+#   tests/cross/run.sh ARCH REFERENCE_CLI      (ARCH: i386 or s390x)
+#
+# Builds in build-ARCH/ with the sysroot in build-ARCH-sysroot/
+# (tests/cross/sysroot.sh; needs root for apt). i386 binaries run natively
+# through the sysroot's loader, s390x (big-endian) ones under qemu-user.
+# The suites run are the compiled tests (unit, corpus, fuzz replays); the
+# script tests drive host tools and the no-emulator one measures the host's
+# page cache. Python is not built (its tests need a target interpreter).
+set -euo pipefail
+arch=${1:?usage: run.sh ARCH REFERENCE_CLI}
+ref=${2:?usage: run.sh ARCH REFERENCE_CLI}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+dir=build-$arch
+sysroot=$root/build-$arch-sysroot
+bash tests/cross/sysroot.sh "$arch" "$sysroot"
+case "$arch" in
+    s390x) wrapper="qemu-s390x -L $sysroot"; skip=(--no-suite no-emulator) ;;
+    i386) wrapper="$sysroot/lib/i386-linux-gnu/ld-linux.so.2 --library-path $sysroot/lib/i386-linux-gnu:$sysroot/usr/lib/i386-linux-gnu"
+          skip=() ;;
+    *) echo "run.sh: unknown architecture '$arch'" >&2; exit 2 ;;
+esac
+opts=(--cross-file "$sysroot/sysroot.ini" --cross-file "tests/cross/$arch.ini" --wrap-mode=nodownload
+      --werror -Dpython=disabled)
+if [ -f "$dir/meson-private/coredata.dat" ]; then
+    meson setup --reconfigure "${opts[@]}" "$dir"
+else
+    meson setup "${opts[@]}" "$dir"
+fi
+meson compile -C "$dir"
+status=0
+meson test -C "$dir" --print-errorlogs --suite unit --suite corpus --suite fuzz --no-suite script "${skip[@]}" \
+    || status=$?
+corpus=()
+[ -d ../shared/corpus ] && corpus=(--corpus ../shared/corpus)
+/usr/bin/python3 tests/cross/compare.py --reference "$ref" --cross "$dir/tools/onnxzip" --wrapper "$wrapper" \
+    "${corpus[@]}" || status=1
+exit $status
