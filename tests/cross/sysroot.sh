@@ -10,8 +10,10 @@
 # The packages are unpacked (dpkg -x), not installed: a foreign
 # architecture's Multi-Arch: same packages must match the host's versions
 # exactly, and a mirror's foreign indices often lag the host's security
-# updates by days. Unpacking needs only `dpkg --add-architecture` and the
-# package lists. Needs root for apt (run by .ci/run).
+# updates by days. Their package lists go to DIR/apt, not the system's: the
+# host's dpkg gets no foreign architecture, so its own `apt-get update` never
+# depends on a foreign index. Needs root for the cross compiler (apt-get
+# install; run by .ci/run).
 set -euo pipefail
 arch=${1:?usage: sysroot.sh ARCH DIR}
 dir=${2:?usage: sysroot.sh ARCH DIR}
@@ -29,25 +31,24 @@ if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "${pkgs[*]}" ] &&
     echo "sysroot.sh: $dir is up to date"
     exit 0
 fi
-if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
-    dpkg --add-architecture "$arch"
-fi
-# A mirror in the middle of a sync can serve a foreign index that fails its
-# checksum: try the update a few times.
-for i in 1 2 3; do
-    apt-get update -qq && break
-    echo "sysroot.sh: apt-get update failed (try $i of 3)" >&2
-    sleep 10
-done
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${tools[@]}" >/dev/null
 rm -rf "$dir"
-mkdir -p "$dir/debs"
+mkdir -p "$dir/debs" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial"
 dir=$(cd "$dir" && pwd)
-(cd "$dir/debs" && apt-get download -qq "${pkgs[@]/%/:$arch}")
+apt=(apt-get -qq -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache"
+     -o "APT::Architectures::=$arch" -o "APT::Architecture=$arch" -o APT::Sandbox::User=root)
+# A mirror in the middle of a sync can serve an index that fails its
+# checksum: try a few times; the download below says what is still missing.
+for i in 1 2 3; do
+    "${apt[@]}" update && break
+    echo "sysroot.sh: apt-get update for $arch failed (try $i of 3)" >&2
+    sleep 10
+done
+(cd "$dir/debs" && "${apt[@]}" download "${pkgs[@]/%/:$arch}")
 for deb in "$dir"/debs/*.deb; do
     dpkg -x "$deb" "$dir"
 done
-rm -rf "$dir/debs"
+rm -rf "$dir/debs" "$dir/apt"
 # Absolute symbolic links (libz.so -> /lib/...) would resolve on the host:
 # point them into the sysroot.
 find "$dir" -type l -lname '/*' | while read -r link; do
