@@ -3,8 +3,10 @@
 x86-64 reference and a cross build run under its exe wrapper) must give
 byte-identical outputs: archives from `pack` (several option sets, typed
 fields converted to raw little-endian bytes), the files of `unpack`, `view`,
-the bytes of `extract` for every tensor, and `ls --json`. The cross build must
-also `verify` what it wrote and what the reference wrote.
+the bytes of `extract` for every tensor, `ls --json`, an archive after
+`set-model` (the in-place model update) and `repack` of a deflated re-zip.
+The cross build must also `verify` what it wrote and what the reference
+wrote.
 
   compare.py --reference CLI --cross CLI [--wrapper 'qemu-s390x -L DIR'] [--corpus DIR]
 
@@ -17,7 +19,9 @@ import os
 import shlex
 import subprocess
 import sys
+import shutil
 import tempfile
+import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 import testmodels  # noqa: E402
@@ -48,6 +52,27 @@ def same_tree(a, b, what):
     return len(names_a)
 
 
+def edits(arc, d, cli, side):
+    """set-model with the model plus a doc_string (ModelProto field 6), and
+    repack of the archive re-zipped with deflate; both written into d."""
+    with zipfile.ZipFile(arc) as z:
+        model = z.read("__MODEL_PROTO")
+        names = z.namelist()
+        rezip = os.path.join(d, "..", f"{side}-deflated.zip")
+        with zipfile.ZipFile(rezip, "w", zipfile.ZIP_DEFLATED) as out:
+            for n in names:
+                out.writestr(n, z.read(n))
+    new_model = os.path.join(d, "..", f"{side}-new.onnx")
+    with open(new_model, "wb") as f:
+        note = b"edited by set-model"
+        f.write(model + bytes([6 << 3 | 2, len(note)]) + note)
+    edited = os.path.join(d, "edited.onnxzip")
+    shutil.copyfile(arc, edited)
+    run(cli + ["set-model", edited, new_model, "-q"], f"{side} set-model")
+    run(cli + ["repack", rezip, "-o", os.path.join(d, "repacked.onnxzip"), "--align", "4096", "-q"],
+        f"{side} repack")
+
+
 def compare_model(model, ref, cross, work):
     """Returns the number of outputs compared."""
     count = 0
@@ -69,6 +94,8 @@ def compare_model(model, ref, cross, work):
             for k, name in enumerate(names):
                 run(cli + ["extract", arc, name, "-o", os.path.join(d, "extract", f"{k}.bin"), "-q"],
                     f"{side} extract {name!r}")
+            if i == 0:
+                edits(arc, d, cli, side)
             # ls --json names the archive by path, and a tensor's alignment
             # is that of its address in memory (where the host mapped the
             # file): compare without them.
