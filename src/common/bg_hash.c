@@ -73,8 +73,8 @@ static const uint8_t *map_job(const oz_bg_hash *h, uint64_t off, uint64_t len, u
     *map_off = off & ~(uint64_t)4095;
     if (off + len - *map_off > SIZE_MAX) return NULL; /* a 32-bit host: read instead */
     *map_len = (size_t)(off + len - *map_off);
-    void *p = len ? oz_sys_map(h->fd, *map_off, *map_len) : MAP_FAILED;
-    if (p == MAP_FAILED) return NULL;
+    void *p = len ? oz_sys_map(h->fd, *map_off, *map_len) : NULL;
+    if (!p) return NULL;
     oz_sys_advise_map(p, *map_len, OZ_ADV_SEQUENTIAL);
     return p;
 }

@@ -66,6 +66,85 @@ int oz_sys_reserve(int fd, uint64_t off, uint64_t len)
 #endif
 }
 
+struct oz_dir {
+    int fd;
+};
+
+static uint64_t mtime_ns(const struct stat *st)
+{
+    return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+}
+
+static void from_stat(const struct stat *s, oz_stat *st)
+{
+    *st = (oz_stat){ .size = (uint64_t)s->st_size, .dev = (uint64_t)s->st_dev, .ino = (uint64_t)s->st_ino,
+                     .mtime_ns = mtime_ns(s), .nlink = (uint64_t)s->st_nlink, .regular = S_ISREG(s->st_mode) };
+}
+
+int oz_sys_fstat(int fd, oz_stat *st)
+{
+    struct stat s;
+    if (fstat(fd, &s)) return -1;
+    from_stat(&s, st);
+    return 0;
+}
+
+int oz_sys_stat(const char *path, oz_stat *st)
+{
+    struct stat s;
+    if (stat(path, &s)) return -1;
+    from_stat(&s, st);
+    return 0;
+}
+
+int oz_sys_open_read(const char *path)
+{
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int oz_sys_dup(int fd)
+{
+    return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+ssize_t oz_sys_pread(int fd, void *buf, size_t n, int64_t off)
+{
+    return pread(fd, buf, n, (off_t)off);
+}
+
+int oz_sys_close(int fd)
+{
+    return close(fd);
+}
+
+oz_dir *oz_sys_dir_open(const char *path)
+{
+    oz_dir *d = malloc(sizeof *d);
+    if (!d) {
+        errno = ENOMEM;
+        return NULL;
+    }
+#if OZ_HAVE_O_PATH
+    d->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+#else
+    d->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#endif
+    if (d->fd < 0) {
+        int e = errno;
+        free(d);
+        errno = e;
+        return NULL;
+    }
+    return d;
+}
+
+void oz_sys_dir_close(oz_dir *d)
+{
+    if (!d) return;
+    close(d->fd);
+    free(d);
+}
+
 /* Walks the path one component at a time with O_NOFOLLOW. */
 static int open_stepwise(int dirfd, char *path)
 {
@@ -88,30 +167,22 @@ static int open_stepwise(int dirfd, char *path)
     return -1;
 }
 
-int oz_sys_open_beneath(int dirfd, char *path)
+int oz_sys_open_beneath(const oz_dir *d, char *path)
 {
 #if OZ_HAVE_OPENAT2
     /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
     struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
                             .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+    int fd = (int)syscall(SYS_openat2, d->fd, path, &how, sizeof how);
     if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return fd; /* EPERM: seccomp filters */
 #endif
-    return open_stepwise(dirfd, path);
+    return open_stepwise(d->fd, path);
 }
 
-int oz_sys_open_dir(const char *path)
+void oz_sys_lock_byte(int fd, int type, int64_t byte)
 {
-#if OZ_HAVE_O_PATH
-    return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-#else
-    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-#endif
-}
-
-void oz_sys_lock_byte(int fd, short type, int64_t byte)
-{
-    struct flock l = { .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)byte, .l_len = 1 };
+    short t = type == OZ_LOCK_SHARED ? F_RDLCK : type == OZ_LOCK_EXCLUSIVE ? F_WRLCK : F_UNLCK;
+    struct flock l = { .l_type = t, .l_whence = SEEK_SET, .l_start = (off_t)byte, .l_len = 1 };
 #if OZ_HAVE_OFD_LOCKS
     while (fcntl(fd, F_OFD_SETLKW, &l) && errno == EINTR) {
     }
@@ -170,9 +241,10 @@ void *oz_sys_map(int fd, uint64_t off, uint64_t len)
 {
     if (len > SIZE_MAX || off > (uint64_t)INT64_MAX) {
         errno = EFBIG;
-        return MAP_FAILED;
+        return NULL;
     }
-    return mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+    void *p = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+    return p == MAP_FAILED ? NULL : p;
 }
 
 /* Reserves len + align bytes of address space, maps the file at the aligned
@@ -189,7 +261,7 @@ void *oz_sys_map_aligned(int fd, uint64_t len, size_t align)
         int e = errno;
         munmap(room, room_len);
         errno = e;
-        return MAP_FAILED;
+        return NULL;
     }
     size_t page = (size_t)sysconf(_SC_PAGESIZE), end = ((size_t)(at - room) + size + page - 1) & ~(page - 1);
     if (at > room) munmap(room, (size_t)(at - room));
@@ -199,5 +271,5 @@ void *oz_sys_map_aligned(int fd, uint64_t len, size_t align)
 
 void oz_sys_unmap(const void *p, uint64_t len)
 {
-    if (p && p != MAP_FAILED && len) munmap((void *)(uintptr_t)p, (size_t)len);
+    if (p && len) munmap((void *)(uintptr_t)p, (size_t)len);
 }

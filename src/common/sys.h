@@ -27,24 +27,51 @@ ssize_t oz_sys_pread_nowait(int fd, void *buf, size_t n, int64_t off);
  * neither the system nor the file system can (callers then write zeros). */
 int oz_sys_reserve(int fd, uint64_t off, uint64_t len);
 
-/* Opens `path` below the directory `dirfd` for reading, refusing symbolic
+/* Files: descriptors (int) and UTF-8 paths, whatever the host's own kinds.
+ * Each returns -1 (or NULL) with errno on failure. */
+
+/* What the library compares of a file. */
+typedef struct oz_stat {
+    uint64_t size;
+    uint64_t dev, ino; /* together name the file */
+    uint64_t mtime_ns; /* modification time, nanoseconds */
+    uint64_t nlink;    /* hard links */
+    int regular;       /* a regular file */
+} oz_stat;
+int oz_sys_fstat(int fd, oz_stat *st);
+/* Follows symbolic links, as stat(2). */
+int oz_sys_stat(const char *path, oz_stat *st);
+
+/* Opens `path` read-only; the descriptor is not inherited by children. */
+int oz_sys_open_read(const char *path);
+/* A second descriptor of the same open file, not inherited. */
+int oz_sys_dup(int fd);
+/* pread(2): fewer bytes than asked only at the end of the file. */
+ssize_t oz_sys_pread(int fd, void *buf, size_t n, int64_t off);
+int oz_sys_close(int fd);
+
+/* A directory opened to resolve names below it (O_PATH where it exists). */
+typedef struct oz_dir oz_dir;
+oz_dir *oz_sys_dir_open(const char *path);
+void oz_sys_dir_close(oz_dir *d);
+
+/* Opens `path` below the directory `d` for reading, refusing symbolic
  * links and any resolution outside it (openat2 RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS). Fallback, and on kernels before 5.6: one component
- * at a time with O_NOFOLLOW. -1 with errno (ELOOP for a link, EXDEV outside). */
-int oz_sys_open_beneath(int dirfd, char *path);
+ * RESOLVE_NO_SYMLINKS), and never waiting for a FIFO's writer. Fallback, and
+ * on kernels before 5.6: one component at a time with O_NOFOLLOW. -1 with
+ * errno (ELOOP for a link, EXDEV outside). `path` is used as scratch. */
+int oz_sys_open_beneath(const oz_dir *d, char *path);
 
-/* Opens a directory only to resolve names below it (O_PATH where it exists). */
-int oz_sys_open_dir(const char *path);
-
-/* Locks one byte of `fd` (type F_RDLCK, F_WRLCK or F_UNLCK), waiting:
- * an open file description lock (F_OFD_SETLKW), private to this descriptor.
- * Fallback: a classic POSIX record lock (F_SETLKW), owned by the process, so
- * two handles in one process do not exclude each other (spec 15.5). */
-void oz_sys_lock_byte(int fd, short type, int64_t byte);
+/* Locks one byte of `fd`, waiting: an open file description lock
+ * (F_OFD_SETLKW), private to this descriptor. Fallback: a classic POSIX
+ * record lock (F_SETLKW), owned by the process, so two handles in one
+ * process do not exclude each other (spec 15.5). */
+enum { OZ_LOCK_SHARED, OZ_LOCK_EXCLUSIVE, OZ_LOCK_UNLOCK };
+void oz_sys_lock_byte(int fd, int type, int64_t byte);
 
 /* Maps [off, off + len) of `fd` read-only and shared (off a multiple of the
- * page size). MAP_FAILED with errno EFBIG when len does not fit in size_t
- * (a 32-bit host), or mmap's errno (ENOMEM: no room in the address space). */
+ * page size). NULL with errno EFBIG when len does not fit in size_t (a
+ * 32-bit host), or mmap's errno (ENOMEM: no room in the address space). */
 void *oz_sys_map(int fd, uint64_t off, uint64_t len);
 
 /* oz_sys_map() of a whole file of `len` bytes at an address that is a

@@ -1,7 +1,5 @@
 /* The update lock of spec 15.5, taken by readers while they open
  * (read/archive.c) and by the in-place model update (convert/update.c). */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 
 #include "common/sys.h"
@@ -20,21 +18,21 @@
 #define LOCK_BYTE (INT64_MAX - 1)
 #define GATE_BYTE (INT64_MAX - 2)
 
-void oz_update_lock(int fd, short type)
+void oz_update_lock(int fd, int type)
 {
     switch (type) {
-    case F_RDLCK:
-        oz_sys_lock_byte(fd, F_RDLCK, GATE_BYTE);
-        oz_sys_lock_byte(fd, F_RDLCK, LOCK_BYTE);
-        oz_sys_lock_byte(fd, F_UNLCK, GATE_BYTE);
+    case OZ_LOCK_SHARED:
+        oz_sys_lock_byte(fd, OZ_LOCK_SHARED, GATE_BYTE);
+        oz_sys_lock_byte(fd, OZ_LOCK_SHARED, LOCK_BYTE);
+        oz_sys_lock_byte(fd, OZ_LOCK_UNLOCK, GATE_BYTE);
         break;
-    case F_WRLCK:
-        oz_sys_lock_byte(fd, F_WRLCK, GATE_BYTE);
-        oz_sys_lock_byte(fd, F_WRLCK, LOCK_BYTE);
+    case OZ_LOCK_EXCLUSIVE:
+        oz_sys_lock_byte(fd, OZ_LOCK_EXCLUSIVE, GATE_BYTE);
+        oz_sys_lock_byte(fd, OZ_LOCK_EXCLUSIVE, LOCK_BYTE);
         break;
     default:
-        oz_sys_lock_byte(fd, F_UNLCK, LOCK_BYTE);
-        oz_sys_lock_byte(fd, F_UNLCK, GATE_BYTE); /* not held by readers: a no-op */
+        oz_sys_lock_byte(fd, OZ_LOCK_UNLOCK, LOCK_BYTE);
+        oz_sys_lock_byte(fd, OZ_LOCK_UNLOCK, GATE_BYTE); /* not held by readers: a no-op */
         break;
     }
 }

@@ -6,9 +6,9 @@
  * never meet an application's own locks. Readers hold the lock byte shared
  * while they open; an updater holds it exclusively only around its atomic
  * steps. A gate byte in front, which readers pass through and an updater
- * keeps, stops a stream of readers from starving the updater. type: F_RDLCK
- * (a reader's), F_WRLCK (the updater's) or F_UNLCK. Best effort: where OFD
- * locks are unsupported it does nothing. */
-void oz_update_lock(int fd, short type);
+ * keeps, stops a stream of readers from starving the updater. type:
+ * OZ_LOCK_SHARED (a reader's), OZ_LOCK_EXCLUSIVE (the updater's) or
+ * OZ_LOCK_UNLOCK (common/sys.h). */
+void oz_update_lock(int fd, int type);
 
 #endif

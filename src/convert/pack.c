@@ -322,7 +322,7 @@ static int pack_fd(pack *p, const char *out_path)
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", p->in_path);
     if (st.st_size == 0) return oz_err(ONNXZIP_EPROTO, -1, "%s: empty file, not an ONNX model", p->in_path);
     void *base = oz_sys_map(p->fd, 0, (uint64_t)st.st_size);
-    if (base == MAP_FAILED) return oz_err_map(p->in_path, (uint64_t)st.st_size);
+    if (!base) return oz_err_map(p->in_path, (uint64_t)st.st_size);
     p->base = base;
     int rc;
     if (st.st_size >= 4 && oz_rd32(p->base) == 0x04034b50u)

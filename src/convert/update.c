@@ -210,10 +210,10 @@ static int write_zeros(const update *u, uint64_t from, uint64_t to)
 static int write_shadow(const update *u, const oz_buf *sh, uint64_t at)
 {
     uint64_t end = at + sh->len, page = (end - 1) / PAGE * PAGE, top = page > at ? page : at;
-    oz_update_lock(u->fd, F_WRLCK);
+    oz_update_lock(u->fd, OZ_LOCK_EXCLUSIVE);
     int rc = pwrite_all(u, sh->p + (top - at), (size_t)(end - top), top);
     if (!rc && top > at) rc = pwrite_all(u, sh->p, (size_t)(top - at), at);
-    oz_update_lock(u->fd, F_UNLCK);
+    oz_update_lock(u->fd, OZ_LOCK_UNLOCK);
     return rc ? rc : sync_file(u);
 }
 
@@ -225,9 +225,9 @@ static int append_and_flip(const update *u, const oz_buf *t, uint64_t p, const o
     if ((rc = write_shadow(u, sh, at))) return rc;                                                   /* 1 */
     if (u->zero_fill && p > u->old_size && (rc = write_zeros(u, u->old_size, p))) return rc;
     if ((rc = pwrite_all(u, t->p, t->len, p)) || (rc = sync_file(u))) return rc;                     /* 2 */
-    oz_update_lock(u->fd, F_WRLCK);
+    oz_update_lock(u->fd, OZ_LOCK_EXCLUSIVE);
     int bad = ftruncate(u->fd, (off_t)(p + t->len));                                                 /* 3 */
-    oz_update_lock(u->fd, F_UNLCK);
+    oz_update_lock(u->fd, OZ_LOCK_UNLOCK);
     return bad ? io_fail(u, "cannot truncate") : sync_file(u);
 }
 
@@ -238,10 +238,10 @@ static int roll_back(const update *u, int rc)
 {
     char why[768];
     snprintf(why, sizeof why, "%s", onnxzip_last_error()->message);
-    oz_update_lock(u->fd, F_WRLCK);
+    oz_update_lock(u->fd, OZ_LOCK_EXCLUSIVE);
     int bad = ftruncate(u->fd, (off_t)u->old_size);
     int e = errno;
-    oz_update_lock(u->fd, F_UNLCK);
+    oz_update_lock(u->fd, OZ_LOCK_UNLOCK);
     if (bad)
         return oz_err(ONNXZIP_EIO, -1, "%s; the update could not be undone (cannot truncate: %s): the file may "
                       "be left in a transient form that onnxzip reads as the old model; run set-model again",
@@ -259,9 +259,9 @@ static int roll_back(const update *u, int rc)
 static void compact(const update *u, const oz_buf *t, uint64_t c)
 {
     if (oz_pwrite_full(u->fd, t->p, t->len, c) || fsync(u->fd)) return;                             /* 4 */
-    oz_update_lock(u->fd, F_WRLCK);
+    oz_update_lock(u->fd, OZ_LOCK_EXCLUSIVE);
     int bad = ftruncate(u->fd, (off_t)(c + t->len));                                               /* 5 */
-    oz_update_lock(u->fd, F_UNLCK);
+    oz_update_lock(u->fd, OZ_LOCK_UNLOCK);
     if (!bad) (void)fsync(u->fd);
 }
 

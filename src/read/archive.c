@@ -128,19 +128,14 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, 
 
 static int map_locked(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out);
 
-static uint64_t mtime_ns(const struct stat *st)
-{
-    return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
-}
-
 /* Opens under the shared update lock: an in-place model update cannot flip or
  * truncate the file while it is being validated (spec 15.5). */
 static int map_fd(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out)
 {
     if (flags & ~OPEN_FLAGS) return oz_err(ONNXZIP_EINVAL, -1, "%s: unknown open flags 0x%x", path, flags);
-    oz_update_lock(fd, F_RDLCK);
+    oz_update_lock(fd, OZ_LOCK_SHARED);
     int rc = map_locked(fd, by_path, path, flags & ~(unsigned)ONNXZIP_OPEN_VERIFY, out);
-    oz_update_lock(fd, F_UNLCK);
+    oz_update_lock(fd, OZ_LOCK_UNLOCK);
     /* Verification reads only weights (which never move) and the model copy:
      * outside the lock, so that an O(archive) read does not hold up an update. */
     if (!rc && (flags & ONNXZIP_OPEN_VERIFY) && (rc = oz_verify_data(*out))) onnxzip_close(out);
@@ -149,34 +144,34 @@ static int map_fd(int fd, int by_path, const char *path, unsigned flags, onnxzip
 
 static int map_locked(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out)
 {
-    struct stat st;
-    if (fstat(fd, &st))
+    oz_stat st;
+    if (oz_sys_fstat(fd, &st))
         return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
+    if (!st.regular)
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", path);
-    if (st.st_size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", path);
-    int keep = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* for onnxzip_check() */
+    if (st.size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", path);
+    int keep = oz_sys_dup(fd); /* for onnxzip_check() */
     if (keep < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot duplicate its descriptor: %s", path, strerror(errno));
-    void *base = oz_sys_map_aligned(fd, (uint64_t)st.st_size, MAP_ALIGN);
-    if (base == MAP_FAILED) {
-        int rc = oz_err_map(path, (uint64_t)st.st_size);
-        close(keep);
+    void *base = oz_sys_map_aligned(fd, st.size, MAP_ALIGN);
+    if (!base) {
+        int rc = oz_err_map(path, st.size);
+        oz_sys_close(keep);
         return rc;
     }
     /* No readahead around each local header read (one per tensor). */
     oz_sys_advise_file(keep, 0, 0, OZ_ADV_RANDOM);
-    int rc = open_mapped(base, (uint64_t)st.st_size, keep, by_path, path, flags, out);
+    int rc = open_mapped(base, st.size, keep, by_path, path, flags, out);
     oz_sys_advise_file(keep, 0, 0, OZ_ADV_NORMAL);
     if (rc) {
-        close(keep);
+        oz_sys_close(keep);
         return rc;
     }
     onnxzip_archive *a = *out;
     a->fd = keep;
     a->by_path = by_path;
-    a->st_dev = (uint64_t)st.st_dev;
-    a->st_ino = (uint64_t)st.st_ino;
-    a->st_mtime_ns = mtime_ns(&st);
+    a->st_dev = st.dev;
+    a->st_ino = st.ino;
+    a->st_mtime_ns = st.mtime_ns;
     return 0;
 }
 
@@ -184,10 +179,10 @@ int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out)
 {
     if (out) *out = NULL;
     if (!path || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open: NULL argument");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = oz_sys_open_read(path);
     if (fd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", path, strerror(errno));
     int rc = map_fd(fd, 1, path, flags, out);
-    close(fd); /* the mapping keeps the file */
+    oz_sys_close(fd); /* the mapping keeps the file */
     return rc;
 }
 
@@ -220,7 +215,7 @@ void onnxzip_close(onnxzip_archive **ap)
     if (a->ext_open) oz_extdata_free(&a->ext);
     free(a->model_copy);
     if (a->mapped) oz_sys_unmap(a->base, a->size);
-    if (a->fd >= 0) close(a->fd);
+    if (a->fd >= 0) oz_sys_close(a->fd);
     free(a->path);
     free(a);
     *ap = NULL;
@@ -230,19 +225,18 @@ int onnxzip_check(onnxzip_archive *a)
 {
     if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_check: NULL argument");
     if (!a->mapped || a->fd < 0) return 0; /* the caller's buffer */
-    struct stat st;
-    if (fstat(a->fd, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", a->path, strerror(errno));
-    if ((uint64_t)st.st_size < a->size)
-        return oz_err(ONNXZIP_ETRUNC, (int64_t)st.st_size, "%s: the file was truncated to %lld bytes since it was "
+    oz_stat st;
+    if (oz_sys_fstat(a->fd, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", a->path, strerror(errno));
+    if (st.size < a->size)
+        return oz_err(ONNXZIP_ETRUNC, (int64_t)st.size, "%s: the file was truncated to %llu bytes since it was "
                       "opened (%llu bytes mapped): touching a view past the new end would raise SIGBUS; reopen it",
-                      a->path, (long long)st.st_size, (unsigned long long)a->size);
-    if ((uint64_t)st.st_size != a->size || mtime_ns(&st) != a->st_mtime_ns)
-        return oz_err(ONNXZIP_ETRUNC, -1, "%s: the file was rewritten since it was opened (size %llu -> %lld, or "
+                      a->path, (unsigned long long)st.size, (unsigned long long)a->size);
+    if (st.size != a->size || st.mtime_ns != a->st_mtime_ns)
+        return oz_err(ONNXZIP_ETRUNC, -1, "%s: the file was rewritten since it was opened (size %llu -> %llu, or "
                       "modification time changed): the views may no longer show its contents; reopen it", a->path,
-                      (unsigned long long)a->size, (long long)st.st_size);
-    struct stat now;
-    if (a->by_path &&
-        (stat(a->path, &now) || (uint64_t)now.st_dev != a->st_dev || (uint64_t)now.st_ino != a->st_ino))
+                      (unsigned long long)a->size, (unsigned long long)st.size);
+    oz_stat now;
+    if (a->by_path && (oz_sys_stat(a->path, &now) || now.dev != a->st_dev || now.ino != a->st_ino))
         return oz_err(ONNXZIP_ETRUNC, -1, "%s: the path no longer names the file that was opened (replaced or "
                       "removed): the views still show the old file, which stays mapped; reopen it", a->path);
     return 0;

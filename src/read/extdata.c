@@ -12,10 +12,11 @@
 int oz_extdata_init(oz_extdata *x, const char *dir)
 {
     memset(x, 0, sizeof *x);
-    x->dirfd = oz_sys_open_dir(dir);
-    if (x->dirfd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open the data directory: %s", dir, strerror(errno));
+    x->dirh = oz_sys_dir_open(dir);
+    if (!x->dirh) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open the data directory: %s", dir, strerror(errno));
     if (!(x->dir = strdup(dir))) {
-        close(x->dirfd);
+        oz_sys_dir_close(x->dirh);
+        x->dirh = NULL;
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     }
     return 0;
@@ -25,15 +26,14 @@ void oz_extdata_free(oz_extdata *x)
 {
     for (size_t i = 0; i < x->n; i++) {
         oz_sys_unmap(x->files[i].map, x->files[i].size);
-        close(x->files[i].fd);
+        oz_sys_close(x->files[i].fd);
         free(x->files[i].location);
         free(x->files[i].tensor);
     }
     free(x->files);
     free(x->dir);
-    if (x->dirfd >= 0) close(x->dirfd);
+    oz_sys_dir_close(x->dirh);
     memset(x, 0, sizeof *x);
-    x->dirfd = -1;
 }
 
 typedef struct ref {
@@ -61,14 +61,14 @@ static int check_lexical(const ref *r, const char *loc, size_t len)
     return 0;
 }
 
-static int open_beneath(int dirfd, const char *loc, size_t len)
+static int open_beneath(const oz_dir *d, const char *loc, size_t len)
 {
     char *path = strndup(loc, len);
     if (!path) {
         errno = ENOMEM;
         return -1;
     }
-    int fd = oz_sys_open_beneath(dirfd, path);
+    int fd = oz_sys_open_beneath(d, path);
     int saved = errno;
     free(path);
     errno = saved;
@@ -84,7 +84,7 @@ static int open_file(oz_extdata *x, const ref *r, const char *loc, size_t len, o
         }
     int rc = check_lexical(r, loc, len);
     if (rc) return rc;
-    int fd = open_beneath(x->dirfd, loc, len);
+    int fd = open_beneath(x->dirh, loc, len);
     if (fd < 0) {
         if (errno == ELOOP) return refuse(r, ONNXZIP_EPATH, "symbolic link");
         if (errno == EXDEV) return refuse(r, ONNXZIP_EPATH, "resolves outside the data directory");
@@ -92,9 +92,9 @@ static int open_file(oz_extdata *x, const ref *r, const char *loc, size_t len, o
         snprintf(why, sizeof why, "cannot open beneath %s: %s", x->dir, strerror(errno));
         return refuse(r, errno == ENOENT ? ONNXZIP_ENOTFOUND : ONNXZIP_EIO, why);
     }
-    struct stat st;
-    const char *bad = fstat(fd, &st) ? "cannot stat" : !S_ISREG(st.st_mode) ? "not a regular file"
-                    : st.st_nlink > 1 ? "file has more than one hard link" : NULL;
+    oz_stat st;
+    const char *bad = oz_sys_fstat(fd, &st) ? "cannot stat" : !st.regular ? "not a regular file"
+                    : st.nlink > 1 ? "file has more than one hard link" : NULL;
     if (!bad && x->n == x->cap) {
         size_t cap = x->cap ? x->cap * 2 : 8;
         oz_extfile *f = realloc(x->files, cap * sizeof *f);
@@ -103,12 +103,12 @@ static int open_file(oz_extdata *x, const ref *r, const char *loc, size_t len, o
     }
     char *copy = bad ? NULL : strndup(loc, len), *tensor = bad ? NULL : strdup(r->tensor);
     if (bad || !copy || !tensor) {
-        close(fd);
+        oz_sys_close(fd);
         free(copy);
         free(tensor);
         return refuse(r, bad ? ONNXZIP_EPATH : ONNXZIP_ENOMEM, bad ? bad : "out of memory");
     }
-    x->files[x->n] = (oz_extfile){ .location = copy, .tensor = tensor, .fd = fd, .size = (uint64_t)st.st_size };
+    x->files[x->n] = (oz_extfile){ .location = copy, .tensor = tensor, .fd = fd, .size = st.size };
     *out = &x->files[x->n++];
     return 0;
 }
@@ -147,7 +147,7 @@ int oz_extdata_map(oz_extdata *x, oz_extfile *f)
 {
     if (f->map || f->size == 0) return 0;
     void *p = oz_sys_map(f->fd, 0, f->size);
-    if (p == MAP_FAILED) {
+    if (!p) {
         char what[4096 + 16];
         snprintf(what, sizeof what, "%s/%s", x->dir, f->location);
         return oz_err_map(what, f->size);

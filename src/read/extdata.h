@@ -17,7 +17,7 @@ typedef struct oz_extfile {
 } oz_extfile;
 
 typedef struct oz_extdata {
-    int dirfd;            /* the data directory (oz_sys_open_dir) */
+    struct oz_dir *dirh;  /* the data directory, open (common/sys.h) */
     char *dir;            /* its path, for messages */
     oz_extfile *files;
     size_t n, cap;

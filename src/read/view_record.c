@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "common/sys.h"
 #include "onnx/onnx_walk.h"
 #include "read/view_record.h"
 
@@ -51,7 +52,7 @@ int oz_view_find_record(const uint8_t *model, size_t len, oz_span *value)
 
 typedef struct record {
     char *text;          /* the value, NUL-terminated (owns the strings below) */
-    const char *archive; /* within text */
+    char *archive; /* within text */
     uint64_t size, xxh;
     uint32_t crc;
 } record;
@@ -119,13 +120,14 @@ static int stale(const onnxzip_archive *a, const record *r, const char *what)
 static int compare(const onnxzip_archive *a, const record *r, int fd)
 {
     char what[160], shown[OZ_PRINTABLE_CAP];
-    struct stat st;
-    if (fstat(fd, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat its archive: %s", a->path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
+    oz_stat st;
+    if (oz_sys_fstat(fd, &st))
+        return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat its archive: %s", a->path, strerror(errno));
+    if (!st.regular)
         return oz_err(ONNXZIP_ENOTREG, -1, "%s: its archive '%s' is not a regular file", a->path,
                       oz_printable(r->archive, strlen(r->archive), shown, sizeof shown));
-    if ((uint64_t)st.st_size != r->size) {
-        snprintf(what, sizeof what, "is %llu bytes, the view records %llu", (unsigned long long)st.st_size,
+    if (st.size != r->size) {
+        snprintf(what, sizeof what, "is %llu bytes, the view records %llu", (unsigned long long)st.size,
                  (unsigned long long)r->size);
         return stale(a, r, what);
     }
@@ -164,7 +166,7 @@ int oz_view_check(const onnxzip_archive *a)
     }
     char shown[OZ_PRINTABLE_CAP];
     /* Never through a symbolic link, as ONNX's own external-data rules. */
-    int fd = openat(a->ext.dirfd, r.archive, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = oz_sys_open_beneath(a->ext.dirh, r.archive); /* a plain name (parse_record) */
     if (fd < 0)
         rc = oz_err(errno == ENOENT ? ONNXZIP_ENOTFOUND : ONNXZIP_EIO, -1, "%s: the archive '%s' its '" OZ_VIEW_KEY
                     "' record names cannot be opened beside it: %s", a->path,
@@ -172,7 +174,7 @@ int oz_view_check(const onnxzip_archive *a)
                     errno == ELOOP ? "it is a symbolic link" : strerror(errno));
     else
         rc = compare(a, &r, fd);
-    if (fd >= 0) close(fd);
+    if (fd >= 0) oz_sys_close(fd);
     free(r.text);
     return rc;
 }

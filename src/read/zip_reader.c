@@ -56,7 +56,7 @@ static const uint8_t *fetch(ctx *c, uint64_t at, size_t n)
             if (errno == EAGAIN) c->cold = 1; /* would wait for the disk */
             else if (errno != EINTR) c->nowait = 0; /* not supported here */
         }
-        if (k < 0) k = pread(c->fd, c->lbuf + got, n - got, (off_t)(at + got));
+        if (k < 0) k = oz_sys_pread(c->fd, c->lbuf + got, n - got, (int64_t)(at + got));
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0)
             return oz_err(k < 0 ? ONNXZIP_EIO : ONNXZIP_ETRUNC, (int64_t)(at + got), "%s: cannot read %zu bytes at "
