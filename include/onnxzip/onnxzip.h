@@ -48,7 +48,9 @@
 extern "C" {
 #endif
 
-#if defined(ONNXZIP_BUILDING_LIBRARY) && defined(__GNUC__)
+#if defined(ONNXZIP_BUILDING_LIBRARY) && defined(_WIN32)
+#define ONNXZIP_API __declspec(dllexport)
+#elif defined(ONNXZIP_BUILDING_LIBRARY) && defined(__GNUC__)
 #define ONNXZIP_API __attribute__((visibility("default")))
 #else
 #define ONNXZIP_API
@@ -90,7 +92,12 @@ typedef enum onnxzip_feature {
     ONNXZIP_FEATURE_REPACK = 2,
     /* CRC-32 computed by libdeflate (-Dlibdeflate), else by zlib: the same
      * results, libdeflate's faster. */
-    ONNXZIP_FEATURE_LIBDEFLATE = 3
+    ONNXZIP_FEATURE_LIBDEFLATE = 3,
+    /* The writer and every function that writes files (pack, unpack,
+     * set-model, repack, extract, views, onnxzip_writer_*). Absent only from
+     * the Windows build, whose port so far covers the reader: there those
+     * functions are not in the library at all. */
+    ONNXZIP_FEATURE_WRITE = 4
 } onnxzip_feature;
 
 /* 1 when this build of the library has `feature`, else 0 (also for values

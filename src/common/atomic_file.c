@@ -17,7 +17,7 @@
 int oz_open_parent(const char *path)
 {
     const char *slash = strrchr(path, '/');
-    char *dir = !slash ? strdup(".") : slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+    char *dir = !slash ? strdup(".") : slash == path ? strdup("/") : oz_strndup(path, (size_t)(slash - path));
     if (!dir) return -1;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     free(dir);

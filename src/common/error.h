@@ -10,7 +10,9 @@
 
 /* Records the thread's last error (message formatted as printf) and returns
  * `status`. */
-#if defined(__GNUC__)
+#if defined(__MINGW32__) /* C99 formats (__USE_MINGW_ANSI_STDIO), not msvcrt's */
+__attribute__((format(gnu_printf, 3, 4)))
+#elif defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
 int oz_err(int status, int64_t offset, const char *fmt, ...);

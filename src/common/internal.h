@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "onnxzip/onnxzip.h"
@@ -21,6 +22,19 @@
 #define OZ_MAX_MSG_DEPTH 256 /* nested messages, ModelProto = 1 (spec 10) */
 #define OZ_MAX_MODEL ((uint64_t)INT32_MAX)
 #define OZ_MODEL_NAME "__MODEL_PROTO"
+
+/* strndup(3), which not every C library has (MinGW-w64's lacks it). */
+static inline char *oz_strndup(const char *s, size_t n)
+{
+    const char *end = memchr(s, '\0', n);
+    size_t len = end ? (size_t)(end - s) : n;
+    char *d = malloc(len + 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
+}
 
 /* Largest power of two dividing `off`, capped at 65536 (the writer's maximum). */
 static inline uint32_t oz_alignment_of(uint64_t off)

@@ -150,7 +150,7 @@ static int prepare(unpack *u)
     if (!is_plain_name(u->name))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: the model path must end in a file name", u->model_path);
     size_t n = slash ? (size_t)(slash - u->model_path) : 0;
-    u->dir = !slash ? strdup(".") : n ? strndup(u->model_path, n) : strdup("/");
+    u->dir = !slash ? strdup(".") : n ? oz_strndup(u->model_path, n) : strdup("/");
     if (!u->dir) return nomem();
     if ((u->dirfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return oz_err(ONNXZIP_EIO, -1, "%s: the model's directory %s cannot be opened: %s", u->model_path, u->dir,

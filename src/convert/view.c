@@ -33,7 +33,7 @@ static int bad_location(const char *s)
 int oz_stat_dir_of(const char *path, struct stat *st)
 {
     const char *slash = strrchr(path, '/');
-    char *dir = !slash ? strdup(".") : slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+    char *dir = !slash ? strdup(".") : slash == path ? strdup("/") : oz_strndup(path, (size_t)(slash - path));
     if (!dir) return -1;
     int rc = stat(dir, st);
     free(dir);

@@ -1,11 +1,7 @@
 /* onnxzip_open*(): map, validate, index. Reads headers and the model only. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/sys.h"
 #include "common/update_lock.h"
@@ -67,7 +63,7 @@ static int open_classic(onnxzip_archive *a, int by_path)
     a->model_len = (size_t)a->size;
     if (by_path) {
         const char *slash = strrchr(a->path, '/');
-        char *dir = slash ? strndup(a->path, (size_t)(slash - a->path) + 1) : strdup(".");
+        char *dir = slash ? oz_strndup(a->path, (size_t)(slash - a->path) + 1) : strdup(".");
         int rc = dir ? oz_extdata_init(&a->ext, dir) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
         free(dir);
         if (rc) return rc;

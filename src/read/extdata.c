@@ -1,10 +1,6 @@
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/sys.h"
 #include "read/extdata.h"
@@ -63,7 +59,7 @@ static int check_lexical(const ref *r, const char *loc, size_t len)
 
 static int open_beneath(const oz_dir *d, const char *loc, size_t len)
 {
-    char *path = strndup(loc, len);
+    char *path = oz_strndup(loc, len);
     if (!path) {
         errno = ENOMEM;
         return -1;
@@ -101,7 +97,7 @@ static int open_file(oz_extdata *x, const ref *r, const char *loc, size_t len, o
         if (!f) bad = "out of memory";
         else x->files = f, x->cap = cap;
     }
-    char *copy = bad ? NULL : strndup(loc, len), *tensor = bad ? NULL : strdup(r->tensor);
+    char *copy = bad ? NULL : oz_strndup(loc, len), *tensor = bad ? NULL : strdup(r->tensor);
     if (bad || !copy || !tensor) {
         oz_sys_close(fd);
         free(copy);

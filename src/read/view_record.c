@@ -2,11 +2,8 @@
  * and checked against the archive it names, for onnxzip_verify(). The view
  * itself is built by convert/view.c, which writes the record. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include "common/sys.h"
@@ -88,7 +85,7 @@ static int parse_tail(const char *s, record *r)
 static int parse_record(const onnxzip_archive *a, oz_span value, record *r)
 {
     char shown[OZ_PRINTABLE_CAP];
-    if (!(r->text = strndup((const char *)value.p, value.len)))
+    if (!(r->text = oz_strndup((const char *)value.p, value.len)))
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (view record)");
     if (strlen(r->text) != value.len || strncmp(r->text, "format=", 7)) goto malformed;
     if (strncmp(r->text, "format=1;", 9))

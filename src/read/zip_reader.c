@@ -3,11 +3,8 @@
  * names. It interprets headers only, never entry data (a local header read
  * may copy a few bytes past the header, within its page). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/uio.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "common/sys.h"

@@ -3,7 +3,7 @@
 # then the same CLI operations as the x86-64 reference build, compared byte
 # for byte (tests/cross/compare.py).
 #
-#   tests/cross/run.sh ARCH REFERENCE_CLI      (ARCH: i386 or s390x)
+#   tests/cross/run.sh ARCH REFERENCE_CLI      (ARCH: i386, s390x or windows)
 #
 # Builds in build-ARCH/ with the sysroot in build-ARCH-sysroot/
 # (tests/cross/sysroot.sh; needs root for apt). i386 binaries run natively
@@ -11,6 +11,10 @@
 # The suites run are the compiled tests (unit, corpus, fuzz replays); the
 # script tests drive host tools and the no-emulator one measures the host's
 # page cache. Python is not built (its tests need a target interpreter).
+# windows (MinGW-w64, under Wine) builds the reader only so far: its test
+# reads the fuzz seed corpus, and tests/read_digest.c built for Windows must
+# print what the reference build's prints for archives and classic layouts
+# written by REFERENCE_CLI (whose build dir holds tests/read_digest).
 set -euo pipefail
 arch=${1:?usage: run.sh ARCH REFERENCE_CLI}
 ref=${2:?usage: run.sh ARCH REFERENCE_CLI}
@@ -23,10 +27,14 @@ case "$arch" in
     s390x) wrapper="qemu-s390x -L $sysroot"; skip=(--no-suite no-emulator) ;;
     i386) wrapper="$sysroot/lib/i386-linux-gnu/ld-linux.so.2 --library-path $sysroot/lib/i386-linux-gnu:$sysroot/usr/lib/i386-linux-gnu"
           skip=() ;;
+    windows) gcc_dir=$(dirname "$(x86_64-w64-mingw32-gcc -print-libgcc-file-name)")
+             wrapper="env WINEDEBUG=-all WINEPATH=$root/$dir/src;/usr/x86_64-w64-mingw32/lib;$gcc_dir /usr/lib/wine/wine64"
+             skip=() ;;
     *) echo "run.sh: unknown architecture '$arch'" >&2; exit 2 ;;
 esac
 opts=(--cross-file "$sysroot/sysroot.ini" --cross-file "tests/cross/$arch.ini" --wrap-mode=nodownload
       --werror -Dpython=disabled)
+[ "$arch" = windows ] && opts+=(-Dprotobuf_c=disabled -Dlibzip=disabled -Dlibdeflate=disabled)
 if [ -f "$dir/meson-private/coredata.dat" ]; then
     meson setup --reconfigure "${opts[@]}" "$dir"
 else
@@ -34,10 +42,17 @@ else
 fi
 meson compile -C "$dir"
 status=0
-meson test -C "$dir" --print-errorlogs --suite unit --suite corpus --suite fuzz --no-suite script "${skip[@]}" \
-    || status=$?
 corpus=()
 [ -d ../shared/corpus ] && corpus=(--corpus ../shared/corpus)
+if [ "$arch" = windows ]; then
+    meson test -C "$dir" --print-errorlogs --suite windows || status=$?
+    digest=$(dirname "$(dirname "$ref")")/tests/read_digest
+    /usr/bin/python3 tests/cross/compare.py --reference "$ref" --cross "$dir/tests/windows/read_digest.exe" \
+        --wrapper "$wrapper" --reader "$digest" "$dir/tests/windows/read_digest.exe" "${corpus[@]}" || status=1
+    exit $status
+fi
+meson test -C "$dir" --print-errorlogs --suite unit --suite corpus --suite fuzz --no-suite script "${skip[@]}" \
+    || status=$?
 /usr/bin/python3 tests/cross/compare.py --reference "$ref" --cross "$dir/tools/onnxzip" --wrapper "$wrapper" \
     "${corpus[@]}" || status=1
 exit $status

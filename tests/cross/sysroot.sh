@@ -4,7 +4,7 @@
 # the tests link (libc, zlib, xxHash, protobuf-c, libzip and what they load),
 # unpacked into DIR, with DIR/sysroot.ini naming it for meson:
 #
-#   tests/cross/sysroot.sh ARCH DIR       (ARCH: s390x or i386)
+#   tests/cross/sysroot.sh ARCH DIR       (ARCH: s390x, i386 or windows)
 #   meson setup --cross-file DIR/sysroot.ini --cross-file tests/cross/ARCH.ini BUILD
 #
 # The packages are unpacked (dpkg -x), not installed: a foreign
@@ -20,7 +20,8 @@ dir=${2:?usage: sysroot.sh ARCH DIR}
 case "$arch" in
     s390x) triplet=s390x-linux-gnu; tools=(gcc-s390x-linux-gnu qemu-user) ;;
     i386) triplet=i686-linux-gnu; tools=(gcc-i686-linux-gnu) ;;
-    *) echo "sysroot.sh: unknown architecture '$arch' (s390x, i386)" >&2; exit 2 ;;
+    windows) triplet=x86_64-w64-mingw32; tools=(gcc-mingw-w64-x86-64 libz-mingw-w64-dev libxxhash-dev wine64) ;;
+    *) echo "sysroot.sh: unknown architecture '$arch' (s390x, i386, windows)" >&2; exit 2 ;;
 esac
 pkgs=(libc6 libc6-dev linux-libc-dev libcrypt1 libcrypt-dev libgcc-s1
       zlib1g zlib1g-dev libxxhash0 libxxhash-dev libprotobuf-c1 libprotobuf-c-dev
@@ -33,6 +34,17 @@ if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "${pkgs[*]}" ] &&
 fi
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${tools[@]}" >/dev/null
 rm -rf "$dir"
+if [ "$arch" = windows ]; then
+    # MinGW-w64's own sysroot has the C runtime and zlib; xxHash is used
+    # header-only: its two headers, alone in an include directory.
+    mkdir -p "$dir/include"
+    dir=$(cd "$dir" && pwd)
+    ln -s /usr/include/xxhash.h /usr/include/xxh3.h "$dir/include/"
+    printf "[constants]\nsysroot = '%s'\n" "$dir" > "$dir/sysroot.ini"
+    echo "${pkgs[*]}" > "$dir/.complete"
+    echo "sysroot.sh: windows include directory in $dir"
+    exit 0
+fi
 mkdir -p "$dir/debs" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial"
 dir=$(cd "$dir" && pwd)
 apt=(apt-get -qq -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache"
