@@ -10,17 +10,6 @@
 
 #include "onnxzip/onnxzip.h"
 
-static const char *storage_name(onnxzip_storage s)
-{
-    switch (s) {
-    case ONNXZIP_STORAGE_ENTRY: return "entry";
-    case ONNXZIP_STORAGE_INLINE: return "inline";
-    case ONNXZIP_STORAGE_TYPED: return "typed";
-    case ONNXZIP_STORAGE_FILE: return "file";
-    }
-    return "?";
-}
-
 static void tensor(onnxzip_archive *a, const onnxzip_tensor *t)
 {
     printf("  %s %s [", t->name, onnxzip_dtype_name(t->data_type));
@@ -31,9 +20,9 @@ static void tensor(onnxzip_archive *a, const onnxzip_tensor *t)
     if (!rc && !buf) rc = ONNXZIP_ENOMEM;
     if (!rc) rc = onnxzip_tensor_read(a, t, 0, size, buf);
     if (rc)
-        printf("] %s %s swap=%u\n", storage_name(t->storage), onnxzip_status_name(rc), t->swap_width);
+        printf("] storage %d %s swap=%u\n", (int)t->storage, onnxzip_status_name(rc), t->swap_width);
     else
-        printf("] %s %llu xxh3=%016llx swap=%u\n", storage_name(t->storage), (unsigned long long)size,
+        printf("] storage %d %llu xxh3=%016llx swap=%u\n", (int)t->storage, (unsigned long long)size,
                (unsigned long long)XXH3_64bits(buf, (size_t)size), t->swap_width);
     free(buf);
 }
