@@ -1,35 +1,32 @@
 /* Temporary file beside a path, then rename: see atomic_file.h. */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "common/atomic_file.h"
 #include "common/internal.h"
 #include "common/outputs.h"
+#include "common/sys.h"
 
 int oz_open_parent(const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    char *dir = !slash ? strdup(".") : slash == path ? strdup("/") : oz_strndup(path, (size_t)(slash - path));
+    const char *slash = oz_last_sep(path);
+    /* with its separator: "/", and "C:\\" on Windows, are directories as they are */
+    char *dir = slash ? oz_strndup(path, (size_t)(slash - path) + 1) : strdup(".");
     if (!dir) return -1;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = oz_sys_dir_fd(dir);
     free(dir);
     return fd;
 }
 
 int oz_tmp_claim(int dirfd, const char *name, int fd)
 {
-    while (flock(fd, LOCK_EX)) /* blocks only while a sweeper examines it */
-        if (errno != EINTR) return 0; /* no flock here: sweepers cannot take it either */
-    struct stat mine, there;
-    if (fstat(fd, &mine) || fstatat(dirfd, name, &there, AT_SYMLINK_NOFOLLOW)) return 1;
+    /* blocks only while a sweeper examines it; no such lock here (ENOLCK):
+     * sweepers cannot take it either */
+    if (oz_sys_lock_file(fd, 1)) return 0;
+    oz_stat mine, there;
+    if (oz_sys_fstat(fd, &mine) || oz_sys_stat_at(dirfd, name, 0, &there)) return 1;
     return oz_same_stat(&mine, &there) ? 0 : 1;
 }
 
@@ -41,56 +38,52 @@ static int matches(const char *name, const char *prefix, size_t plen, size_t tai
     return 1;
 }
 
-/* Empties a stale temporary directory: only files are expected in it. */
-static void empty_dir(int fd)
+typedef struct sweep {
+    int dirfd;
+    const char *prefix;
+    size_t plen, tail;
+    int dirs;
+} sweep;
+
+static int remove_in(void *user, const char *name)
 {
-    int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-    if (!d) {
-        if (dup_fd >= 0) close(dup_fd);
-        return;
+    oz_sys_unlink_at(*(int *)user, name, 0);
+    return 0;
+}
+
+/* Removes one stale entry: its lock can be taken (its creator died) and it
+ * is still the entry we opened (not one created since). */
+static int sweep_one(void *user, const char *name)
+{
+    const sweep *sw = user;
+    if (!matches(name, sw->prefix, sw->plen, sw->tail)) return 0;
+    int fd = oz_sys_open_at(sw->dirfd, name, sw->dirs);
+    if (fd < 0) return 0;
+    oz_stat st, there;
+    if (!oz_sys_fstat(fd, &st) && st.kind == (sw->dirs ? OZ_KIND_DIR : OZ_KIND_REG) && !oz_sys_lock_file(fd, 0) &&
+        !oz_sys_stat_at(sw->dirfd, name, 0, &there) && oz_same_stat(&st, &there)) {
+        if (sw->dirs) oz_sys_list_dir(fd, remove_in, &fd); /* only files are expected in it */
+        oz_sys_unlink_at(sw->dirfd, name, sw->dirs); /* lock still held */
     }
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlinkat(fd, e->d_name, 0);
-    closedir(d);
+    oz_sys_close(fd);
+    return 0;
 }
 
 void oz_tmp_sweep(int dirfd, const char *prefix, size_t tail, int dirs)
 {
-    int list_fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-    DIR *d = list_fd >= 0 ? fdopendir(list_fd) : NULL;
-    if (!d) {
-        if (list_fd >= 0) close(list_fd);
-        return;
-    }
-    size_t plen = strlen(prefix);
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!matches(e->d_name, prefix, plen, tail)) continue;
-        int fd = openat(dirfd, e->d_name,
-                        O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (dirs ? O_DIRECTORY : 0));
-        if (fd < 0) continue;
-        struct stat st, there;
-        /* Locked: a live writer. Taken: its creator died; it is still the
-         * entry we opened (not one created since), so remove it, lock held. */
-        if (!fstat(fd, &st) && (dirs ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) && !flock(fd, LOCK_EX | LOCK_NB) &&
-            !fstatat(dirfd, e->d_name, &there, AT_SYMLINK_NOFOLLOW) && oz_same_stat(&st, &there)) {
-            if (dirs) empty_dir(fd);
-            unlinkat(dirfd, e->d_name, dirs ? AT_REMOVEDIR : 0);
-        }
-        close(fd);
-    }
-    closedir(d);
+    sweep sw = { dirfd, prefix, strlen(prefix), tail, dirs };
+    oz_sys_list_dir(dirfd, sweep_one, &sw);
 }
 
 int oz_tmp_create(const char *path, char **tmp, int *fd)
 {
     *tmp = NULL;
     *fd = -1;
-    const char *slash = strrchr(path, '/');
+    const char *slash = oz_last_sep(path);
     const char *base = slash ? slash + 1 : path;
     int dirlen = slash ? (int)(slash - path) + 1 : 0;
     size_t cap = strlen(path) + 64;
-    int rc = oz_output_check(AT_FDCWD, NULL, path, NULL, 0); /* no device, FIFO, directory... replaced */
+    int rc = oz_output_check(OZ_AT_CWD, NULL, path, NULL, 0); /* no device, FIFO, directory... replaced */
     if (rc) return rc;
     char *name = malloc(cap);
     if (!name) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
@@ -101,27 +94,23 @@ int oz_tmp_create(const char *path, char **tmp, int *fd)
     }
     snprintf(name, cap, ".%s.tmp-", base);
     oz_tmp_sweep(dirfd, name, OZ_TMP_FILE_TAIL, 0); /* stale ones of dead writers */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     for (unsigned attempt = 0; attempt < 100; attempt++) {
-        unsigned long r = (unsigned long)getpid() * 2654435761u ^ (unsigned long)ts.tv_nsec ^
-                          (unsigned long)ts.tv_sec ^ attempt * 40503u ^ (unsigned long)(uintptr_t)tmp;
-        snprintf(name, cap, "%.*s.%s.tmp-%08lx", dirlen, path, base, r & 0xffffffffu);
-        *fd = openat(dirfd, name + dirlen, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666); /* read back to hash */
+        snprintf(name, cap, "%.*s.%s.tmp-%08lx", dirlen, path, base, (unsigned long)(oz_sys_nonce() & 0xffffffffu));
+        *fd = oz_sys_create_at(dirfd, name + dirlen); /* read and write: read back to hash */
         if (*fd >= 0 && oz_tmp_claim(dirfd, name + dirlen, *fd)) { /* swept before we locked it */
-            close(*fd);
+            oz_sys_close(*fd);
             *fd = -1;
             errno = EEXIST;
         }
         if (*fd >= 0) {
-            close(dirfd);
+            oz_sys_close(dirfd);
             *tmp = name;
             return 0;
         }
         if (errno != EEXIST) break;
     }
     int e = errno;
-    close(dirfd);
+    oz_sys_close(dirfd);
     rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary file beside it (%s): %s", path, name,
                 strerror(e));
     free(name); /* never created: nothing to remove */
@@ -132,15 +121,15 @@ void oz_sync_parent(const char *path)
 {
     int fd = oz_open_parent(path);
     if (fd < 0) return;
-    fsync(fd);
-    close(fd);
+    oz_sys_sync(fd);
+    oz_sys_close(fd);
 }
 
 int oz_pwrite_full(int fd, const void *data, size_t n, uint64_t off)
 {
     const uint8_t *p = data;
     while (n) {
-        ssize_t k = pwrite(fd, p, n, (off_t)off);
+        ssize_t k = oz_sys_pwrite(fd, p, n, (int64_t)off);
         if (k < 0 && errno == EINTR) continue;
         if (k == 0) errno = ENOSPC;
         if (k <= 0) return -1;
@@ -156,7 +145,7 @@ int oz_atomic_open(const char *path, oz_atomic_file *af)
     if (!af) return oz_err(ONNXZIP_EINVAL, -1, "oz_atomic_open: NULL argument");
     *af = (oz_atomic_file){ .fd = -1 };
     if (!path || !*path) return oz_err(ONNXZIP_EINVAL, -1, "oz_atomic_open: empty path");
-    const char *slash = strrchr(path, '/');
+    const char *slash = oz_last_sep(path);
     const char *base = slash ? slash + 1 : path;
     if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a file name", path);
@@ -171,7 +160,7 @@ int oz_atomic_write(oz_atomic_file *af, const void *data, size_t n)
     if (!af || af->fd < 0) return oz_err(ONNXZIP_EINVAL, -1, "oz_atomic_write: file not open");
     const uint8_t *p = data;
     while (n) {
-        ssize_t k = write(af->fd, p, n < (1u << 30) ? n : (1u << 30));
+        ssize_t k = oz_sys_write(af->fd, p, n < (1u << 30) ? n : (1u << 30));
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0)
             return oz_err(ONNXZIP_EIO, -1, "%s: cannot write the temporary file %s: %s", af->path, af->tmp,
@@ -190,20 +179,21 @@ int oz_atomic_commit(oz_atomic_file *af)
     }
     const char *what = NULL;
     int e = 0;
-    if (fsync(af->fd)) what = "cannot sync the temporary file", e = errno;
-    int rc = what ? 0 : oz_output_check(AT_FDCWD, NULL, af->path, NULL, 0); /* it may have changed since open */
+    if (oz_sys_sync(af->fd)) what = "cannot sync the temporary file", e = errno;
+    int rc = what ? 0 : oz_output_check(OZ_AT_CWD, NULL, af->path, NULL, 0); /* it may have changed since open */
     if (rc) {
         oz_atomic_abort(af);
         return rc;
     }
     /* Renamed while still open, so that its lock keeps sweepers away. */
-    if (!what && rename(af->tmp, af->path)) what = "cannot rename the temporary file into place", e = errno;
+    if (!what && oz_sys_rename_at(OZ_AT_CWD, af->tmp, OZ_AT_CWD, af->path))
+        what = "cannot rename the temporary file into place", e = errno;
     if (what) {
         rc = oz_err(ONNXZIP_EIO, -1, "%s: %s (%s): %s", af->path, what, af->tmp, strerror(e));
         oz_atomic_abort(af);
         return rc;
     }
-    close(af->fd); /* synced: a close error could lose nothing */
+    oz_sys_close(af->fd); /* synced: a close error could lose nothing */
     af->fd = -1;
     free(af->tmp);
     af->tmp = NULL; /* renamed: nothing left to remove */
@@ -216,8 +206,8 @@ void oz_atomic_abort(oz_atomic_file *af)
 {
     if (!af) return;
     if (af->tmp) { /* fd is ours only while a temporary file exists */
-        unlink(af->tmp); /* before closing: still locked */
-        if (af->fd >= 0) close(af->fd);
+        oz_sys_unlink_at(OZ_AT_CWD, af->tmp, 0); /* before closing: still locked */
+        if (af->fd >= 0) oz_sys_close(af->fd);
     }
     free(af->tmp);
     free(af->path);

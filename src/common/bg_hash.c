@@ -1,8 +1,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "common/bg_hash.h"
 #include "common/checksum.h"
@@ -55,7 +53,7 @@ static int hash_range(oz_bg_hash *h, oz_checksum *cs, const uint8_t *map, uint64
     }
     while (off < ready) {
         size_t want = ready - off < BUF ? (size_t)(ready - off) : BUF;
-        ssize_t k = pread(h->fd, h->buf, want, (off_t)off);
+        ssize_t k = oz_sys_pread(h->fd, h->buf, want, (int64_t)off);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) return k < 0 ? errno : EIO;
         oz_checksum_update(cs, h->buf, (uint64_t)k);
@@ -70,7 +68,7 @@ static int hash_range(oz_bg_hash *h, oz_checksum *cs, const uint8_t *map, uint64
  * end of the file (no SIGBUS). */
 static const uint8_t *map_job(const oz_bg_hash *h, uint64_t off, uint64_t len, uint64_t *map_off, size_t *map_len)
 {
-    *map_off = off & ~(uint64_t)4095;
+    *map_off = off & ~(uint64_t)0xffff; /* Windows maps from multiples of 64 KiB */
     if (off + len - *map_off > SIZE_MAX) return NULL; /* a 32-bit host: read instead */
     *map_len = (size_t)(off + len - *map_off);
     void *p = len ? oz_sys_map(h->fd, *map_off, *map_len) : NULL;

@@ -1,9 +1,6 @@
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/atomic_file.h"
 #include "common/copy_range.h"
@@ -35,7 +32,7 @@ static ssize_t copy_step(int in, int64_t *ioff, int out, int64_t *ooff, size_t n
                 return -1; /* errno ENOMEM */
             }
         }
-        ssize_t k = pread(in, *buf, n < BUF ? n : BUF, (off_t)*ioff);
+        ssize_t k = oz_sys_pread(in, *buf, n < BUF ? n : BUF, *ioff);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             if (k < 0) *res = OZ_COPY_READ;
@@ -72,12 +69,12 @@ oz_copy_result oz_copy_range(int src_fd, uint64_t src_off, uint64_t len, int dst
                              oz_copy_step_fn step, void *ctx, uint64_t *done)
 {
     *done = 0;
-    struct stat st, src;
-    if (fstat(dst_fd, &st) || (uint64_t)st.st_size > dst_off) return OZ_COPY_UNSUPPORTED;
-    if (fstat(src_fd, &src) || !S_ISREG(src.st_mode)) return OZ_COPY_UNSUPPORTED;
+    oz_stat st, src;
+    if (oz_sys_fstat(dst_fd, &st) || st.size > dst_off) return OZ_COPY_UNSUPPORTED;
+    if (oz_sys_fstat(src_fd, &src) || !src.regular) return OZ_COPY_UNSUPPORTED;
     /* SEEK_DATA cannot tell a hole from the end of the file: check the size. */
-    if ((uint64_t)src.st_size < src_off + len) return OZ_COPY_SHORT;
-    if (ftruncate(dst_fd, (off_t)(dst_off + len))) return OZ_COPY_WRITE;
+    if (src.size < src_off + len) return OZ_COPY_SHORT;
+    if (oz_sys_truncate(dst_fd, dst_off + len)) return OZ_COPY_WRITE;
     uint8_t *buf = NULL;
     oz_copy_result res = OZ_COPY_OK;
     uint64_t end = src_off + len, off = src_off;
@@ -100,7 +97,7 @@ oz_copy_result oz_copy_range(int src_fd, uint64_t src_off, uint64_t len, int dst
     int e = errno;
     free(buf);
     /* A source truncated meanwhile would have passed for trailing holes. */
-    if (res == OZ_COPY_OK && (fstat(src_fd, &src) || (uint64_t)src.st_size < end)) res = OZ_COPY_SHORT;
+    if (res == OZ_COPY_OK && (oz_sys_fstat(src_fd, &src) || src.size < end)) res = OZ_COPY_SHORT;
     errno = e;
     *done = off - src_off;
     return res;

@@ -36,6 +36,18 @@ static inline char *oz_strndup(const char *s, size_t n)
     return d;
 }
 
+/* The last directory separator of `path`: '/', and on Windows '\\' too;
+ * NULL when there is none. */
+static inline const char *oz_last_sep(const char *path)
+{
+    const char *s = strrchr(path, '/');
+#ifdef _WIN32
+    const char *b = strrchr(path, '\\');
+    if (b && (!s || b > s)) s = b;
+#endif
+    return s;
+}
+
 /* Largest power of two dividing `off`, capped at 65536 (the writer's maximum). */
 static inline uint32_t oz_alignment_of(uint64_t off)
 {

@@ -1,24 +1,21 @@
 /* Outputs never alias inputs and are never special files: see outputs.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/internal.h"
 #include "common/outputs.h"
 
-int oz_same_stat(const struct stat *a, const struct stat *b)
+int oz_same_stat(const oz_stat *a, const oz_stat *b)
 {
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+    return a->dev == b->dev && a->ino == b->ino;
 }
 
 int oz_input_fd(oz_input *in, int fd, const char *role, const char *dir, const char *path, const char *tensor)
 {
-    struct stat st;
-    if (fstat(fd, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", path, strerror(errno));
-    *in = (oz_input){ .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino, .role = role, .dir = dir,
-                      .path = path, .tensor = tensor };
+    oz_stat st;
+    if (oz_sys_fstat(fd, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", path, strerror(errno));
+    *in = (oz_input){ .dev = st.dev, .ino = st.ino, .role = role, .dir = dir, .path = path, .tensor = tensor };
     return 0;
 }
 
@@ -31,10 +28,10 @@ static const char *joined(const char *dir, const char *name, char *buf, size_t c
     return buf;
 }
 
-static const char *kind(mode_t m)
+static const char *kind(int k)
 {
-    return S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a FIFO"
-         : S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" : "a special file";
+    return k == OZ_KIND_CHR ? "a character device" : k == OZ_KIND_BLK ? "a block device" : k == OZ_KIND_FIFO ? "a FIFO"
+         : k == OZ_KIND_SOCK ? "a socket" : k == OZ_KIND_DIR ? "a directory" : "a special file";
 }
 
 static int same_as(const char *out, const oz_input *in)
@@ -52,15 +49,15 @@ int oz_output_check(int dirfd, const char *dir, const char *name, const oz_input
 {
     char buf[4096];
     const char *out = joined(dir, name, buf, sizeof buf);
-    struct stat st, link;
+    oz_stat st, link;
     /* stat, never open: opening a FIFO would wait for a writer. */
-    if (fstatat(dirfd, name, &st, 0)) return 0; /* nothing there, or a dangling link: rename replaces it */
-    if (!S_ISREG(st.st_mode)) {
-        int via_link = !fstatat(dirfd, name, &link, AT_SYMLINK_NOFOLLOW) && S_ISLNK(link.st_mode);
+    if (oz_sys_stat_at(dirfd, name, 1, &st)) return 0; /* nothing there, or a dangling link: rename replaces it */
+    if (st.kind != OZ_KIND_REG) {
+        int via_link = !oz_sys_stat_at(dirfd, name, 0, &link) && link.kind == OZ_KIND_LINK;
         return oz_err(ONNXZIP_ENOTREG, -1, "%s: the output %s%s, not a regular file; refusing to replace it", out,
-                      via_link ? "is a symbolic link to " : "exists and is ", kind(st.st_mode));
+                      via_link ? "is a symbolic link to " : "exists and is ", kind(st.kind));
     }
     for (size_t i = 0; i < n; i++)
-        if ((uint64_t)st.st_dev == in[i].dev && (uint64_t)st.st_ino == in[i].ino) return same_as(out, &in[i]);
+        if (st.dev == in[i].dev && st.ino == in[i].ino) return same_as(out, &in[i]);
     return 0;
 }

@@ -7,7 +7,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/stat.h>
+
+#include "common/sys.h"
 
 /* A file the operation reads, identified by (st_dev, st_ino), so that hard
  * links, symlinks and other spellings of its path are recognised. */
@@ -20,13 +21,13 @@ typedef struct oz_input {
 } oz_input;
 
 /* 1 when both describe the same file. */
-int oz_same_stat(const struct stat *a, const struct stat *b);
+int oz_same_stat(const oz_stat *a, const oz_stat *b);
 
 /* Fills *in from the file open on `fd`; the strings are borrowed. Returns 0,
- * or ONNXZIP_EIO when fstat() fails. */
+ * or ONNXZIP_EIO when it cannot be examined. */
 int oz_input_fd(oz_input *in, int fd, const char *role, const char *dir, const char *path, const char *tensor);
 
-/* Checks the output `name` (relative to `dirfd`, or AT_FDCWD; `dir` is that
+/* Checks the output `name` (relative to `dirfd`, or OZ_AT_CWD; `dir` is that
  * directory's path for messages, NULL when `name` is the whole path) before
  * anything is written to it and again before the rename. Nothing is opened
  * (a FIFO cannot block), nothing is changed. When nothing exists there, or

@@ -1,10 +1,14 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #if OZ_HAVE_PREADV2
 #include <sys/uio.h>
@@ -75,10 +79,17 @@ static uint64_t mtime_ns(const struct stat *st)
     return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
 }
 
+static int kind_of(mode_t m)
+{
+    return S_ISREG(m) ? OZ_KIND_REG : S_ISDIR(m) ? OZ_KIND_DIR : S_ISLNK(m) ? OZ_KIND_LINK : S_ISCHR(m) ? OZ_KIND_CHR
+         : S_ISBLK(m) ? OZ_KIND_BLK : S_ISFIFO(m) ? OZ_KIND_FIFO : S_ISSOCK(m) ? OZ_KIND_SOCK : OZ_KIND_OTHER;
+}
+
 static void from_stat(const struct stat *s, oz_stat *st)
 {
     *st = (oz_stat){ .size = (uint64_t)s->st_size, .dev = (uint64_t)s->st_dev, .ino = (uint64_t)s->st_ino,
-                     .mtime_ns = mtime_ns(s), .nlink = (uint64_t)s->st_nlink, .regular = S_ISREG(s->st_mode) };
+                     .mtime_ns = mtime_ns(s), .nlink = (uint64_t)s->st_nlink, .regular = S_ISREG(s->st_mode),
+                     .kind = kind_of(s->st_mode) };
 }
 
 int oz_sys_fstat(int fd, oz_stat *st)
@@ -100,6 +111,11 @@ int oz_sys_stat(const char *path, oz_stat *st)
 int oz_sys_open_read(const char *path)
 {
     return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int oz_sys_open_rw(const char *path)
+{
+    return open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 }
 
 int oz_sys_dup(int fd)
@@ -272,4 +288,117 @@ void *oz_sys_map_aligned(int fd, uint64_t len, size_t align)
 void oz_sys_unmap(const void *p, uint64_t len)
 {
     if (p && len) munmap((void *)(uintptr_t)p, (size_t)len);
+}
+
+int oz_sys_dir_fd(const char *path)
+{
+    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+int oz_sys_dir_fd_at(int dirfd, const char *name)
+{
+    return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int oz_sys_create_at(int dirfd, const char *name)
+{
+    return openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+}
+
+int oz_sys_open_at(int dirfd, const char *name, int dir)
+{
+    return openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+}
+
+int oz_sys_stat_at(int dirfd, const char *name, int follow, oz_stat *st)
+{
+    struct stat s;
+    if (fstatat(dirfd, name, &s, follow ? 0 : AT_SYMLINK_NOFOLLOW)) return -1;
+    from_stat(&s, st);
+    return 0;
+}
+
+int oz_sys_mkdir_at(int dirfd, const char *name)
+{
+    return mkdirat(dirfd, name, 0700);
+}
+
+int oz_sys_unlink_at(int dirfd, const char *name, int dir)
+{
+    return unlinkat(dirfd, name, dir ? AT_REMOVEDIR : 0);
+}
+
+int oz_sys_rename_at(int from_dir, const char *from, int to_dir, const char *to)
+{
+    return renameat(from_dir, from, to_dir, to);
+}
+
+int oz_sys_list_dir(int dirfd, int (*fn)(void *user, const char *name), void *user)
+{
+    int fd = dirfd == OZ_AT_CWD ? open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL; /* owns fd from here */
+    if (!d) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        errno = e;
+        return -1;
+    }
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) rc = fn(user, e->d_name);
+    closedir(d);
+    return rc;
+}
+
+int oz_sys_lock_file(int fd, int wait)
+{
+    int rc;
+    while ((rc = flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB))) && errno == EINTR) {
+    }
+    return rc;
+}
+
+int oz_sys_sync(int fd)
+{
+    return fsync(fd);
+}
+
+int oz_sys_truncate(int fd, uint64_t size)
+{
+    if (size > (uint64_t)INT64_MAX) {
+        errno = EFBIG;
+        return -1;
+    }
+    return ftruncate(fd, (off_t)size);
+}
+
+ssize_t oz_sys_pwrite(int fd, const void *buf, size_t n, int64_t off)
+{
+    return pwrite(fd, buf, n, (off_t)off);
+}
+
+ssize_t oz_sys_write(int fd, const void *buf, size_t n)
+{
+    return write(fd, buf, n);
+}
+
+int64_t oz_sys_seek(int fd, int64_t off, int whence)
+{
+    return (int64_t)lseek(fd, (off_t)off, whence);
+}
+
+uint64_t oz_sys_nonce(void)
+{
+    static _Atomic uint64_t calls;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)getpid() << 40 ^ (uint64_t)ts.tv_sec << 20 ^ (uint64_t)ts.tv_nsec ^
+                 calls++ * 0x9E3779B97F4A7C15u;
+    x ^= x >> 31, x *= 0xBF58476D1CE4E5B9u, x ^= x >> 29; /* mixed: neighbours differ in every digit */
+    return x;
+}
+
+char *oz_sys_realpath(const char *path)
+{
+    return realpath(path, NULL);
 }

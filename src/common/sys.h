@@ -31,12 +31,14 @@ int oz_sys_reserve(int fd, uint64_t off, uint64_t len);
  * Each returns -1 (or NULL) with errno on failure. */
 
 /* What the library compares of a file. */
+enum { OZ_KIND_OTHER, OZ_KIND_REG, OZ_KIND_DIR, OZ_KIND_LINK, OZ_KIND_CHR, OZ_KIND_BLK, OZ_KIND_FIFO, OZ_KIND_SOCK };
 typedef struct oz_stat {
     uint64_t size;
     uint64_t dev, ino; /* together name the file */
     uint64_t mtime_ns; /* modification time, nanoseconds */
     uint64_t nlink;    /* hard links */
     int regular;       /* a regular file */
+    int kind;          /* OZ_KIND_* */
 } oz_stat;
 int oz_sys_fstat(int fd, oz_stat *st);
 /* Follows symbolic links, as stat(2). */
@@ -44,6 +46,9 @@ int oz_sys_stat(const char *path, oz_stat *st);
 
 /* Opens `path` read-only; the descriptor is not inherited by children. */
 int oz_sys_open_read(const char *path);
+/* Opens `path` for reading and writing, not inherited, without waiting for
+ * a FIFO's writer (O_NONBLOCK: no effect on a regular file). */
+int oz_sys_open_rw(const char *path);
 /* A second descriptor of the same open file, not inherited. */
 int oz_sys_dup(int fd);
 /* pread(2): fewer bytes than asked only at the end of the file. */
@@ -87,5 +92,62 @@ enum { OZ_ADV_NORMAL, OZ_ADV_RANDOM, OZ_ADV_SEQUENTIAL, OZ_ADV_WILLNEED, OZ_ADV_
 void oz_sys_advise_map(void *p, size_t len, int advice);
 /* [off, off + len) of a file; len 0: to the end. */
 void oz_sys_advise_file(int fd, uint64_t off, uint64_t len, int advice);
+
+/* Writers: files and directories named relative to an open directory, as
+ * POSIX's *at() calls do, so that a parent renamed or replaced meanwhile
+ * cannot redirect a writer. A directory descriptor is an int like a file's
+ * (on Windows a C runtime descriptor over a directory handle, its names
+ * resolved against the handle's final path). OZ_AT_CWD: the working
+ * directory (names as given). Each returns -1 with errno on failure. */
+#define OZ_AT_CWD (-100)
+
+/* Opens the directory `path` for the calls below and oz_sys_sync(). */
+int oz_sys_dir_fd(const char *path);
+/* The subdirectory `name` of `dirfd`, refusing a symbolic link (ELOOP or
+ * ENOTDIR). */
+int oz_sys_dir_fd_at(int dirfd, const char *name);
+/* Creates `name` in `dirfd` for reading and writing (EEXIST when anything is
+ * there, a dangling link too; mode 0666 & ~umask), not inherited by children,
+ * renamable and removable while open. */
+int oz_sys_create_at(int dirfd, const char *name);
+/* Opens `name` in `dirfd` read-only without following a symbolic link and
+ * without waiting for a FIFO's writer; `dir` set: only a directory. */
+int oz_sys_open_at(int dirfd, const char *name, int dir);
+/* stat(2) of `name` in `dirfd`; `follow` 0: a symbolic link itself
+ * (OZ_KIND_LINK). */
+int oz_sys_stat_at(int dirfd, const char *name, int follow, oz_stat *st);
+/* Creates the directory `name` in `dirfd`, mode 0700 (EEXIST when taken). */
+int oz_sys_mkdir_at(int dirfd, const char *name);
+/* Removes the file (or, `dir` set, the empty directory) `name`. */
+int oz_sys_unlink_at(int dirfd, const char *name, int dir);
+/* Renames `from` in `from_dir` to `to` in `to_dir`, replacing an existing
+ * file atomically (Windows: MoveFileExW, MOVEFILE_REPLACE_EXISTING |
+ * MOVEFILE_WRITE_THROUGH). */
+int oz_sys_rename_at(int from_dir, const char *from, int to_dir, const char *to);
+/* Calls fn for each entry of `dirfd` but "." and "..", until it returns
+ * non-zero (that value is returned; 0 when the listing ended). */
+int oz_sys_list_dir(int dirfd, int (*fn)(void *user, const char *name), void *user);
+
+/* An exclusive lock on the whole file `fd` (flock(2)), held until it is
+ * closed; `wait` 0: EWOULDBLOCK at once when another holds it. ENOLCK where
+ * such locks do not exist (a Windows directory). On Windows, a LockFileEx
+ * lock of one byte past any file's end, so that no read or write is barred. */
+int oz_sys_lock_file(int fd, int wait);
+
+/* fsync(2) (Windows: FlushFileBuffers; a directory needs none there). */
+int oz_sys_sync(int fd);
+/* ftruncate(2). */
+int oz_sys_truncate(int fd, uint64_t size);
+/* pwrite(2) and write(2): fewer bytes than asked only on a full disk. */
+ssize_t oz_sys_pwrite(int fd, const void *buf, size_t n, int64_t off);
+ssize_t oz_sys_write(int fd, const void *buf, size_t n);
+/* lseek(2); `whence`: SEEK_SET, SEEK_CUR or SEEK_END of <stdio.h>. */
+int64_t oz_sys_seek(int fd, int64_t off, int whence);
+/* The absolute path of `path` with every symbolic link resolved (realpath(3);
+ * Windows: the final path of the file, without its "\\?\\" prefix); malloc'd. */
+char *oz_sys_realpath(const char *path);
+/* A number that differs between calls, processes and runs (temporary
+ * names; no cryptographic strength). */
+uint64_t oz_sys_nonce(void);
 
 #endif

@@ -1,5 +1,4 @@
 /* onnxzip_extract_tensor(): one tensor's payload to a file, atomically. */
-#include <fcntl.h>
 #include <stdlib.h>
 
 #include "read/archive.h"
@@ -25,7 +24,7 @@ static int check_output(const onnxzip_archive *a, const char *out_path)
             return rc;
         }
     }
-    int rc = oz_output_check(AT_FDCWD, NULL, out_path, in, k);
+    int rc = oz_output_check(OZ_AT_CWD, NULL, out_path, in, k);
     free(in);
     return rc;
 }

@@ -3,12 +3,8 @@
  * streamed from where it lies (the mapped .onnx, a side file, or a converted
  * typed field) into an aligned entry, and the model is rewritten around it. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
@@ -83,7 +79,7 @@ static int external_source(pack *p, const oz_tensor_info *t, payload *s)
     if (!p->ext_open) {
         char *dir = NULL;
         if (!p->opts->data_dir) {
-            const char *slash = strrchr(p->in_path, '/');
+            const char *slash = oz_last_sep(p->in_path);
             dir = slash ? oz_strndup(p->in_path, (size_t)(slash - p->in_path) + 1) : strdup(".");
             if (!dir) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
         }
@@ -136,7 +132,7 @@ static int load_payload(pack *p, const oz_tensor_info *t, payload *s, decision d
     s->mem = p->scratch;
     if (d == MOVE) return oz_typed_convert(t, p->in_path, p->scratch);
     for (uint64_t got = 0; got < s->size;) { /* INLINE: a small external payload */
-        ssize_t k = pread(s->fd, p->scratch + got, (size_t)(s->size - got), (off_t)(s->offset + got));
+        ssize_t k = oz_sys_pread(s->fd, p->scratch + got, (size_t)(s->size - got), (int64_t)(s->offset + got));
         if (k <= 0) return tensor_fail(p, t, ONNXZIP_EIO, "cannot read its external data");
         got += (uint64_t)k;
     }
@@ -150,7 +146,7 @@ static int read_at(const payload *s, uint64_t at, uint8_t *buf, size_t n)
         return 0;
     }
     for (size_t got = 0; got < n;) {
-        ssize_t k = pread(s->fd, buf + got, n - got, (off_t)(s->offset + at + got));
+        ssize_t k = oz_sys_pread(s->fd, buf + got, n - got, (int64_t)(s->offset + at + got));
         if (k <= 0) return oz_err(ONNXZIP_EIO, -1, "cannot read a payload: %s", k ? strerror(errno) : "end of file");
         got += (size_t)k;
     }
@@ -288,7 +284,7 @@ static int check_output(pack *p, const char *out_path)
         const oz_extfile *f = &p->ext.files[i - 1];
         rc = oz_input_fd(&in[i], f->fd, "the external data file", p->ext.dir, f->location, f->tensor);
     }
-    if (!rc) rc = oz_output_check(AT_FDCWD, NULL, out_path, in, n);
+    if (!rc) rc = oz_output_check(OZ_AT_CWD, NULL, out_path, in, n);
     free(in);
     return rc;
 }
@@ -317,20 +313,20 @@ static int pack_mapped(pack *p, uint64_t size, const char *out_path)
 
 static int pack_fd(pack *p, const char *out_path)
 {
-    struct stat st;
-    if (fstat(p->fd, &st) || !S_ISREG(st.st_mode))
+    oz_stat st;
+    if (oz_sys_fstat(p->fd, &st) || !st.regular)
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", p->in_path);
-    if (st.st_size == 0) return oz_err(ONNXZIP_EPROTO, -1, "%s: empty file, not an ONNX model", p->in_path);
-    void *base = oz_sys_map(p->fd, 0, (uint64_t)st.st_size);
-    if (!base) return oz_err_map(p->in_path, (uint64_t)st.st_size);
+    if (st.size == 0) return oz_err(ONNXZIP_EPROTO, -1, "%s: empty file, not an ONNX model", p->in_path);
+    void *base = oz_sys_map(p->fd, 0, st.size);
+    if (!base) return oz_err_map(p->in_path, st.size);
     p->base = base;
     int rc;
-    if (st.st_size >= 4 && oz_rd32(p->base) == 0x04034b50u)
+    if (st.size >= 4 && oz_rd32(p->base) == 0x04034b50u)
         rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: already a zip archive; pack takes a classic .onnx model "
                     "(use repack to realign an archive)", p->in_path);
     else
-        rc = pack_mapped(p, (uint64_t)st.st_size, out_path);
-    oz_sys_unmap(base, (uint64_t)st.st_size);
+        rc = pack_mapped(p, st.size, out_path);
+    oz_sys_unmap(base, st.size);
     return rc;
 }
 
@@ -342,10 +338,10 @@ int onnxzip_pack(const char *in_path, const char *out_path, const onnxzip_pack_o
     pack p = { .opts = opts ? opts : &def, .in_path = in_path };
     int rc = oz_check_alignment(p.opts->alignment);
     if (rc) return rc;
-    if ((p.fd = open(in_path, O_RDONLY | O_CLOEXEC)) < 0)
+    if ((p.fd = oz_sys_open_read(in_path)) < 0)
         return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", in_path, strerror(errno));
     rc = pack_fd(&p, out_path);
-    close(p.fd);
+    oz_sys_close(p.fd);
     if (p.ext_open) oz_extdata_free(&p.ext);
     for (size_t i = 0; i < p.n_seen; i++) free(p.seen[i].owned);
     free(p.seen);

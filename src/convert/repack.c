@@ -12,15 +12,14 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
 }
 #else
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include <zip.h>
 
 #include "common/entry_name.h"
 #include "common/outputs.h"
+#include "common/sys.h"
 #include "write/zip_writer.h"
 
 /* The onnxzip status for a libzip error code. */
@@ -195,13 +194,12 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_repack: NULL or empty path");
     int rc = oz_check_alignment(opts ? opts->alignment : 64);
     if (rc) return rc;
-    struct stat st;
-    if (stat(in_path, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", in_path, strerror(errno));
-    if (!S_ISREG(st.st_mode)) return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", in_path);
-    if (st.st_size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a zip archive", in_path);
-    oz_input in = { .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino, .role = "the input archive",
-                    .path = in_path };
-    if ((rc = oz_output_check(AT_FDCWD, NULL, out_path, &in, 1))) return rc;
+    oz_stat st;
+    if (oz_sys_stat(in_path, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", in_path, strerror(errno));
+    if (!st.regular) return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", in_path);
+    if (st.size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a zip archive", in_path);
+    oz_input in = { .dev = st.dev, .ino = st.ino, .role = "the input archive", .path = in_path };
+    if ((rc = oz_output_check(OZ_AT_CWD, NULL, out_path, &in, 1))) return rc;
     int zerr = 0;
     repack r = { .in = in_path, .out = out_path };
     if (!(r.za = zip_open(in_path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr))) {
@@ -213,7 +211,7 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
     }
     if (!(rc = onnxzip_writer_create(out_path, opts, &r.w))) {
         rc = copy_entries(&r);
-        if (!rc) rc = oz_output_check(AT_FDCWD, NULL, out_path, &in, 1); /* once more before the rename */
+        if (!rc) rc = oz_output_check(OZ_AT_CWD, NULL, out_path, &in, 1); /* once more before the rename */
         if (!rc) rc = onnxzip_writer_finish(&r.w);
         onnxzip_writer_abort(&r.w);
     }

@@ -4,11 +4,8 @@
  * temporary directory inside the target directory and renamed into place,
  * the model last. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "read/archive.h"
 #include "common/atomic_file.h"
@@ -16,6 +13,7 @@
 #include "onnx/onnx_walk.h"
 #include "common/outputs.h"
 #include "common/sha1.h"
+#include "common/sys.h"
 
 #define IO_CHUNK (1u << 20)
 #define PROGRESS_STEP ((uint64_t)8 << 20)
@@ -145,19 +143,19 @@ static int check_targets(const unpack *u)
 /* Splits model_path, opens its directory, opens the archive. */
 static int prepare(unpack *u)
 {
-    const char *slash = strrchr(u->model_path, '/');
+    const char *slash = oz_last_sep(u->model_path);
     u->name = slash ? slash + 1 : u->model_path;
     if (!is_plain_name(u->name))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: the model path must end in a file name", u->model_path);
     size_t n = slash ? (size_t)(slash - u->model_path) : 0;
     u->dir = !slash ? strdup(".") : n ? oz_strndup(u->model_path, n) : strdup("/");
     if (!u->dir) return nomem();
-    if ((u->dirfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    if ((u->dirfd = oz_sys_dir_fd(u->dir)) < 0)
         return oz_err(ONNXZIP_EIO, -1, "%s: the model's directory %s cannot be opened: %s", u->model_path, u->dir,
                       strerror(errno));
     int rc = onnxzip_open(u->archive_path, 0, &u->a);
     if (rc) return rc;
-    if ((u->arcfd = open(u->archive_path, O_RDONLY | O_CLOEXEC)) < 0)
+    if ((u->arcfd = oz_sys_open_read(u->archive_path)) < 0)
         return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", u->archive_path, strerror(errno));
     if (onnxzip_archive_layout(u->a) != ONNXZIP_LAYOUT_ARCHIVE)
         return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive but a classic ONNX model; there is "
@@ -336,14 +334,14 @@ static int build_model(unpack *u, oz_buf *out)
 
 static int create_file(const unpack *u, const char *name, int *fd)
 {
-    *fd = openat(u->tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    *fd = oz_sys_create_at(u->tmpfd, name);
     return *fd < 0 ? io_err(u->tmp, name, "cannot create") : 0;
 }
 
 static int write_all(unpack *u, int fd, const char *name, const uint8_t *p, uint64_t n, int payload)
 {
     while (n) {
-        ssize_t k = write(fd, p, n < IO_CHUNK ? (size_t)n : IO_CHUNK);
+        ssize_t k = oz_sys_write(fd, p, n < IO_CHUNK ? (size_t)n : IO_CHUNK);
         if (k < 0 && errno == EINTR) continue;
         if (k == 0) errno = ENOSPC;
         if (k <= 0) return io_err(u->tmp, name, "cannot write");
@@ -357,8 +355,8 @@ static int write_all(unpack *u, int fd, const char *name, const uint8_t *p, uint
 /* fsync + close, keeping the first error. */
 static int close_file(const unpack *u, int fd, const char *name, int rc)
 {
-    if (!rc && u->sync && fsync(fd)) rc = io_err(u->tmp, name, "cannot sync");
-    if (close(fd) && !rc) rc = io_err(u->tmp, name, "cannot close");
+    if (!rc && u->sync && oz_sys_sync(fd)) rc = io_err(u->tmp, name, "cannot sync");
+    if (oz_sys_close(fd) && !rc) rc = io_err(u->tmp, name, "cannot close");
     return rc;
 }
 
@@ -379,7 +377,7 @@ static void copied(void *ctx, uint64_t final_to)
  * resident in, this process: peak memory does not grow with the weights. */
 static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
 {
-    off_t at = lseek(fd, 0, SEEK_CUR);
+    int64_t at = oz_sys_seek(fd, 0, SEEK_CUR);
     if (at < 0) return io_err(u->tmp, name, "cannot find the write position");
     copy_progress p = { u, (uint64_t)at };
     uint64_t done, end = (uint64_t)at + x->e->size;
@@ -395,7 +393,7 @@ static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
     case OZ_COPY_WRITE:
         return io_err(u->tmp, name, "cannot write");
     }
-    return lseek(fd, (off_t)end, SEEK_SET) < 0 ? io_err(u->tmp, name, "cannot seek") : 0;
+    return oz_sys_seek(fd, (int64_t)end, SEEK_SET) < 0 ? io_err(u->tmp, name, "cannot seek") : 0;
 }
 
 static int write_single(unpack *u)
@@ -445,19 +443,24 @@ static int make_tmpdir(unpack *u)
     oz_tmp_sweep(u->dirfd, prefix, OZ_TMP_DIR_TAIL, 1);
     if (!(u->tmp = malloc(cap))) return nomem();
     for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(u->tmp, cap, "%s/%sXXXXXX", u->dir, prefix);
-        if (!mkdtemp(u->tmp)) {
+        snprintf(u->tmp, cap, "%s/%s", u->dir, prefix);
+        char *base = strrchr(u->tmp, '/') + 1, *tail = base + strlen(base);
+        uint64_t r = oz_sys_nonce();
+        for (int i = 0; i < OZ_TMP_DIR_TAIL; i++, r /= 62) /* as mkdtemp's XXXXXX */
+            *tail++ = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[r % 62];
+        *tail = '\0';
+        if (oz_sys_mkdir_at(u->dirfd, base)) {
+            if (errno == EEXIST) continue;
             int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary directory in %s: %s", u->model_path,
                             u->dir, strerror(errno));
             free(u->tmp);
             u->tmp = NULL;
             return rc;
         }
-        const char *base = strrchr(u->tmp, '/') + 1;
-        u->tmpfd = openat(u->dirfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        u->tmpfd = oz_sys_dir_fd_at(u->dirfd, base);
         if (u->tmpfd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", u->tmp, strerror(errno));
         if (!oz_tmp_claim(u->dirfd, base, u->tmpfd)) return 0;
-        close(u->tmpfd); /* swept before we locked it: try another name */
+        oz_sys_close(u->tmpfd); /* swept before we locked it: try another name */
         u->tmpfd = -1;
     }
     free(u->tmp);
@@ -472,9 +475,9 @@ static int make_tmpdir(unpack *u)
 static int commit(unpack *u)
 {
     for (size_t i = 0; i < u->nfiles; i++)
-        if (renameat(u->tmpfd, u->files[i], u->dirfd, u->files[i]))
+        if (oz_sys_rename_at(u->tmpfd, u->files[i], u->dirfd, u->files[i]))
             return io_err(u->dir, u->files[i], "cannot rename the data file into place");
-    if (renameat(u->tmpfd, u->name, u->dirfd, u->name))
+    if (oz_sys_rename_at(u->tmpfd, u->name, u->dirfd, u->name))
         return io_err(u->dir, u->name, "cannot rename the model into place");
     return 0;
 }
@@ -484,14 +487,14 @@ static int commit(unpack *u)
 static void cleanup(unpack *u, int ok)
 {
     if (u->tmpfd >= 0) {
-        for (size_t i = 0; i < u->nfiles; i++) unlinkat(u->tmpfd, u->files[i], 0);
-        unlinkat(u->tmpfd, u->name, 0);
+        for (size_t i = 0; i < u->nfiles; i++) oz_sys_unlink_at(u->tmpfd, u->files[i], 0);
+        oz_sys_unlink_at(u->tmpfd, u->name, 0);
     }
-    if (u->tmp) rmdir(u->tmp);
-    if (u->tmpfd >= 0) close(u->tmpfd); /* after the rmdir: the lock keeps sweepers away until then */
+    if (u->tmp) oz_sys_unlink_at(OZ_AT_CWD, u->tmp, 1);
+    if (u->tmpfd >= 0) oz_sys_close(u->tmpfd); /* after the rmdir: the lock keeps sweepers away until then */
     if (u->dirfd >= 0) {
-        if (ok && u->sync) fsync(u->dirfd);
-        close(u->dirfd);
+        if (ok && u->sync) oz_sys_sync(u->dirfd);
+        oz_sys_close(u->dirfd);
     }
     for (size_t i = 0; u->ents && i < u->nents; i++) free(u->ents[i].own);
     free(u->ents);
@@ -502,7 +505,7 @@ static void cleanup(unpack *u, int ok)
     oz_strmap_free(&u->by_entry);
     oz_strmap_free(&u->taken);
     onnxzip_close(&u->a);
-    if (u->arcfd >= 0) close(u->arcfd);
+    if (u->arcfd >= 0) oz_sys_close(u->arcfd);
 }
 
 static int run(unpack *u)

@@ -32,12 +32,8 @@
  * skips and the next update removes.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "common/sys.h"
@@ -76,7 +72,7 @@ static int pwrite_all(const update *u, const void *p, size_t n, uint64_t off)
 
 static int sync_file(const update *u)
 {
-    return fsync(u->fd) ? io_fail(u, "cannot sync") : 0;
+    return oz_sys_sync(u->fd) ? io_fail(u, "cannot sync") : 0;
 }
 
 /* The tail for a model entry at `pos`: local header, model, central
@@ -186,7 +182,7 @@ static int reserve(update *u, uint64_t from, uint64_t to)
         return 0;
     }
     int e = errno;
-    while (ftruncate(u->fd, (off_t)u->old_size) && errno == EINTR) { /* frees what was claimed */
+    while (oz_sys_truncate(u->fd, u->old_size) && errno == EINTR) { /* frees what was claimed */
     }
     return oz_err(ONNXZIP_EIO, -1, "%s: model update: cannot reserve the %llu bytes it needs: %s; the archive is "
                   "unchanged", u->path, (unsigned long long)(to - from), strerror(e));
@@ -226,8 +222,11 @@ static int append_and_flip(const update *u, const oz_buf *t, uint64_t p, const o
     if (u->zero_fill && p > u->old_size && (rc = write_zeros(u, u->old_size, p))) return rc;
     if ((rc = pwrite_all(u, t->p, t->len, p)) || (rc = sync_file(u))) return rc;                     /* 2 */
     oz_update_lock(u->fd, OZ_LOCK_EXCLUSIVE);
-    int bad = ftruncate(u->fd, (off_t)(p + t->len));                                                 /* 3 */
+    int bad = oz_sys_truncate(u->fd, p + t->len);                                                    /* 3 */
     oz_update_lock(u->fd, OZ_LOCK_UNLOCK);
+    if (bad && errno == EBUSY) /* Windows: ERROR_USER_MAPPED_FILE */
+        return io_fail(u, "cannot truncate (another process maps the archive, and Windows cannot shorten a "
+                          "mapped file: run set-model again once it is closed)");
     return bad ? io_fail(u, "cannot truncate") : sync_file(u);
 }
 
@@ -239,14 +238,14 @@ static int roll_back(const update *u, int rc)
     char why[768];
     snprintf(why, sizeof why, "%s", onnxzip_last_error()->message);
     oz_update_lock(u->fd, OZ_LOCK_EXCLUSIVE);
-    int bad = ftruncate(u->fd, (off_t)u->old_size);
+    int bad = oz_sys_truncate(u->fd, u->old_size);
     int e = errno;
     oz_update_lock(u->fd, OZ_LOCK_UNLOCK);
     if (bad)
         return oz_err(ONNXZIP_EIO, -1, "%s; the update could not be undone (cannot truncate: %s): the file may "
                       "be left in a transient form that onnxzip reads as the old model; run set-model again",
                       why, strerror(e));
-    if (fsync(u->fd))
+    if (oz_sys_sync(u->fd))
         return oz_err(rc, -1, "%s; the update was rolled back: the archive is unchanged (but the rollback could not "
                       "be synced: %s)", why, strerror(errno));
     return oz_err(rc, -1, "%s; the update was rolled back: the archive is unchanged", why);
@@ -258,11 +257,11 @@ static int roll_back(const update *u, int rc)
  * leaves the last error alone), hence raw calls rather than pwrite_all(). */
 static void compact(const update *u, const oz_buf *t, uint64_t c)
 {
-    if (oz_pwrite_full(u->fd, t->p, t->len, c) || fsync(u->fd)) return;                             /* 4 */
+    if (oz_pwrite_full(u->fd, t->p, t->len, c) || oz_sys_sync(u->fd)) return;                       /* 4 */
     oz_update_lock(u->fd, OZ_LOCK_EXCLUSIVE);
-    int bad = ftruncate(u->fd, (off_t)(c + t->len));                                               /* 5 */
+    int bad = oz_sys_truncate(u->fd, c + t->len);                                                  /* 5 */
     oz_update_lock(u->fd, OZ_LOCK_UNLOCK);
-    if (!bad) (void)fsync(u->fd);
+    if (!bad) (void)oz_sys_sync(u->fd);
 }
 
 static int run(update *u)
@@ -279,6 +278,7 @@ static int run(update *u)
     uint8_t trailer[24];
     build_trailer(trailer, u->a->zip.end);
     if (!rc) rc = place_shadow(u, trailer, &at, &shadow);
+    onnxzip_close(&u->a); /* no longer read; Windows cannot shorten a file while a view of it is mapped */
     if (!rc && !(rc = reserve(u, c, at + shadow.len)) && (rc = append_and_flip(u, &appended, p, &shadow, at)))
         rc = roll_back(u, rc);
     if (!rc) compact(u, &compact_tail, c);
@@ -293,25 +293,22 @@ static int run(update *u)
  * since: its size is where a rollback cuts back to. */
 static int check_file(update *u)
 {
-    struct stat st;
-    if (fstat(u->fd, &st)) return io_fail(u, "cannot stat");
-    if (!S_ISREG(st.st_mode))
+    oz_stat st;
+    if (oz_sys_fstat(u->fd, &st)) return io_fail(u, "cannot stat");
+    if (!st.regular)
         return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; set-model updates archive files", u->path);
-    if ((uint64_t)st.st_dev != u->a->st_dev || (uint64_t)st.st_ino != u->a->st_ino ||
-        (uint64_t)st.st_size != u->a->size)
+    if (st.dev != u->a->st_dev || st.ino != u->a->st_ino || st.size != u->a->size)
         return oz_err(ONNXZIP_EBUSY, -1, "%s: the file was replaced or changed during the update; nothing written",
                       u->path);
-    u->old_size = (uint64_t)st.st_size;
+    u->old_size = st.size;
     return 0;
 }
 
 static int open_archive(update *u)
 {
-    /* O_NONBLOCK: opening a FIFO or a device must not wait; no effect on a
-     * regular file. */
-    if ((u->fd = open(u->path, O_RDWR | O_CLOEXEC | O_NONBLOCK)) >= 0) {
-        struct stat st;
-        if (!fstat(u->fd, &st) && !S_ISREG(st.st_mode))
+    if ((u->fd = oz_sys_open_rw(u->path)) >= 0) {
+        oz_stat st;
+        if (!oz_sys_fstat(u->fd, &st) && !st.regular)
             return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; set-model updates archive files", u->path);
         return 0;
     }
@@ -327,7 +324,7 @@ int onnxzip_update_model(const char *path, const void *model, size_t size)
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: a model of %zu bytes exceeds protobuf's 2 GiB", path, size);
     update u = { .path = path, .fd = -1, .model = model ? model : (const void *)"", .size = size };
     int rc = open_archive(&u);
-    if (!rc && flock(u.fd, LOCK_EX | LOCK_NB))
+    if (!rc && oz_sys_lock_file(u.fd, 0))
         rc = errno == EWOULDBLOCK ? oz_err(ONNXZIP_EBUSY, -1, "%s: another update of this archive is running", path)
                                   : oz_err(ONNXZIP_EIO, -1, "%s: cannot lock: %s", path, strerror(errno));
     if (!rc) rc = onnxzip_open(path, 0, &u.a);
@@ -346,6 +343,6 @@ int onnxzip_update_model(const char *path, const void *model, size_t size)
     if (!rc) rc = run(&u);
     free(u.entries);
     onnxzip_close(&u.a);
-    if (u.fd >= 0) close(u.fd); /* releases the lock */
+    if (u.fd >= 0) oz_sys_close(u.fd); /* releases the lock */
     return rc;
 }

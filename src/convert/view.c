@@ -5,11 +5,8 @@
  * with the model walker, so every other byte is kept; the record's format is
  * read/view_record.c's. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "onnx/onnx_walk.h"
 #include "common/outputs.h"
@@ -30,26 +27,27 @@ static int bad_location(const char *s)
 }
 
 /* The directory holding `path`, stat()ed. */
-int oz_stat_dir_of(const char *path, struct stat *st)
+int oz_stat_dir_of(const char *path, oz_stat *st)
 {
-    const char *slash = strrchr(path, '/');
-    char *dir = !slash ? strdup(".") : slash == path ? strdup("/") : oz_strndup(path, (size_t)(slash - path));
+    const char *slash = oz_last_sep(path);
+    char *dir = slash ? oz_strndup(path, (size_t)(slash - path) + 1) : strdup("."); /* "/", "C:\\" as they are */
     if (!dir) return -1;
-    int rc = stat(dir, st);
+    int rc = oz_sys_stat(dir, st);
     free(dir);
     return rc;
 }
 
-int oz_view_real_archive(const onnxzip_archive *a, char **real, struct stat *dir)
+int oz_view_real_archive(const onnxzip_archive *a, char **real, oz_stat *dir)
 {
     *real = NULL;
     if (!a->by_path)
         return oz_err(ONNXZIP_EINVAL, -1, "%s was opened from a buffer or a file descriptor, so its file name is "
                       "unknown: pass a location (the archive's file name)", a->path);
-    struct stat lst, here;
-    if (lstat(a->path, &lst) || !(*real = realpath(a->path, NULL)) || oz_stat_dir_of(*real, dir))
+    oz_stat lst, here;
+    if (oz_sys_stat_at(OZ_AT_CWD, a->path, 0, &lst) || !(*real = oz_sys_realpath(a->path)) ||
+        oz_stat_dir_of(*real, dir))
         return oz_err(ONNXZIP_EIO, -1, "%s: %s", a->path, strerror(errno));
-    if (!S_ISLNK(lst.st_mode)) return 0;
+    if (lst.kind != OZ_KIND_LINK) return 0;
     /* ONNX Runtime and onnx check the resolved path of external data: a link
      * into another directory would be refused there, so it is refused here. */
     if (oz_stat_dir_of(a->path, &here)) return oz_err(ONNXZIP_EIO, -1, "%s: its directory: %s", a->path, strerror(errno));
@@ -71,10 +69,10 @@ static int pick_location(const onnxzip_archive *a, const char *given, const char
         *out = given;
         return oz_view_plain_location(given) ? 0 : bad_location(given);
     }
-    struct stat dir;
+    oz_stat dir;
     int rc = oz_view_real_archive(a, owned, &dir);
     if (rc) return rc;
-    *out = strrchr(*owned, '/') + 1;
+    *out = oz_last_sep(*owned) + 1;
     return oz_view_plain_location(*out) ? 0 : bad_location(*out);
 }
 

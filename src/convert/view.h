@@ -4,18 +4,17 @@
 #ifndef ONNXZIP_VIEW_H
 #define ONNXZIP_VIEW_H
 
-#include <sys/stat.h>
-
+#include "common/sys.h"
 #include "read/archive.h"
 
 /* The directory holding `path`, stat()ed; -1 with errno set on failure. */
-int oz_stat_dir_of(const char *path, struct stat *st);
+int oz_stat_dir_of(const char *path, oz_stat *st);
 
-/* The real file `a` was opened by (*real, malloc'd: realpath of its path) and
+/* The real file `a` was opened by (*real, malloc'd: oz_sys_realpath() of its path) and
  * its directory. A view names the archive by this file's name and lies in
  * this directory. ONNXZIP_EINVAL for a handle opened from a buffer or fd;
  * ONNXZIP_EPATH when the path is a symbolic link into another directory (ONNX
  * loaders check the resolved path of external data: spec 16). */
-int oz_view_real_archive(const onnxzip_archive *a, char **real, struct stat *dir);
+int oz_view_real_archive(const onnxzip_archive *a, char **real, oz_stat *dir);
 
 #endif

@@ -1,18 +1,16 @@
 /* onnxzip_view_write(): the view written beside its archive, under the
  * outputs rules (spec 12.3) and the path rules of views (spec 16). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/atomic_file.h"
 #include "common/outputs.h"
 #include "convert/view.h"
 
-static int check_view_path(const char *view_path, const char *real, const struct stat *archive_dir)
+static int check_view_path(const char *view_path, const char *real, const oz_stat *archive_dir)
 {
-    struct stat dir;
+    oz_stat dir;
     if (oz_stat_dir_of(view_path, &dir)) return oz_err(ONNXZIP_EIO, -1, "%s: its directory: %s", view_path, strerror(errno));
     if (!oz_same_stat(&dir, archive_dir))
         return oz_err(ONNXZIP_EPATH, -1, "%s: a view must be in its archive's directory (that of %s): ONNX loaders "
@@ -26,7 +24,7 @@ static int write_view(const char *view_path, const oz_input *in, const void *dat
     oz_atomic_file af;
     int rc = oz_atomic_open(view_path, &af);
     if (!rc) rc = oz_atomic_write(&af, data, n);
-    if (!rc) rc = oz_output_check(AT_FDCWD, NULL, view_path, in, 1); /* once more before the rename */
+    if (!rc) rc = oz_output_check(OZ_AT_CWD, NULL, view_path, in, 1); /* once more before the rename */
     if (!rc) return oz_atomic_commit(&af);
     oz_atomic_abort(&af);
     return rc;
@@ -44,19 +42,19 @@ int onnxzip_view_write(const onnxzip_archive *a, const char *view_path, const on
     if (a->layout != ONNXZIP_LAYOUT_ARCHIVE)
         return oz_err(ONNXZIP_EINVAL, -1, "%s is a classic model, not an archive: it is its own view", a->path);
     char *real = NULL;
-    struct stat dir, st;
+    oz_stat dir, st;
     int rc = oz_view_real_archive(a, &real, &dir);
     if (!rc) rc = check_view_path(view_path, real, &dir);
     oz_input in = { .role = "the archive", .path = real };
-    if (!rc && stat(real, &st)) rc = oz_err(ONNXZIP_EIO, -1, "%s: %s", real, strerror(errno));
+    if (!rc && oz_sys_stat(real, &st)) rc = oz_err(ONNXZIP_EIO, -1, "%s: %s", real, strerror(errno));
     if (!rc) {
-        in.dev = (uint64_t)st.st_dev;
-        in.ino = (uint64_t)st.st_ino;
-        rc = oz_output_check(AT_FDCWD, NULL, view_path, &in, 1);
+        in.dev = st.dev;
+        in.ino = st.ino;
+        rc = oz_output_check(OZ_AT_CWD, NULL, view_path, &in, 1);
     }
     void *data = NULL;
     size_t n = 0;
-    o.location = real ? strrchr(real, '/') + 1 : NULL;
+    o.location = real ? oz_last_sep(real) + 1 : NULL;
     if (!rc) rc = onnxzip_view_model(a, &o, &data, &n);
     if (!rc) rc = write_view(view_path, &in, data, n);
     onnxzip_free(data);

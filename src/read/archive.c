@@ -62,7 +62,7 @@ static int open_classic(onnxzip_archive *a, int by_path)
     a->model = a->base;
     a->model_len = (size_t)a->size;
     if (by_path) {
-        const char *slash = strrchr(a->path, '/');
+        const char *slash = oz_last_sep(a->path);
         char *dir = slash ? oz_strndup(a->path, (size_t)(slash - a->path) + 1) : strdup(".");
         int rc = dir ? oz_extdata_init(&a->ext, dir) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
         free(dir);

@@ -2,17 +2,15 @@
  * STORED, their data aligned by a 0xD935 local extra field, the model last,
  * zip64 exactly when needed; all into a temporary file renamed at finish. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/atomic_file.h"
 #include "common/buf.h"
 #include "common/checksum.h"
 #include "common/bg_hash.h"
 #include "common/copy_range.h"
+#include "common/sys.h"
 #include "read/tensors.h"
 #include "write/zip_writer.h"
 #include "common/zip_format.h"
@@ -168,7 +166,7 @@ static int read_source(onnxzip_writer *w, const char *name, const source *s, uin
         return 0;
     }
     for (;;) {
-        ssize_t k = pread(s->fd, w->chunk, n, (off_t)(s->offset + done));
+        ssize_t k = oz_sys_pread(s->fd, w->chunk, n, (int64_t)(s->offset + done));
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) return io_err(w, "cannot read the source");
         *got = (size_t)k;
@@ -214,8 +212,8 @@ static void copied(void *ctx, uint64_t final_to)
  * the local header at finish. Returns 1 when this path does not apply. */
 static int copy_kernel(onnxzip_writer *w, const char *name, const source *s, uint64_t lho)
 {
-    struct stat st;
-    if (fstat(s->fd, &st) || !S_ISREG(st.st_mode)) return 1;
+    oz_stat st;
+    if (oz_sys_fstat(s->fd, &st) || !st.regular) return 1;
     if (!w->hash && !w->no_hash_thread && !(w->hash = oz_bg_hash_start(w->fd))) w->no_hash_thread = 1;
     if (!w->hash) return 1;
     int rc = oz_bg_hash_add(w->hash, w->zip.n, lho, w->pos, s->size);
@@ -416,12 +414,13 @@ static int finish(onnxzip_writer *w)
     if (rc || (rc = collect_sums(w))) return rc;
     source m = { w->model.p ? w->model.p : (const uint8_t *)"", -1, 0, w->model.len, NULL, NULL };
     if ((rc = add_entry(w, OZ_MODEL_NAME, OZ_NAME_MODEL, &m)) || (rc = write_directory(w))) return rc;
-    if (w->sync && fsync(w->fd)) return io_err(w, "cannot sync the temporary file");
+    if (w->sync && oz_sys_sync(w->fd)) return io_err(w, "cannot sync the temporary file");
     /* Renamed while still open: its lock keeps sweepers away until then. */
-    if (rename(w->tmp, w->path)) return io_err(w, "cannot rename the temporary file into place");
+    if (oz_sys_rename_at(OZ_AT_CWD, w->tmp, OZ_AT_CWD, w->path))
+        return io_err(w, "cannot rename the temporary file into place");
     free(w->tmp);
     w->tmp = NULL; /* nothing left to remove */
-    close(w->fd); /* synced: a close error could lose nothing */
+    oz_sys_close(w->fd); /* synced: a close error could lose nothing */
     w->fd = -1;
     if (w->sync) oz_sync_parent(w->path); /* durability of the rename, best effort */
     return 0;
@@ -440,8 +439,8 @@ void onnxzip_writer_abort(onnxzip_writer **wp)
     if (!wp || !*wp) return;
     onnxzip_writer *w = *wp;
     oz_bg_hash_stop(w->hash); /* before the descriptor it reads goes */
-    if (w->tmp) unlink(w->tmp); /* before closing: still locked */
-    if (w->fd >= 0) close(w->fd);
+    if (w->tmp) oz_sys_unlink_at(OZ_AT_CWD, w->tmp, 0); /* before closing: still locked */
+    if (w->fd >= 0) oz_sys_close(w->fd);
     for (size_t i = 0; i < w->zip.n; i++) free((char *)w->zip.entries[i].pub.name);
     free(w->zip.entries);
     oz_strmap_free(&w->zip.names);
