@@ -94,9 +94,9 @@ typedef enum onnxzip_feature {
      * results, libdeflate's faster. */
     ONNXZIP_FEATURE_LIBDEFLATE = 3,
     /* The writer and every function that writes files (pack, unpack,
-     * set-model, repack, extract, views, onnxzip_writer_*). Absent only from
-     * the Windows build, whose port so far covers the reader: there those
-     * functions are not in the library at all. */
+     * set-model, repack, extract, views, onnxzip_writer_*). Every build has
+     * it since the Windows port covers the writer (until then the Windows
+     * build was the reader alone); kept so that callers testing it work. */
     ONNXZIP_FEATURE_WRITE = 4
 } onnxzip_feature;
 
