@@ -3,15 +3,13 @@
  * option parsing and the progress line shared by the onnxzip subcommands.
  */
 #include "cli.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <onnxzip/onnxzip.h>
 
@@ -359,14 +357,6 @@ int cli_next(cli_parser *p, const cli_option *opts)
  * Progress
  * ------------------------------------------------------------------------- */
 
-static double cli_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* "812.0 KiB", "1.5 GiB": one decimal in the largest fitting binary unit. */
 static void cli_human_bytes(char *buf, size_t cap, uint64_t n)
 {
@@ -390,7 +380,7 @@ int cli_progress_init(cli_progress_state *s, const char *label, int quiet)
     s->start = cli_now();
     s->last = 0;
     s->shown = 0;
-    return !quiet && isatty(STDERR_FILENO);
+    return !quiet && cli_is_terminal(2);
 }
 
 void cli_progress(void *user, uint64_t done, uint64_t total)
@@ -458,13 +448,13 @@ int cli_require_in_out(const char *cmd, void (*usage)(FILE *), const char *in, c
 int cli_archive_summary(const char *verb, const char *in, const char *out)
 {
     onnxzip_archive *a = NULL;
-    struct stat st;
+    cli_file_info st;
     size_t in_entries = 0, n;
     int rc = onnxzip_open(out, 0, &a);
 
     if (rc != 0)
         return cli_lib_error(rc);
-    if (stat(out, &st) != 0) {
+    if (cli_stat_path(out, &st) != 0) {
         int err = errno;
         onnxzip_close(&a);
         return cli_fail(ONNXZIP_EIO, "%s: %s", out, strerror(err));
@@ -474,7 +464,7 @@ int cli_archive_summary(const char *verb, const char *in, const char *out)
         if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
             in_entries++;
     cli_line(stdout, "%s %s -> %s: %zu tensors in %zu entries, %" PRIu64 " bytes", verb, in, out,
-             in_entries, onnxzip_entry_count(a), (uint64_t)st.st_size);
+             in_entries, onnxzip_entry_count(a), st.size);
     onnxzip_close(&a);
     return CLI_EXIT_OK;
 }
@@ -482,17 +472,18 @@ int cli_archive_summary(const char *verb, const char *in, const char *out)
 
 static int fd_is_path(int fd, const char *path)
 {
-    struct stat a, b;
-    return !fstat(fd, &a) && S_ISREG(a.st_mode) && !stat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    cli_file_info a, b;
+    return !cli_stat_fd(fd, &a) && a.kind == CLI_KIND_REG && !cli_stat_path(path, &b) && a.dev == b.dev &&
+           a.ino == b.ino;
 }
 
 int cli_stdout_check(const char *what, const char *const *inputs, size_t n)
 {
-    if (isatty(STDOUT_FILENO))
+    if (cli_is_terminal(1))
         return cli_fail(ONNXZIP_EINVAL, "standard output is a terminal; refusing to write %s to it (redirect it, "
                         "or use -o FILE)", what);
     for (size_t i = 0; i < n; i++)
-        if (inputs[i] && fd_is_path(STDOUT_FILENO, inputs[i]))
+        if (inputs[i] && fd_is_path(1, inputs[i]))
             return cli_fail(ONNXZIP_ESAMEFILE, "standard output is %s, an input; refusing to write into it",
                             inputs[i]);
     return 0;
@@ -502,7 +493,7 @@ int cli_write_stdout(const void *data, uint64_t n)
 {
     const uint8_t *p = data;
     for (uint64_t left = n; left > 0;) {
-        ssize_t k = write(STDOUT_FILENO, p, left < (1u << 30) ? (size_t)left : (1u << 30));
+        long long k = cli_write(1, p, left < (1u << 30) ? (size_t)left : (1u << 30));
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)

@@ -8,7 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#if defined(__GNUC__)
+#if defined(__MINGW32__)
+/* MinGW-w64's C99 printf (__USE_MINGW_ANSI_STDIO), not msvcrt's */
+#define CLI_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#elif defined(__GNUC__)
 #define CLI_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
 #define CLI_PRINTF(fmt, args)

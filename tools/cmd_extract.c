@@ -1,18 +1,12 @@
 /*
  * cmd_extract.c — "onnxzip extract": write one tensor's raw bytes to a file.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#endif
-
 #include "cli.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <onnxzip/onnxzip.h>
 

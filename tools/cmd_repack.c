@@ -2,16 +2,11 @@
  * cmd_repack.c — "onnxzip repack": rewrite any zip holding an onnxzip model
  * (e.g. re-zipped with deflate) into an aligned onnxzip archive.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* stat() */
-#endif
-
 #include "cli.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <onnxzip/onnxzip.h>
 

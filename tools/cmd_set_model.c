@@ -3,13 +3,11 @@
  * without touching its weights (onnxzip_update_model).
  */
 #include "cli.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <onnxzip/onnxzip.h>
 
@@ -48,17 +46,18 @@ static void usage(FILE *f)
  * overwrites), and within the limit. */
 static int check_model_file(int fd, const char *path, const char *archive, size_t *size)
 {
-    struct stat st, ast;
-    if (fstat(fd, &st)) return cli_fail(ONNXZIP_EIO, "%s: cannot stat: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
+    cli_file_info st, ast;
+    if (cli_stat_fd(fd, &st)) return cli_fail(ONNXZIP_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    if (st.kind != CLI_KIND_REG)
         return cli_fail(ONNXZIP_ENOTREG, "%s: not a regular file (%s); the new model must be a file", path,
-                        S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
-    if (!stat(archive, &ast) && ast.st_dev == st.st_dev && ast.st_ino == st.st_ino)
+                        st.kind == CLI_KIND_DIR ? "a directory" : st.kind == CLI_KIND_FIFO ? "a FIFO"
+                                                                           : "a device or socket");
+    if (!cli_stat_path(archive, &ast) && ast.dev == st.dev && ast.ino == st.ino)
         return cli_fail(ONNXZIP_ESAMEFILE, "%s: is the archive %s itself; nothing written", path, archive);
-    if ((uint64_t)st.st_size > MODEL_LIMIT)
-        return cli_fail(ONNXZIP_ELIMIT, "%s: %lld bytes; a model is at most 2 GiB - 1 (protobuf's limit)", path,
-                        (long long)st.st_size);
-    *size = (size_t)st.st_size;
+    if (st.size > MODEL_LIMIT)
+        return cli_fail(ONNXZIP_ELIMIT, "%s: %llu bytes; a model is at most 2 GiB - 1 (protobuf's limit)", path,
+                        (unsigned long long)st.size);
+    *size = (size_t)st.size;
     return 0;
 }
 
@@ -67,14 +66,14 @@ static int check_model_file(int fd, const char *path, const char *archive, size_
  * grow meanwhile. */
 static int read_model(const char *path, const char *archive, uint8_t **data, size_t *size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block the open */
+    int fd = cli_open_read(path);
     if (fd < 0) return cli_fail(ONNXZIP_EIO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 0, n = 0;
     int rc = check_model_file(fd, path, archive, &cap);
     uint8_t *b = rc ? NULL : malloc(++cap); /* one byte more: EOF is seen without growing */
     if (!rc && !b) rc = cli_fail(ONNXZIP_ENOMEM, "%s: out of memory for %zu bytes", path, cap);
     while (!rc) {
-        ssize_t k = read(fd, b + n, cap - n);
+        long long k = cli_read(fd, b + n, cap - n);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) rc = cli_fail(ONNXZIP_EIO, "%s: cannot read: %s", path, strerror(errno));
         if (k <= 0) break;
@@ -87,7 +86,7 @@ static int read_model(const char *path, const char *archive, uint8_t **data, siz
         b = nb ? nb : b;
         cap = grown;
     }
-    close(fd);
+    cli_close(fd);
     if (rc) {
         free(b);
         return rc;

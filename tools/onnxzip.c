@@ -2,6 +2,7 @@
  * onnxzip.c — the onnxzip command-line tool: dispatches to a subcommand.
  */
 #include "cli.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <string.h>
@@ -134,7 +135,7 @@ static int finish_stdout(int rc)
     return rc == CLI_EXIT_OK ? CLI_EXIT_FAIL : rc;
 }
 
-int main(int argc, char **argv)
+int cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
