@@ -13,6 +13,10 @@
 #include "common/sha1.h"
 #include "testutil.h"
 
+#ifndef O_BINARY
+#define O_BINARY 0 /* Windows: no newline translation */
+#endif
+
 /* ------------------------------------------------------------------------
  * SHA-1
  * ---------------------------------------------------------------------- */
@@ -131,7 +135,7 @@ static void make_archive(const char *path)
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
-    int fd = open(path, O_RDONLY);
+    int fd = open(path, O_RDONLY | O_BINARY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st)) {
         if (fd >= 0) close(fd);
@@ -324,7 +328,7 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
 static char *subdir(const char *root, const char *name)
 {
     const char *p = tu_path(root, name);
-    mkdir(p, 0777);
+    tu_mkdir(p);
     return strdup(p);
 }
 
@@ -506,7 +510,7 @@ static void test_errors(const char *root, const char *arc)
     CHECK_RC(onnxzip_unpack(tu_path(d, "no.onnxzip"), tu_path(d, "m.onnx"), NULL), ONNXZIP_EIO);
     check_untouched(d, 2);
     /* a directory at the target */
-    mkdir(tu_path(d, "model.onnx"), 0777);
+    tu_mkdir(tu_path(d, "model.onnx"));
     CHECK_RC(onnxzip_unpack(arc, tu_path(d, "model.onnx"), NULL), ONNXZIP_ENOTREG);
     check_untouched(d, 3);
     rmdir(tu_path(d, "model.onnx"));
@@ -526,9 +530,11 @@ static void test_not_the_archive(const char *root)
     o.size_threshold = 0;
     o.location = "a.onnxzip"; /* the data file would replace the archive */
     CHECK_RC(onnxzip_unpack(arc, tu_path(d, "m.onnx"), &o), ONNXZIP_ESAMEFILE);
+#ifndef _WIN32 /* hard links: POSIX's link() */
     link(arc, tu_path(d, "hard.onnx")); /* another name of the same file */
     CHECK_RC(onnxzip_unpack(arc, tu_path(d, "hard.onnx"), NULL), ONNXZIP_ESAMEFILE);
     unlink(tu_path(d, "hard.onnx"));
+#endif
     CHECK(!stat(arc, &after) && after.st_ino == before.st_ino && after.st_size == before.st_size &&
           after.st_mtime == before.st_mtime);
     onnxzip_archive *a;
@@ -540,6 +546,7 @@ static void test_not_the_archive(const char *root)
     free(d);
 }
 
+#ifndef _WIN32
 /* Existing files are replaced, never written through: a symlink at the
  * target is replaced by the new file, its target left alone. */
 static void test_replace(const char *root, const char *arc)
@@ -564,6 +571,8 @@ static void test_replace(const char *root, const char *arc)
     free(victim);
     free(d);
 }
+
+#endif
 
 /* 33 tensors share one 64 MiB entry: inline, each needs its own copy, over
  * 2 GiB in all, refused before anything is built; single writes it once. */
@@ -613,7 +622,11 @@ int main(void)
     make_archive(arc);
     test_layouts(root, arc);
     test_errors(root, arc);
+#ifndef _WIN32 /* symbolic links at the targets */
     test_replace(root, arc);
+#else
+    printf("note: Windows build: the symbolic-link targets of test_replace not tested\n");
+#endif
     for (size_t e = 0; e < NENT; e++) free(payload[e]);
     test_not_the_archive(root);
     test_no_entries(root);

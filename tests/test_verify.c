@@ -46,7 +46,7 @@ static uint8_t *build(const char *dir, int big, size_t *len)
     fseek(f, 0, SEEK_END);
     *len = (size_t)ftell(f);
     rewind(f);
-    uint8_t *buf = aligned_alloc(65536, (*len + 65535) & ~(size_t)65535);
+    uint8_t *buf = tu_aligned_alloc(65536, (*len + 65535) & ~(size_t)65535);
     CHECK(fread(buf, 1, *len, f) == *len);
     fclose(f);
     return buf;
@@ -66,7 +66,7 @@ typedef void (*edit_fn)(onnxzip_archive *a, uint8_t *buf);
 
 static void expect(const uint8_t *buf, size_t len, edit_fn edit, int want, const char *named)
 {
-    uint8_t *copy = aligned_alloc(65536, (len + 65535) & ~(size_t)65535);
+    uint8_t *copy = tu_aligned_alloc(65536, (len + 65535) & ~(size_t)65535);
     memcpy(copy, buf, len);
     onnxzip_archive *a;
     CHECK_RC(onnxzip_open_buffer(copy, len, 0, &a), 0);
@@ -80,7 +80,7 @@ static void expect(const uint8_t *buf, size_t len, edit_fn edit, int want, const
         CHECK(onnxzip_last_error()->offset == (int64_t)entry(a, named)->data_offset);
     }
     onnxzip_close(&a);
-    free(copy);
+    tu_aligned_free(copy);
 }
 
 static void flip(onnxzip_archive *a, uint8_t *buf, const char *name, uint64_t at)
@@ -126,7 +126,7 @@ int main(void)
             expect(buf, len, e_big_s0, ONNXZIP_ECRC, "big");
             expect(buf, len, e_big_digest, ONNXZIP_EDIGEST, "big");
         }
-        free(buf);
+        tu_aligned_free(buf);
     }
     /* By path, through the mapping, on the large archive. */
     onnxzip_archive *a;

@@ -1,9 +1,11 @@
-#include <dirent.h>
-#include <ftw.h>
+#include <errno.h>
 #include <stdlib.h>
+#ifdef _WIN32
+#include <malloc.h>
+#endif
 #include <string.h>
-#include <unistd.h>
 
+#include "common/sys.h" /* the library's own system layer: the same code on Windows */
 #include "testutil.h"
 
 int tu_passed, tu_failed;
@@ -38,25 +40,50 @@ int tu_finish(const char *name)
 char *tu_tmpdir(void)
 {
     const char *base = getenv("TMPDIR");
-    char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%s/onnxzip-test-XXXXXX", base && *base ? base : "/tmp");
-    char *d = mkdtemp(tmpl);
-    if (!d) {
-        perror("mkdtemp");
-        exit(1);
+#ifdef _WIN32
+    if (!base || !*base) base = getenv("TEMP");
+#endif
+    char path[4096];
+    for (int attempt = 0; attempt < 100; attempt++) {
+        snprintf(path, sizeof path, "%s/onnxzip-test-%08llx", base && *base ? base : "/tmp",
+                 (unsigned long long)(oz_sys_nonce() & 0xffffffffu));
+        if (!oz_sys_mkdir_at(OZ_AT_CWD, path)) return strdup(path);
+        if (errno != EEXIST) break;
     }
-    return strdup(d);
+    perror("tu_tmpdir");
+    exit(1);
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+typedef struct rm_ctx {
+    int dirfd;
+} rm_ctx;
+
+/* Removes `name` in ctx->dirfd: a file, or a directory with what it holds
+ * (symbolic links are removed, never followed). */
+static int rm_in(void *user, const char *name)
 {
-    (void)st, (void)flag, (void)ftw;
-    return remove(p);
+    const rm_ctx *c = user;
+    oz_stat st;
+    if (!oz_sys_stat_at(c->dirfd, name, 0, &st) && st.kind == OZ_KIND_DIR) {
+        rm_ctx sub = { oz_sys_dir_fd_at(c->dirfd, name) };
+        if (sub.dirfd >= 0) {
+            oz_sys_list_dir(sub.dirfd, rm_in, &sub);
+            oz_sys_close(sub.dirfd);
+        }
+        oz_sys_unlink_at(c->dirfd, name, 1);
+    } else {
+        oz_sys_unlink_at(c->dirfd, name, 0);
+    }
+    return 0;
 }
 
 void tu_rmtree(const char *dir)
 {
-    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    rm_ctx c = { oz_sys_dir_fd(dir) };
+    if (c.dirfd < 0) return;
+    oz_sys_list_dir(c.dirfd, rm_in, &c);
+    oz_sys_close(c.dirfd);
+    oz_sys_unlink_at(OZ_AT_CWD, dir, 1);
 }
 
 const char *tu_path(const char *dir, const char *name)
@@ -68,14 +95,58 @@ const char *tu_path(const char *dir, const char *name)
     return buf[k];
 }
 
+int tu_mkdir(const char *path)
+{
+    return oz_sys_mkdir_at(OZ_AT_CWD, path);
+}
+
+void *tu_aligned_alloc(size_t align, size_t size)
+{
+#ifdef _WIN32
+    return _aligned_malloc(size, align);
+#else
+    return aligned_alloc(align, size);
+#endif
+}
+
+void tu_aligned_free(void *p)
+{
+#ifdef _WIN32
+    _aligned_free(p);
+#else
+    free(p);
+#endif
+}
+
+const void *tu_memmem(const void *hay, size_t n, const void *needle, size_t k)
+{
+    const unsigned char *h = hay;
+    for (size_t i = 0; k <= n && i <= n - k; i++)
+        if (!memcmp(h + i, needle, k)) return h + i;
+    return NULL;
+}
+
+typedef struct count_ctx {
+    const char *needle;
+    int n;
+} count_ctx;
+
+static int count_in(void *user, const char *name)
+{
+    count_ctx *c = user;
+    if (strstr(name, c->needle)) c->n++;
+    return 0;
+}
+
 int tu_count_files(const char *dir, const char *needle)
 {
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strstr(e->d_name, needle)) n++;
-    if (d) closedir(d);
-    return n;
+    /* "." and ".." too, as readdir() lists them */
+    count_ctx c = { needle, (strstr(".", needle) != NULL) + (strstr("..", needle) != NULL) };
+    int fd = oz_sys_dir_fd(dir);
+    if (fd < 0) return 0;
+    oz_sys_list_dir(fd, count_in, &c);
+    oz_sys_close(fd);
+    return c.n;
 }
 
 /* Tiny protobuf writer, enough to build test models by hand. */

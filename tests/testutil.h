@@ -24,7 +24,18 @@ char *tu_tmpdir(void);
 void tu_rmtree(const char *dir);
 const char *tu_path(const char *dir, const char *name);
 
-/* Number of directory entries whose name contains `needle`. */
+/* mkdir(path, 0700) on every system; 0, or -1 with errno. */
+int tu_mkdir(const char *path);
+
+/* aligned_alloc() and its free() (Windows has _aligned_malloc instead). */
+void *tu_aligned_alloc(size_t align, size_t size);
+void tu_aligned_free(void *p);
+
+/* memmem(): the first `needle` in `hay`, or NULL. */
+const void *tu_memmem(const void *hay, size_t n, const void *needle, size_t k);
+
+/* Number of directory entries whose name contains `needle`, "." and ".."
+ * included. */
 int tu_count_files(const char *dir, const char *needle);
 
 /* Serialized ModelProto with one initializer per (name, dtype, dims, nbytes)

@@ -11,10 +11,12 @@
 # The suites run are the compiled tests (unit, corpus, fuzz replays); the
 # script tests drive host tools and the no-emulator one measures the host's
 # page cache. Python is not built (its tests need a target interpreter).
-# windows (MinGW-w64, under Wine) builds the reader only so far: its test
-# reads the fuzz seed corpus, and tests/read_digest.c built for Windows must
-# print what the reference build's prints for archives and classic layouts
-# written by REFERENCE_CLI (whose build dir holds tests/read_digest).
+# windows (MinGW-w64, under Wine) runs its suite (tests/windows: the fuzz
+# seed corpus read, the C unit tests but the POSIX-only ones); then
+# tests/read_digest.c built for Windows must print what the reference
+# build's prints for archives and classic layouts written by REFERENCE_CLI
+# (whose build dir holds tests/read_digest), and the Windows CLI must write
+# what REFERENCE_CLI writes, byte for byte (compare.py).
 set -euo pipefail
 arch=${1:?usage: run.sh ARCH REFERENCE_CLI}
 ref=${2:?usage: run.sh ARCH REFERENCE_CLI}
@@ -28,7 +30,8 @@ case "$arch" in
     i386) wrapper="$sysroot/lib/i386-linux-gnu/ld-linux.so.2 --library-path $sysroot/lib/i386-linux-gnu:$sysroot/usr/lib/i386-linux-gnu"
           skip=() ;;
     windows) gcc_dir=$(dirname "$(x86_64-w64-mingw32-gcc -print-libgcc-file-name)")
-             wrapper="env WINEDEBUG=-all WINEPATH=$root/$dir/src;/usr/x86_64-w64-mingw32/lib;$gcc_dir /usr/lib/wine/wine64"
+             export WINEDEBUG=-all WINEPATH="$root/$dir/src;/usr/x86_64-w64-mingw32/lib;$gcc_dir"
+             wrapper=/usr/lib/wine/wine64
              skip=() ;;
     *) echo "run.sh: unknown architecture '$arch'" >&2; exit 2 ;;
 esac
@@ -45,10 +48,17 @@ status=0
 corpus=()
 [ -d ../shared/corpus ] && corpus=(--corpus ../shared/corpus)
 if [ "$arch" = windows ]; then
+    # One wineserver for all the runs (-p: it stays), its services started
+    # here with no pipe of ours: a run's output then ends with the run.
+    /usr/lib/wine/wineserver64 -p
+    /usr/lib/wine/wine64 wineboot </dev/null >/dev/null 2>&1 || true
     meson test -C "$dir" --print-errorlogs --suite windows || status=$?
     digest=$(dirname "$(dirname "$ref")")/tests/read_digest
     /usr/bin/python3 tests/cross/compare.py --reference "$ref" --cross "$dir/tests/windows/read_digest.exe" \
         --wrapper "$wrapper" --reader "$digest" "$dir/tests/windows/read_digest.exe" "${corpus[@]}" || status=1
+    /usr/bin/python3 tests/cross/compare.py --reference "$ref" --cross "$dir/tools/onnxzip.exe" --wrapper "$wrapper" \
+        "${corpus[@]}" || status=1
+    /usr/lib/wine/wineserver64 -k || true
     exit $status
 fi
 meson test -C "$dir" --print-errorlogs --suite unit --suite corpus --suite fuzz --no-suite script "${skip[@]}" \
