@@ -31,7 +31,7 @@ case "$arch" in
           skip=() ;;
     windows) gcc_dir=$(dirname "$(x86_64-w64-mingw32-gcc -print-libgcc-file-name)")
              export WINEDEBUG=-all WINEPATH="$root/$dir/src;/usr/x86_64-w64-mingw32/lib;$gcc_dir"
-             wrapper=/usr/lib/wine/wine64
+             wrapper="setarch x86_64 -R /usr/lib/wine/wine64" # as in tests/cross/windows.ini
              skip=() ;;
     *) echo "run.sh: unknown architecture '$arch'" >&2; exit 2 ;;
 esac
@@ -50,8 +50,8 @@ corpus=()
 if [ "$arch" = windows ]; then
     # One wineserver for all the runs (-p: it stays), its services started
     # here with no pipe of ours: a run's output then ends with the run.
-    /usr/lib/wine/wineserver64 -p
-    /usr/lib/wine/wine64 wineboot </dev/null >/dev/null 2>&1 || true
+    /usr/lib/wine/wineserver64 -p 2>/dev/null || echo "run.sh: a wineserver is running already: using it"
+    $wrapper wineboot </dev/null >/dev/null 2>&1 || true
     meson test -C "$dir" --print-errorlogs --suite windows || status=$?
     digest=$(dirname "$(dirname "$ref")")/tests/read_digest
     /usr/bin/python3 tests/cross/compare.py --reference "$ref" --cross "$dir/tests/windows/read_digest.exe" \
