@@ -94,6 +94,10 @@ static int extract_to_stdout(onnxzip_archive *ar, const char *archive, const cha
     char *side = NULL;
     if (t->storage == ONNXZIP_STORAGE_FILE && t->entry) {
         const char *slash = strrchr(archive, '/');
+#ifdef _WIN32
+        const char *back = strrchr(archive, '\\');
+        if (back && (!slash || back > slash)) slash = back;
+#endif
         int dirlen = slash ? (int)(slash - archive) + 1 : 0;
         size_t cap = (size_t)dirlen + strlen(t->entry) + 1;
         if (!(side = malloc(cap)))
