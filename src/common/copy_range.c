@@ -71,7 +71,7 @@ oz_copy_result oz_copy_range(int src_fd, uint64_t src_off, uint64_t len, int dst
     *done = 0;
     oz_stat st, src;
     if (oz_sys_fstat(dst_fd, &st) || st.size > dst_off) return OZ_COPY_UNSUPPORTED;
-    if (oz_sys_fstat(src_fd, &src) || !src.regular) return OZ_COPY_UNSUPPORTED;
+    if (oz_sys_fstat(src_fd, &src) || src.kind != OZ_KIND_REG) return OZ_COPY_UNSUPPORTED;
     /* SEEK_DATA cannot tell a hole from the end of the file: check the size. */
     if (src.size < src_off + len) return OZ_COPY_SHORT;
     if (oz_sys_truncate(dst_fd, dst_off + len)) return OZ_COPY_WRITE;

@@ -88,8 +88,7 @@ static int kind_of(mode_t m)
 static void from_stat(const struct stat *s, oz_stat *st)
 {
     *st = (oz_stat){ .size = (uint64_t)s->st_size, .dev = (uint64_t)s->st_dev, .ino = (uint64_t)s->st_ino,
-                     .mtime_ns = mtime_ns(s), .nlink = (uint64_t)s->st_nlink, .regular = S_ISREG(s->st_mode),
-                     .kind = kind_of(s->st_mode) };
+                     .mtime_ns = mtime_ns(s), .nlink = (uint64_t)s->st_nlink, .kind = kind_of(s->st_mode) };
 }
 
 int oz_sys_fstat(int fd, oz_stat *st)
@@ -102,10 +101,7 @@ int oz_sys_fstat(int fd, oz_stat *st)
 
 int oz_sys_stat(const char *path, oz_stat *st)
 {
-    struct stat s;
-    if (stat(path, &s)) return -1;
-    from_stat(&s, st);
-    return 0;
+    return oz_sys_stat_at(OZ_AT_CWD, path, 1, st);
 }
 
 int oz_sys_open_read(const char *path)
@@ -290,6 +286,12 @@ void oz_sys_unmap(const void *p, uint64_t len)
     if (p && len) munmap((void *)(uintptr_t)p, (size_t)len);
 }
 
+/* OZ_AT_CWD is this system's AT_FDCWD (-100 on Linux, -2 on macOS). */
+static int at(int dirfd)
+{
+    return dirfd == OZ_AT_CWD ? AT_FDCWD : dirfd;
+}
+
 int oz_sys_dir_fd(const char *path)
 {
     return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -297,40 +299,40 @@ int oz_sys_dir_fd(const char *path)
 
 int oz_sys_dir_fd_at(int dirfd, const char *name)
 {
-    return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return openat(at(dirfd), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 int oz_sys_create_at(int dirfd, const char *name)
 {
-    return openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    return openat(at(dirfd), name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 }
 
 int oz_sys_open_at(int dirfd, const char *name, int dir)
 {
-    return openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+    return openat(at(dirfd), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
 }
 
 int oz_sys_stat_at(int dirfd, const char *name, int follow, oz_stat *st)
 {
     struct stat s;
-    if (fstatat(dirfd, name, &s, follow ? 0 : AT_SYMLINK_NOFOLLOW)) return -1;
+    if (fstatat(at(dirfd), name, &s, follow ? 0 : AT_SYMLINK_NOFOLLOW)) return -1;
     from_stat(&s, st);
     return 0;
 }
 
 int oz_sys_mkdir_at(int dirfd, const char *name)
 {
-    return mkdirat(dirfd, name, 0700);
+    return mkdirat(at(dirfd), name, 0700);
 }
 
 int oz_sys_unlink_at(int dirfd, const char *name, int dir)
 {
-    return unlinkat(dirfd, name, dir ? AT_REMOVEDIR : 0);
+    return unlinkat(at(dirfd), name, dir ? AT_REMOVEDIR : 0);
 }
 
 int oz_sys_rename_at(int from_dir, const char *from, int to_dir, const char *to)
 {
-    return renameat(from_dir, from, to_dir, to);
+    return renameat(at(from_dir), from, at(to_dir), to);
 }
 
 int oz_sys_list_dir(int dirfd, int (*fn)(void *user, const char *name), void *user)

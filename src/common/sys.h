@@ -37,8 +37,7 @@ typedef struct oz_stat {
     uint64_t dev, ino; /* together name the file */
     uint64_t mtime_ns; /* modification time, nanoseconds */
     uint64_t nlink;    /* hard links */
-    int regular;       /* a regular file */
-    int kind;          /* OZ_KIND_* */
+    int kind;          /* OZ_KIND_* (OZ_KIND_REG: a regular file) */
 } oz_stat;
 int oz_sys_fstat(int fd, oz_stat *st);
 /* Follows symbolic links, as stat(2). */

@@ -121,8 +121,8 @@ static void from_info(const BY_HANDLE_FILE_INFORMATION *i, DWORD type, oz_stat *
                      .ino = (uint64_t)i->nFileIndexHigh << 32 | i->nFileIndexLow,
                      .mtime_ns = t * 100,
                      .nlink = i->nNumberOfLinks,
-                     .regular = type == FILE_TYPE_DISK && !(i->dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) };
-    st->kind = i->dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY ? OZ_KIND_DIR : OZ_KIND_REG;
+                     .kind = type != FILE_TYPE_DISK ? OZ_KIND_OTHER
+                           : i->dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY ? OZ_KIND_DIR : OZ_KIND_REG };
 }
 
 static int stat_handle(HANDLE h, oz_stat *st)
@@ -157,14 +157,7 @@ static HANDLE open_wide(const wchar_t *w, DWORD access, DWORD flags)
 
 int oz_sys_stat(const char *path, oz_stat *st)
 {
-    wchar_t *w = wide(path);
-    if (!w) return -1;
-    HANDLE h = open_wide(w, 0, FILE_FLAG_BACKUP_SEMANTICS); /* directories too */
-    free(w);
-    if (h == INVALID_HANDLE_VALUE) return fail_win();
-    int rc = stat_handle(h, st);
-    CloseHandle(h);
-    return rc;
+    return oz_sys_stat_at(OZ_AT_CWD, path, 1, st);
 }
 
 int oz_sys_open_read(const char *path)
@@ -462,7 +455,6 @@ int oz_sys_stat_at(int dirfd, const char *name, int follow, oz_stat *st)
     int rc = stat_handle(h, st);
     if (!rc && !follow && GetFileInformationByHandle(h, &i) && (i.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)) {
         st->kind = OZ_KIND_LINK; /* the link itself */
-        st->regular = 0;
     }
     CloseHandle(h);
     return rc;

@@ -314,7 +314,7 @@ static int pack_mapped(pack *p, uint64_t size, const char *out_path)
 static int pack_fd(pack *p, const char *out_path)
 {
     oz_stat st;
-    if (oz_sys_fstat(p->fd, &st) || !st.regular)
+    if (oz_sys_fstat(p->fd, &st) || st.kind != OZ_KIND_REG)
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", p->in_path);
     if (st.size == 0) return oz_err(ONNXZIP_EPROTO, -1, "%s: empty file, not an ONNX model", p->in_path);
     void *base = oz_sys_map(p->fd, 0, st.size);

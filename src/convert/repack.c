@@ -196,7 +196,7 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
     if (rc) return rc;
     oz_stat st;
     if (oz_sys_stat(in_path, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", in_path, strerror(errno));
-    if (!st.regular) return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", in_path);
+    if (st.kind != OZ_KIND_REG) return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", in_path);
     if (st.size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a zip archive", in_path);
     oz_input in = { .dev = st.dev, .ino = st.ino, .role = "the input archive", .path = in_path };
     if ((rc = oz_output_check(OZ_AT_CWD, NULL, out_path, &in, 1))) return rc;

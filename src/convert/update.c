@@ -295,7 +295,7 @@ static int check_file(update *u)
 {
     oz_stat st;
     if (oz_sys_fstat(u->fd, &st)) return io_fail(u, "cannot stat");
-    if (!st.regular)
+    if (st.kind != OZ_KIND_REG)
         return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; set-model updates archive files", u->path);
     if (st.dev != u->a->st_dev || st.ino != u->a->st_ino || st.size != u->a->size)
         return oz_err(ONNXZIP_EBUSY, -1, "%s: the file was replaced or changed during the update; nothing written",
@@ -308,7 +308,7 @@ static int open_archive(update *u)
 {
     if ((u->fd = oz_sys_open_rw(u->path)) >= 0) {
         oz_stat st;
-        if (!oz_sys_fstat(u->fd, &st) && !st.regular)
+        if (!oz_sys_fstat(u->fd, &st) && st.kind != OZ_KIND_REG)
             return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; set-model updates archive files", u->path);
         return 0;
     }

@@ -143,7 +143,7 @@ static int map_locked(int fd, int by_path, const char *path, unsigned flags, onn
     oz_stat st;
     if (oz_sys_fstat(fd, &st))
         return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", path, strerror(errno));
-    if (!st.regular)
+    if (st.kind != OZ_KIND_REG)
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", path);
     if (st.size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", path);
     int keep = oz_sys_dup(fd); /* for onnxzip_check() */

@@ -89,7 +89,7 @@ static int open_file(oz_extdata *x, const ref *r, const char *loc, size_t len, o
         return refuse(r, errno == ENOENT ? ONNXZIP_ENOTFOUND : ONNXZIP_EIO, why);
     }
     oz_stat st;
-    const char *bad = oz_sys_fstat(fd, &st) ? "cannot stat" : !st.regular ? "not a regular file"
+    const char *bad = oz_sys_fstat(fd, &st) ? "cannot stat" : st.kind != OZ_KIND_REG ? "not a regular file"
                     : st.nlink > 1 ? "file has more than one hard link" : NULL;
     if (!bad && x->n == x->cap) {
         size_t cap = x->cap ? x->cap * 2 : 8;

@@ -120,7 +120,7 @@ static int compare(const onnxzip_archive *a, const record *r, int fd)
     oz_stat st;
     if (oz_sys_fstat(fd, &st))
         return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat its archive: %s", a->path, strerror(errno));
-    if (!st.regular)
+    if (st.kind != OZ_KIND_REG)
         return oz_err(ONNXZIP_ENOTREG, -1, "%s: its archive '%s' is not a regular file", a->path,
                       oz_printable(r->archive, strlen(r->archive), shown, sizeof shown));
     if (st.size != r->size) {

@@ -213,7 +213,7 @@ static void copied(void *ctx, uint64_t final_to)
 static int copy_kernel(onnxzip_writer *w, const char *name, const source *s, uint64_t lho)
 {
     oz_stat st;
-    if (oz_sys_fstat(s->fd, &st) || !st.regular) return 1;
+    if (oz_sys_fstat(s->fd, &st) || st.kind != OZ_KIND_REG) return 1;
     if (!w->hash && !w->no_hash_thread && !(w->hash = oz_bg_hash_start(w->fd))) w->no_hash_thread = 1;
     if (!w->hash) return 1;
     int rc = oz_bg_hash_add(w->hash, w->zip.n, lho, w->pos, s->size);
