@@ -65,11 +65,11 @@ def edits(arc, d, cli, side, repack):
     with deflate; both written into d."""
     with zipfile.ZipFile(arc) as z:
         model = z.read("__MODEL_PROTO")
-        names = z.namelist()
         rezip = os.path.join(d, "..", f"{side}-deflated.zip")
-        with zipfile.ZipFile(rezip, "w", zipfile.ZIP_DEFLATED) as out:
-            for n in names:
-                out.writestr(n, z.read(n))
+        if repack:
+            with zipfile.ZipFile(rezip, "w", zipfile.ZIP_DEFLATED) as out:
+                for n in z.namelist():
+                    out.writestr(n, z.read(n))
     new_model = os.path.join(d, "..", f"{side}-new.onnx")
     with open(new_model, "wb") as f:
         note = b"edited by set-model"

@@ -11,8 +11,8 @@
 # The suites run are the compiled tests (unit, corpus, fuzz replays); the
 # script tests drive host tools and the no-emulator one measures the host's
 # page cache. Python is not built (its tests need a target interpreter).
-# windows (MinGW-w64, under Wine) runs its suite (tests/windows: the fuzz
-# seed corpus read, the C unit tests but the POSIX-only ones); then
+# windows (MinGW-w64, under Wine) runs its suite (the C unit tests but the
+# POSIX-only ones, and tests/windows: the fuzz seed corpus read); then
 # tests/read_digest.c built for Windows must print what the reference
 # build's prints for archives and classic layouts written by REFERENCE_CLI
 # (whose build dir holds tests/read_digest), and the Windows CLI must write
@@ -54,8 +54,8 @@ if [ "$arch" = windows ]; then
     $wrapper wineboot </dev/null >/dev/null 2>&1 || true
     meson test -C "$dir" --print-errorlogs --suite windows || status=$?
     digest=$(dirname "$(dirname "$ref")")/tests/read_digest
-    /usr/bin/python3 tests/cross/compare.py --reference "$ref" --cross "$dir/tests/windows/read_digest.exe" \
-        --wrapper "$wrapper" --reader "$digest" "$dir/tests/windows/read_digest.exe" "${corpus[@]}" || status=1
+    /usr/bin/python3 tests/cross/compare.py --reference "$ref" --cross "$dir/tests/read_digest.exe" \
+        --wrapper "$wrapper" --reader "$digest" "$dir/tests/read_digest.exe" "${corpus[@]}" || status=1
     /usr/bin/python3 tests/cross/compare.py --reference "$ref" --cross "$dir/tools/onnxzip.exe" --wrapper "$wrapper" \
         "${corpus[@]}" || status=1
     /usr/lib/wine/wineserver64 -k || true
