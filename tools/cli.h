@@ -29,6 +29,7 @@ int cmd_repack(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_set_model(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
 
 /* Prints "onnxzip: <last error message> [<status name>]" for a library
  * failure that returned `status`; returns CLI_EXIT_FAIL. */
@@ -147,5 +148,31 @@ void cli_progress(void *user, uint64_t done, uint64_t total);
 
 /* Erases the line, if one is shown, so that the next output starts clean. */
 void cli_progress_end(cli_progress_state *s);
+
+/* Remote archives (cli_remote.c). Commands that take a URL add
+ * CLI_REMOTE_OPTIONS to their option table, pass those ids to
+ * cli_remote_option(), and print cli_remote_usage in their help. */
+#include <onnxzip/onnxzip.h>
+
+enum {
+    CLI_OPT_ALLOW_HTTP = 1000, CLI_OPT_CA_FILE, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES, CLI_OPT_PARALLEL,
+    CLI_OPT_MAX_REDIRECTS
+};
+#define CLI_REMOTE_OPTIONS                                                                    \
+    { "allow-http", 0, 0, CLI_OPT_ALLOW_HTTP }, { "ca-file", 0, 1, CLI_OPT_CA_FILE },          \
+    { "timeout", 0, 1, CLI_OPT_TIMEOUT }, { "retries", 0, 1, CLI_OPT_RETRIES },                \
+    { "parallel", 0, 1, CLI_OPT_PARALLEL }, { "max-redirects", 0, 1, CLI_OPT_MAX_REDIRECTS }
+#define CLI_IS_REMOTE_OPTION(id) ((id) >= CLI_OPT_ALLOW_HTTP && (id) <= CLI_OPT_MAX_REDIRECTS)
+extern const char cli_remote_usage[];
+
+/* 1 when `s` is an http:// or https:// URL. */
+int cli_is_url(const char *s);
+
+/* Applies remote option `id` (its value in p->value) to *o: 0, or prints
+ * why and returns CLI_EXIT_USAGE. */
+int cli_remote_option(cli_parser *p, int id, onnxzip_remote_options *o);
+
+/* onnxzip_open_url() for a URL, else onnxzip_open(). */
+int cli_open(const char *path, const onnxzip_remote_options *o, onnxzip_archive **a);
 
 #endif /* ONNXZIP_TOOLS_CLI_H */

@@ -14,20 +14,23 @@ enum { OPT_HELP, OPT_JSON };
 static const cli_option options[] = {
     { "help", 'h', 0, OPT_HELP },
     { "json", 0,   0, OPT_JSON },
+    CLI_REMOTE_OPTIONS,
     { NULL, 0, 0, 0 },
 };
 
 static void usage(FILE *f)
 {
-    fputs("usage: onnxzip ls ARCHIVE [--json]\n"
+    fputs("usage: onnxzip ls ARCHIVE|URL [--json]\n"
           "\n"
           "Lists the archive's zip entries (offsets, sizes, alignment, CRC-32) and\n"
           "the model's tensors (type, shape, where their bytes live). Reads only\n"
-          "headers and the model: use 'onnxzip verify' to check the data.\n"
+          "headers and the model: use 'onnxzip verify' to check the data. A URL\n"
+          "costs one or two range requests: the file's end, then the model.\n"
           "\n"
           "options:\n"
           "      --json     print one JSON object instead of tables\n"
           "  -h, --help     show this help\n", f);
+    fputs(cli_remote_usage, f);
 }
 
 /* Largest power of two dividing `off`, capped like onnxzip_tensor.alignment. */
@@ -235,7 +238,9 @@ int cmd_ls(int argc, char **argv)
     int json = 0, id, rc;
     onnxzip_archive *a = NULL;
     cli_parser p;
+    onnxzip_remote_options ro;
 
+    onnxzip_remote_options_init(&ro);
     cli_parser_init(&p, "ls", argc, argv);
     while ((id = cli_next(&p, options)) != CLI_END) {
         if (id == OPT_HELP) {
@@ -243,6 +248,9 @@ int cmd_ls(int argc, char **argv)
             return CLI_EXIT_OK;
         } else if (id == OPT_JSON) {
             json = 1;
+        } else if (CLI_IS_REMOTE_OPTION(id)) {
+            if ((rc = cli_remote_option(&p, id, &ro)) != 0)
+                return rc;
         } else if (id == CLI_OPERAND && !path) {
             path = p.value;
         } else if (id == CLI_OPERAND) {
@@ -254,8 +262,10 @@ int cmd_ls(int argc, char **argv)
     }
     if (!path)
         return cli_usage_error("ls", usage, "missing ARCHIVE");
-    if ((rc = onnxzip_open(path, 0, &a)) != 0)
+    if ((rc = cli_open(path, &ro, &a)) != 0)
         return cli_lib_error(rc);
+    if (cli_is_url(path))
+        path = onnxzip_archive_path(a); /* never print a URL's query (credentials) */
     if (json)
         print_json(a, path);
     else

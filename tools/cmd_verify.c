@@ -10,23 +10,26 @@ enum { OPT_HELP };
 
 static const cli_option options[] = {
     { "help", 'h', 0, OPT_HELP },
+    CLI_REMOTE_OPTIONS,
     { NULL, 0, 0, 0 },
 };
 
 static void usage(FILE *f)
 {
-    fputs("usage: onnxzip verify ARCHIVE\n"
+    fputs("usage: onnxzip verify ARCHIVE|URL\n"
           "\n"
           "Validates the archive's structure and the model's tensor references,\n"
           "then reads every entry and checks its CRC-32 and XXH3-64 digest.\n"
+          "A URL is streamed once, in order, and every local header checked too.\n"
           "Exits 0 when all is well, 1 at the first fault, which is named on stderr.\n"
           "\n"
           "options:\n"
           "  -h, --help     show this help\n", f);
+    fputs(cli_remote_usage, f);
 }
 
 /* Returns -1 after printing help, 0 when parsed, or an exit code. */
-static int parse_args(int argc, char **argv, const char **path)
+static int parse_args(int argc, char **argv, const char **path, onnxzip_remote_options *ro)
 {
     cli_parser p;
     int id;
@@ -36,6 +39,11 @@ static int parse_args(int argc, char **argv, const char **path)
         if (id == OPT_HELP) {
             usage(stdout);
             return -1;
+        }
+        if (CLI_IS_REMOTE_OPTION(id)) {
+            int rc = cli_remote_option(&p, id, ro);
+            if (rc) return rc;
+            continue;
         }
         if (id != CLI_OPERAND) {
             usage(stderr);
@@ -54,12 +62,16 @@ int cmd_verify(int argc, char **argv)
 {
     const char *path = NULL;
     onnxzip_archive *a = NULL;
-    int rc = parse_args(argc, argv, &path);
+    onnxzip_remote_options ro;
+    onnxzip_remote_options_init(&ro);
+    int rc = parse_args(argc, argv, &path, &ro);
 
     if (rc != 0)
         return rc < 0 ? CLI_EXIT_OK : rc;
-    if ((rc = onnxzip_open(path, 0, &a)) != 0)
+    if ((rc = cli_open(path, &ro, &a)) != 0)
         return cli_lib_error(rc);
+    if (cli_is_url(path))
+        path = onnxzip_archive_path(a); /* never print a URL's query (credentials) */
     if ((rc = onnxzip_verify(a)) != 0) {
         /* Report before close: the message may point into the handle. */
         cli_lib_error(rc);

@@ -23,6 +23,7 @@ static const command commands[] = {
     { "repack", cmd_repack, "rewrite any zip of an onnxzip model (e.g. deflated) as an aligned archive" },
     { "extract", cmd_extract, "write one tensor's raw bytes to a file" },
     { "set-model", cmd_set_model, "replace an archive's model in place, weights untouched" },
+    { "fetch",  cmd_fetch,  "download a remote archive (https://), verified and resumable" },
     { "view",   cmd_view,   "write a small .onnx beside the archive that runs it in place (ONNX Runtime)" },
 };
 

@@ -97,7 +97,11 @@ typedef enum onnxzip_feature {
      * set-model, repack, extract, views, onnxzip_writer_*). Every build has
      * it since the Windows port covers the writer (until then the Windows
      * build was the reader alone); kept so that callers testing it work. */
-    ONNXZIP_FEATURE_WRITE = 4
+    ONNXZIP_FEATURE_WRITE = 4,
+    /* onnxzip_open_url(): archives read over HTTP(S) range requests,
+     * through libcurl (-Dcurl). Without it onnxzip_open_url() fails with
+     * ONNXZIP_EUNSUPPORTED. */
+    ONNXZIP_FEATURE_REMOTE = 5
 } onnxzip_feature;
 
 /* 1 when this build of the library has `feature`, else 0 (also for values
@@ -144,7 +148,13 @@ ONNXZIP_API int onnxzip_has_feature(onnxzip_feature feature);
     X(EBUSY,     -31, "archive is being updated by another process")       \
     X(ESAMEFILE, -32, "output would overwrite one of the inputs")            \
     X(ENOTREG,   -33, "not a regular file")                                   \
-    X(ESTALE,    -34, "view is stale: its archive changed")
+    X(ESTALE,    -34, "view is stale: its archive changed")                    \
+    X(ENETWORK,  -35, "network transfer failed")                              \
+    X(ETIMEOUT,  -36, "network transfer timed out")                           \
+    X(EHTTP,     -37, "HTTP server answered with an error status")            \
+    X(ENORANGE,  -38, "HTTP server does not serve byte ranges")               \
+    X(EREPLY,    -39, "HTTP reply does not match the request")                \
+    X(ECHANGED,  -40, "remote file changed while it was being read")
 
 typedef enum onnxzip_status {
 #define ONNXZIP_STATUS_ENUM_(name, value, desc) ONNXZIP_##name = (value),
@@ -436,6 +446,110 @@ ONNXZIP_API onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a);
 /* The path given to onnxzip_open(), or "<fd N>" / "<buffer>"; never NULL
  * for a valid handle. */
 ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
+
+/* ---------------------------------------------------------------------------
+ * Remote archives (ONNXZIP_FEATURE_REMOTE)
+ *
+ * An archive on an HTTP(S) origin that answers byte-range requests (object
+ * stores through presigned URLs, model hubs, CDNs, nginx) is opened without
+ * downloading it: its end records, central directory and model sit at the
+ * end of the file and are fetched in at most two range requests (three when
+ * the central directory alone exceeds the first request's tail), validated
+ * as onnxzip_open() validates them, and indexed the same way. Tensor bytes
+ * are then fetched on demand with onnxzip_tensor_read().
+ * ------------------------------------------------------------------------- */
+
+/* Options of onnxzip_open_url(); onnxzip_remote_options_init() sets the
+ * defaults given here. */
+typedef struct onnxzip_remote_options {
+    int allow_http;              /* 0: only https:// URLs (certificates checked
+                                    against the system CA store); 1: http://
+                                    too (default 0) */
+    const char *ca_file;         /* PEM bundle to trust instead of the system
+                                    store, or NULL (default) */
+    unsigned connect_timeout_ms; /* per connection attempt (default 10000) */
+    unsigned stall_timeout_ms;   /* a transfer that receives no byte for this
+                                    long fails (default 30000) */
+    unsigned retries;            /* further attempts of one request after a
+                                    5xx, 408, 429, reset, timeout or short
+                                    body (default 4) */
+    unsigned backoff_ms;         /* delay before the first retry, doubled for
+                                    each next one (default 250) */
+    unsigned max_redirects;      /* redirects followed (default 5; 0: none) */
+    unsigned parallel;           /* ranges in flight at once (default 4) */
+    uint32_t tail_bytes;         /* size of the first request, the file's last
+                                    bytes (default 65536; at least 4096) */
+} onnxzip_remote_options;
+
+/* Sets the defaults above. */
+ONNXZIP_API void onnxzip_remote_options_init(onnxzip_remote_options *opts);
+
+/* Opens the archive at `url` (https://, or http:// with allow_http) over
+ * byte-range requests; `opts` NULL means the defaults. The first request
+ * fetches the last tail_bytes of the file, the second the model and the
+ * central directory (when the first did not already hold them). The first
+ * response's ETag (a strong one), else its Last-Modified date, is pinned:
+ * every later request carries it as If-Match (If-Unmodified-Since), so that
+ * a file replaced on the origin while the handle is in use fails with
+ * ONNXZIP_ECHANGED instead of mixing two files. An origin that offers
+ * neither validator is refused (ONNXZIP_EHTTP): nothing could detect a
+ * replaced file.
+ *
+ * The handle works as one from onnxzip_open() (tensor index, entries,
+ * model bytes, onnxzip_model_proto()), except that no byte is mapped:
+ *   - ONNXZIP_STORAGE_ENTRY tensors have data == NULL; their `file_offset`
+ *     is where the central directory places their data (entries tile the
+ *     file), and onnxzip_tensor_read() fetches their bytes. The first read of
+ *     an entry also fetches its local header (in the same request) and checks
+ *     it against the central directory and that offset, as onnxzip_open()
+ *     checks every local header at open (ONNXZIP_ELOCAL, ONNXZIP_EALIGN...).
+ *     Such reads may be issued from several threads at once.
+ *   - inline and typed tensors live in the model, which is in memory.
+ *   - onnxzip_verify() streams the file once, in order, checking every local
+ *     header and every entry's CRC-32 and XXH3.
+ *   - onnxzip_check() asks the origin whether the pinned file is still there
+ *     (a 1-byte request): 0, or ONNXZIP_ECHANGED.
+ *   - onnxzip_archive_path() is the URL without its query string and
+ *     fragment (which may hold credentials, e.g. presigned signatures);
+ *     messages name it the same way.
+ * Requests are retried (`retries`, with backoff) on 5xx, 408 and 429
+ * statuses, resets, timeouts and short bodies; then the call fails with
+ * ONNXZIP_EHTTP (an error status; 412 is ONNXZIP_ECHANGED), ONNXZIP_ETIMEOUT,
+ * or ONNXZIP_ENETWORK (connection, TLS or truncation). An origin that
+ * answers a range request with the whole file (200) is ONNXZIP_ENORANGE; one
+ * whose Content-Range, total size or body length differ from what was asked
+ * is ONNXZIP_EREPLY: its bytes are never used. Only archives are served
+ * remotely (a classic .onnx: ONNXZIP_ENOTZIP). An entry preceding
+ * __MODEL_PROTO that is followed by dead space (an interrupted set-model,
+ * spec 15.3) fails its first read with ONNXZIP_ELOCAL: fetch the file whole.
+ * Returns ONNXZIP_EUNSUPPORTED in builds without libcurl. */
+ONNXZIP_API int onnxzip_open_url(const char *url, const onnxzip_remote_options *opts, onnxzip_archive **out);
+
+/* Traffic of a handle from onnxzip_open_url() so far. */
+typedef struct onnxzip_remote_stats {
+    uint64_t requests;       /* HTTP requests sent, retries included */
+    uint64_t retries;        /* of which were retries */
+    uint64_t bytes_received; /* body bytes received */
+    uint64_t file_size;      /* the remote file's size */
+} onnxzip_remote_stats;
+
+/* Fills *stats for a handle from onnxzip_open_url(). Returns 0, or
+ * ONNXZIP_EINVAL for a local handle. */
+ONNXZIP_API int onnxzip_remote_get_stats(const onnxzip_archive *a, onnxzip_remote_stats *stats);
+
+/* Downloads the remote archive `a` to `path`: the file byte for byte, in
+ * ranges of which `opts->parallel` are in flight at once, into `path`.part
+ * beside it (with `path`.part.etag recording the pinned validator), every
+ * local header checked and every entry's CRC-32 and XXH3 verified as its
+ * bytes arrive; renamed to `path` when complete and verified. A download
+ * that was interrupted (network failure, kill) leaves the .part files, and
+ * the next call for the same `path` resumes it when the origin still serves
+ * the same file (same validator and size): the bytes already there are
+ * checked again from disk, and only the rest is fetched. `progress` may be
+ * NULL. Returns 0; the errors of onnxzip_open_url() and onnxzip_verify(); or
+ * the outputs' (ONNXZIP_ESAMEFILE, ONNXZIP_ENOTREG, ONNXZIP_EIO). */
+ONNXZIP_API int onnxzip_fetch(onnxzip_archive *a, const char *path,
+                              void (*progress)(void *user, uint64_t done, uint64_t total), void *user);
 
 /* Options of onnxzip_view_model() and onnxzip_view_write(). */
 typedef struct onnxzip_view_options {

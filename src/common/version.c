@@ -21,6 +21,7 @@ int onnxzip_has_feature(onnxzip_feature feature)
     case ONNXZIP_FEATURE_REPACK: return ONNXZIP_HAVE_LIBZIP;
     case ONNXZIP_FEATURE_LIBDEFLATE: return ONNXZIP_HAVE_LIBDEFLATE;
     case ONNXZIP_FEATURE_WRITE: return 1; /* every build since the Windows port */
+    case ONNXZIP_FEATURE_REMOTE: return ONNXZIP_HAVE_CURL;
     }
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "common/sys.h"
 #include "common/update_lock.h"
 #include "read/archive.h"
+#include "read/remote.h"
 #include "onnx/pbwire.h"
 #if ONNXZIP_HAVE_PROTOBUF_C
 #include "onnx.pb-c.h"
@@ -212,6 +213,7 @@ void onnxzip_close(onnxzip_archive **ap)
     free(a->model_copy);
     if (a->mapped) oz_sys_unmap(a->base, a->size);
     if (a->fd >= 0) oz_sys_close(a->fd);
+    oz_remote_free(a->remote);
     free(a->path);
     free(a);
     *ap = NULL;
@@ -220,6 +222,7 @@ void onnxzip_close(onnxzip_archive **ap)
 int onnxzip_check(onnxzip_archive *a)
 {
     if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_check: NULL argument");
+    if (a->remote) return oz_remote_check(a);
     if (!a->mapped || a->fd < 0) return 0; /* the caller's buffer */
     oz_stat st;
     if (oz_sys_fstat(a->fd, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", a->path, strerror(errno));

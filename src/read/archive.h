@@ -9,6 +9,7 @@
 #include "read/zip_reader.h"
 
 struct Onnx__ModelProto;
+struct oz_remote;
 
 struct onnxzip_archive {
     const uint8_t *base;
@@ -28,6 +29,7 @@ struct onnxzip_archive {
     size_t model_len;
     uint8_t *model_copy;
     struct Onnx__ModelProto *parsed;
+    struct oz_remote *remote; /* onnxzip_open_url(): base NULL, nothing mapped */
 };
 
 /* verify.c: onnxzip_verify() without the model's own fields (ir_version,

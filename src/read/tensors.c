@@ -39,6 +39,7 @@ typedef struct build {
     const uint8_t *file, *model;
     uint64_t model_offset;
     const char *path;
+    int keep; /* an index for a handle (not oz_tensors_check()) */
 } build;
 
 static int fail(build *b, const oz_tensor_info *t, int status, const char *fmt, const char *detail)
@@ -177,7 +178,7 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     int rc = resolve(b, t, v);
     if (rc) return rc;
     ts->src[ts->n] = (oz_tensor_src){ NULL, 0, (uint64_t)(t->msg.p - b->model) };
-    if (v->storage == ONNXZIP_STORAGE_TYPED && b->file) { /* pieces point into the model bytes, kept until close */
+    if (v->storage == ONNXZIP_STORAGE_TYPED && b->keep) { /* pieces point into the model bytes, kept until close */
         oz_span *pieces = arena_alloc(ts, t->npieces * sizeof *pieces);
         if (!pieces) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor index)");
         memcpy(pieces, t->pieces, t->npieces * sizeof *pieces);
@@ -185,7 +186,7 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
         ts->src[ts->n].npieces = t->npieces;
     }
     if (v->storage == ONNXZIP_STORAGE_ENTRY) v->data = b->file ? b->file + v->file_offset : NULL;
-    if (v->storage == ONNXZIP_STORAGE_INLINE) v->data = b->file ? t->raw.p : NULL; /* in the model buffer */
+    if (v->storage == ONNXZIP_STORAGE_INLINE) v->data = b->keep ? t->raw.p : NULL; /* in the model buffer */
     /* The address's alignment tells a runtime whether it must copy. */
     if (v->storage != ONNXZIP_STORAGE_TYPED)
         v->alignment = oz_alignment_of(v->data ? (uint64_t)(uintptr_t)v->data : v->file_offset);
@@ -243,14 +244,14 @@ const onnxzip_tensor *oz_tensors_of(const oz_tensors *ts, const uint8_t *model, 
 /* z: an archive's entries, or NULL for a classic model (side files of ext,
  * or none). file: the mapping for data pointers, or NULL to validate only. */
 static int build_index(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const uint8_t *file, const uint8_t *model,
-                       size_t len, uint64_t model_offset, const char *path)
+                       size_t len, uint64_t model_offset, const char *path, int keep)
 {
     memset(ts, 0, sizeof *ts);
     oz_strmap_init(&ts->by_name, 0);
     /* An archive has about one entry per tensor. */
     int rc = z ? oz_strmap_reserve(&ts->by_name, z->n) : 0;
     if (rc) return rc;
-    build b = { ts, z, ext, file, model, model_offset, path };
+    build b = { ts, z, ext, file, model, model_offset, path, keep };
     oz_walk w = { .visit = on_tensor, .ctx = &b, .path = path, .base = model, .base_offset = model_offset };
     /* Nesting first: onnxzip_model_proto()'s recursive parser must never meet a deeper model. */
     rc = oz_check_schema(path, model, len, model_offset);
@@ -263,18 +264,24 @@ static int build_index(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const u
 int oz_tensors_build_archive(oz_tensors *ts, const oz_zip *z, const uint8_t *file, const uint8_t *model, size_t len,
                              uint64_t model_offset, const char *path)
 {
-    return build_index(ts, z, NULL, file, model, len, model_offset, path);
+    return build_index(ts, z, NULL, file, model, len, model_offset, path, file != NULL);
+}
+
+int oz_tensors_build_remote(oz_tensors *ts, const oz_zip *z, const uint8_t *model, size_t len, uint64_t model_offset,
+                            const char *path)
+{
+    return build_index(ts, z, NULL, NULL, model, len, model_offset, path, 1);
 }
 
 int oz_tensors_build_classic(oz_tensors *ts, oz_extdata *ext, const uint8_t *model, size_t len, const char *path)
 {
-    return build_index(ts, NULL, ext, model, model, len, 0, path);
+    return build_index(ts, NULL, ext, model, model, len, 0, path, 1);
 }
 
 int oz_tensors_check(const oz_zip *z, const uint8_t *model, size_t len, const char *path)
 {
     oz_tensors ts;
-    int rc = build_index(&ts, z, NULL, NULL, model, len, 0, path);
+    int rc = build_index(&ts, z, NULL, NULL, model, len, 0, path, 0);
     if (!rc) oz_tensors_free(&ts);
     return rc;
 }

@@ -41,6 +41,12 @@ struct oz_extdata;
 int oz_tensors_build_archive(oz_tensors *ts, const oz_zip *z, const uint8_t *file, const uint8_t *model, size_t len,
                              uint64_t model_offset, const char *path);
 
+/* As oz_tensors_build_archive() for a remote archive, of which nothing is
+ * mapped: entry tensors have data NULL (read with onnxzip_tensor_read()),
+ * inline ones point into `model`. */
+int oz_tensors_build_remote(oz_tensors *ts, const oz_zip *z, const uint8_t *model, size_t len, uint64_t model_offset,
+                            const char *path);
+
 /* The index of a classic model, which is the whole mapping `model` of `len`
  * bytes; EXTERNAL references resolve against the side files of `ext` (mapped
  * there, once each), or are refused (ONNXZIP_EUNSUPPORTED) when `ext` is NULL

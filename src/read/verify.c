@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include "read/archive.h"
+#include "read/remote.h"
 #include "common/checksum.h"
 #include "onnx/onnx_walk.h"
 #include "onnx/pbwire.h"
@@ -194,6 +195,7 @@ static int verify_entries(const onnxzip_archive *a)
 
 int oz_verify_data(const onnxzip_archive *a)
 {
+    if (a->remote) return oz_remote_verify((onnxzip_archive *)a);
     return a->layout == ONNXZIP_LAYOUT_ARCHIVE ? verify_entries(a) : read_all(a);
 }
 

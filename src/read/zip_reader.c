@@ -12,7 +12,8 @@
 #include "common/zip_format.h"
 
 typedef struct ctx {
-    const uint8_t *base;
+    const uint8_t *base; /* the bytes from file offset win_off to size */
+    uint64_t win_off;
     uint64_t size;
     const char *path;
     oz_zip *z;
@@ -22,8 +23,34 @@ typedef struct ctx {
     size_t lcap;
     int nowait;         /* try RWF_NOWAIT reads first (until unsupported) */
     int cold;           /* a header was not in the page cache */
+    int deferred;       /* remote: only the model's local header is at hand */
+    int needs;          /* a record lies before the window, */
+    uint64_t need;      /* from here on */
     char shown[OZ_PRINTABLE_CAP]; /* an entry name made printable, for one message */
 } ctx;
+
+/* The byte at file offset `off`, which the caller knows lies in the window. */
+static const uint8_t *at(const ctx *c, uint64_t off)
+{
+    return c->base + (off - c->win_off);
+}
+
+/* Whether offset `off` lies in the window; when not, notes that the window
+ * must start there (oz_zip_locate() then asks for those bytes). */
+static int in_window(ctx *c, uint64_t off)
+{
+    if (off >= c->win_off) return 1;
+    if (!c->needs++ || off < c->need) c->need = off;
+    return 0;
+}
+
+/* Not an error of the file: its bytes before the window are needed. */
+static int need_more(ctx *c)
+{
+    return oz_err(ONNXZIP_ETRUNC, (int64_t)c->need, "%s: the end records lie before the %llu bytes fetched "
+                  "(internal: fetch from offset %llu)", c->path, (unsigned long long)(c->size - c->win_off),
+                  (unsigned long long)c->need);
+}
 
 /* Entry names are made printable only when a message needs one. */
 static const char *show(ctx *c, const void *name, size_t n)
@@ -38,9 +65,9 @@ static const char *show(ctx *c, const void *name, size_t n)
  * page fault that maps the pages around it and often a page-table page, then
  * as much again at munmap; pread() copies them out of the page cache and
  * leaves the mapping untouched. Returns NULL (status set) on a read error. */
-static const uint8_t *fetch(ctx *c, uint64_t at, size_t n)
+static const uint8_t *fetch(ctx *c, uint64_t off, size_t n)
 {
-    if (c->fd < 0) return c->base + at;
+    if (c->fd < 0) return at(c, off);
     if (n > c->lcap) {
         uint8_t *b = realloc(c->lbuf, n);
         if (!b) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (local header)"), NULL;
@@ -48,16 +75,16 @@ static const uint8_t *fetch(ctx *c, uint64_t at, size_t n)
         c->lcap = n;
     }
     for (size_t got = 0; got < n;) {
-        ssize_t k = c->nowait ? oz_sys_pread_nowait(c->fd, c->lbuf + got, n - got, (int64_t)(at + got)) : -1;
+        ssize_t k = c->nowait ? oz_sys_pread_nowait(c->fd, c->lbuf + got, n - got, (int64_t)(off + got)) : -1;
         if (k < 0 && c->nowait) {
             if (errno == EAGAIN) c->cold = 1; /* would wait for the disk */
             else if (errno != EINTR) c->nowait = 0; /* not supported here */
         }
-        if (k < 0) k = oz_sys_pread(c->fd, c->lbuf + got, n - got, (int64_t)(at + got));
+        if (k < 0) k = oz_sys_pread(c->fd, c->lbuf + got, n - got, (int64_t)(off + got));
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0)
-            return oz_err(k < 0 ? ONNXZIP_EIO : ONNXZIP_ETRUNC, (int64_t)(at + got), "%s: cannot read %zu bytes at "
-                          "offset %llu: %s", c->path, n, (unsigned long long)at,
+            return oz_err(k < 0 ? ONNXZIP_EIO : ONNXZIP_ETRUNC, (int64_t)(off + got), "%s: cannot read %zu bytes at "
+                          "offset %llu: %s", c->path, n, (unsigned long long)off,
                           k < 0 ? strerror(errno) : "the file shrank while it was being opened"), NULL;
         got += (size_t)k;
     }
@@ -71,11 +98,12 @@ static int find_eocd(ctx *c, uint64_t *pos)
                       c->path, (unsigned long long)c->size);
     uint64_t last = c->size - ZIP_EOCD_SIZE;
     uint64_t first = last > 0xFFFF ? last - 0xFFFF : 0;
+    if (first < c->win_off) first = c->win_off; /* a remote tail: at least 64 KiB + 22 unless the file is shorter */
     int seen = 0;
     for (uint64_t p = last + 1; p-- > first;) {
-        if (oz_rd32(c->base + p) != ZIP_EOCD_SIG) continue;
+        if (oz_rd32(at(c, p)) != ZIP_EOCD_SIG) continue;
         seen = 1;
-        if (p + ZIP_EOCD_SIZE + oz_rd16(c->base + p + 20) == c->size) {
+        if (p + ZIP_EOCD_SIZE + oz_rd16(at(c, p) + 20) == c->size) {
             *pos = p;
             return 0;
         }
@@ -88,20 +116,22 @@ static int find_eocd(ctx *c, uint64_t *pos)
 
 static int read_zip64(ctx *c, uint64_t eocd, int required)
 {
-    if (eocd < ZIP64_LOCATOR_SIZE || oz_rd32(c->base + eocd - ZIP64_LOCATOR_SIZE) != ZIP64_LOCATOR_SIG) {
+    if (eocd >= ZIP64_LOCATOR_SIZE && !in_window(c, eocd - ZIP64_LOCATOR_SIZE)) return need_more(c);
+    if (eocd < ZIP64_LOCATOR_SIZE || oz_rd32(at(c, eocd - ZIP64_LOCATOR_SIZE)) != ZIP64_LOCATOR_SIG) {
         if (!required) return 0;
         return oz_err(ONNXZIP_EZIP64, (int64_t)eocd, "%s: end of central directory at offset %llu uses zip64 "
                       "markers but no zip64 locator precedes it", c->path, (unsigned long long)eocd);
     }
-    const uint8_t *loc = c->base + eocd - ZIP64_LOCATOR_SIZE;
+    const uint8_t *loc = at(c, eocd - ZIP64_LOCATOR_SIZE);
     uint64_t loc_pos = eocd - ZIP64_LOCATOR_SIZE, rec = oz_rd64(loc + 8);
+    if (rec <= loc_pos && !in_window(c, rec)) return need_more(c);
     if (oz_rd32(loc + 4) != 0 || oz_rd32(loc + 16) != 1)
         return oz_err(ONNXZIP_EZIP64, (int64_t)loc_pos, "%s: zip64 locator: disk %u of %u disks; onnxzip archives "
                       "are one disk (0 of 1)", c->path, oz_rd32(loc + 4), oz_rd32(loc + 16));
-    if (rec > loc_pos || loc_pos - rec < ZIP64_EOCD_SIZE || oz_rd32(c->base + rec) != ZIP64_EOCD_SIG)
+    if (rec > loc_pos || loc_pos - rec < ZIP64_EOCD_SIZE || oz_rd32(at(c, rec)) != ZIP64_EOCD_SIG)
         return oz_err(ONNXZIP_EZIP64, (int64_t)loc_pos, "%s: zip64 locator points to offset %llu, where no zip64 "
                       "end of central directory record is", c->path, (unsigned long long)rec);
-    const uint8_t *r = c->base + rec;
+    const uint8_t *r = at(c, rec);
     /* Record_Size is 44 exactly (6.1, 6.4): no extensible data sector. */
     if (oz_rd64(r + 4) != ZIP64_EOCD_SIZE - 12 || loc_pos - rec != ZIP64_EOCD_SIZE)
         return oz_err(ONNXZIP_EZIP64, (int64_t)rec, "%s: zip64 end of central directory record at offset %llu "
@@ -115,7 +145,7 @@ static int read_zip64(ctx *c, uint64_t eocd, int required)
         return oz_err(ONNXZIP_EZIP64, (int64_t)rec, "%s: zip64 end of central directory: Disk_Entries %llu != "
                       "Total_Entries %llu", c->path, (unsigned long long)oz_rd64(r + 24),
                       (unsigned long long)oz_rd64(r + 32));
-    const uint8_t *e = c->base + eocd;
+    const uint8_t *e = at(c, eocd);
     uint64_t n = oz_rd64(r + 32), size = oz_rd64(r + 40), off = oz_rd64(r + 48);
     if ((oz_rd16(e + 10) != U16_MARK && oz_rd16(e + 10) != n) ||
         (oz_rd32(e + 12) != U32_MARK && oz_rd32(e + 12) != size) ||
@@ -134,7 +164,7 @@ static int read_eocd(ctx *c)
     uint64_t eocd = 0;
     int rc = find_eocd(c, &eocd);
     if (rc) return rc;
-    const uint8_t *e = c->base + eocd;
+    const uint8_t *e = at(c, eocd);
     if (oz_rd16(e + 4) != 0 || oz_rd16(e + 6) != 0 || oz_rd16(e + 8) != oz_rd16(e + 10))
         return oz_err(ONNXZIP_EEOCD, (int64_t)eocd, "%s: end of central directory names several disks "
                       "(multi-disk archives are not supported)", c->path);
@@ -235,10 +265,10 @@ static int check_flags_method(ctx *c, uint16_t flags, uint16_t method, const cha
 static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
 {
     uint64_t at = *pos, cd_stop = c->cd_offset + c->cd_size;
-    const uint8_t *h = c->base + at;
     if (cd_stop - at < ZIP_CENTRAL_SIZE)
         return oz_err(ONNXZIP_ETRUNC, (int64_t)at, "%s: central directory ends inside record %zu (offset %llu)",
                       c->path, c->z->n, (unsigned long long)at);
+    const uint8_t *h = c->base + (at - c->win_off);
     if (oz_rd32(h) != ZIP_CENTRAL_SIG)
         return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: central directory record %zu at offset %llu: bad signature",
                       c->path, c->z->n, (unsigned long long)at);
@@ -273,6 +303,8 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
                       ONNXZIP_FORMAT_VERSION_MAJOR);
     ze->pub.header_offset = lho;
     ze->pub.size = usize;
+    ze->flags = oz_rd16(h + CH_FLAGS);
+    ze->method = oz_rd16(h + CH_METHOD);
     ze->pub.crc32 = oz_rd32(h + CH_CRC);
     ze->pub.has_xxh3 = x.has_digest && x.digest_algo == DIGEST_XXH3_64;
     ze->pub.xxh3 = ze->pub.has_xxh3 ? x.digest : 0;
@@ -293,17 +325,14 @@ static size_t header_span(const ctx *c, const oz_zentry *ze)
     return (size_t)(first < room ? first : room);
 }
 
-static int check_local(ctx *c, oz_zentry *ze, const uint8_t *central)
+/* Checks the local header `h` of entry `ze` (`have` bytes at hand from its
+ * first byte): *need is set to its length when more bytes are needed,
+ * else the header is checked against the central record and data_offset
+ * and align_claim are set. */
+static int check_local_bytes(ctx *c, oz_zentry *ze, const uint8_t *h, uint64_t have, size_t *need)
 {
-    uint64_t lho = ze->pub.header_offset;
-    if (lho > c->cd_offset || c->cd_offset - lho < ZIP_LOCAL_SIZE)
-        return oz_err(ONNXZIP_EBOUNDS, (int64_t)lho, "%s: entry '%s': local header offset %llu lies outside the "
-                      "data area (before offset %llu)", c->path, SHOWN, (unsigned long long)lho,
-                      (unsigned long long)c->cd_offset);
-    uint64_t room = c->cd_offset - lho;
-    size_t first = header_span(c, ze);
-    const uint8_t *h = fetch(c, lho, first);
-    if (!h) return onnxzip_last_error()->status;
+    uint64_t lho = ze->pub.header_offset, room = c->cd_offset - lho;
+    *need = 0;
     uint16_t nlen = oz_rd16(h + LH_NAMELEN), elen = oz_rd16(h + LH_EXTRALEN);
     if (oz_rd32(h) != ZIP_LOCAL_SIG)
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': no local header signature at offset %llu",
@@ -311,12 +340,14 @@ static int check_local(ctx *c, oz_zentry *ze, const uint8_t *central)
     if (room - ZIP_LOCAL_SIZE < (uint64_t)nlen + elen)
         return oz_err(ONNXZIP_EBOUNDS, (int64_t)lho, "%s: entry '%s': local header at offset %llu runs into the "
                       "central directory", c->path, SHOWN, (unsigned long long)lho);
-    if (ZIP_LOCAL_SIZE + (size_t)nlen + elen > first && !(h = fetch(c, lho, ZIP_LOCAL_SIZE + (size_t)nlen + elen)))
-        return onnxzip_last_error()->status;
+    if (ZIP_LOCAL_SIZE + (uint64_t)nlen + elen > have) {
+        *need = ZIP_LOCAL_SIZE + (size_t)nlen + elen;
+        return 0;
+    }
     if (nlen != ze->name_len || memcmp(h + ZIP_LOCAL_SIZE, ze->pub.name, nlen))
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local header at offset %llu has another "
                       "name than the central directory", c->path, SHOWN, (unsigned long long)lho);
-    if (oz_rd16(h + LH_FLAGS) != oz_rd16(central + CH_FLAGS) || oz_rd16(h + LH_METHOD) != oz_rd16(central + CH_METHOD))
+    if (oz_rd16(h + LH_FLAGS) != ze->flags || oz_rd16(h + LH_METHOD) != ze->method)
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local header flags or method differ from "
                       "the central directory", c->path, SHOWN);
     if (oz_rd32(h + LH_CRC) != ze->pub.crc32)
@@ -355,6 +386,45 @@ static int check_local(ctx *c, oz_zentry *ze, const uint8_t *central)
                       "%llu run past the start of the central directory (%llu)", c->path, SHOWN,
                       (unsigned long long)ze->pub.size, (unsigned long long)ze->pub.data_offset,
                       (unsigned long long)c->cd_offset);
+    return 0;
+}
+
+static int check_local(ctx *c, oz_zentry *ze)
+{
+    uint64_t lho = ze->pub.header_offset;
+    if (lho > c->cd_offset || c->cd_offset - lho < ZIP_LOCAL_SIZE)
+        return oz_err(ONNXZIP_EBOUNDS, (int64_t)lho, "%s: entry '%s': local header offset %llu lies outside the "
+                      "data area (before offset %llu)", c->path, SHOWN, (unsigned long long)lho,
+                      (unsigned long long)c->cd_offset);
+    size_t first = header_span(c, ze), need;
+    const uint8_t *h = fetch(c, lho, first);
+    if (!h) return onnxzip_last_error()->status;
+    int rc = check_local_bytes(c, ze, h, first, &need);
+    if (rc || !need) return rc;
+    if (!(h = fetch(c, lho, need))) return onnxzip_last_error()->status;
+    return check_local_bytes(c, ze, h, need, &need);
+}
+
+/* A remote archive's entries other than the model, whose local headers are
+ * not at hand: entries tile the data area (spec 6.5), so each one's data
+ * ends where the next local header begins, and the first read of its bytes
+ * checks that (oz_zip_check_local()). The one exception the format allows,
+ * dead space before the model, is then found and refused. */
+static int predict_local(ctx *c, oz_zentry *ze, uint64_t next)
+{
+    uint64_t lho = ze->pub.header_offset;
+    if (lho > c->cd_offset || c->cd_offset - lho < ZIP_LOCAL_SIZE)
+        return oz_err(ONNXZIP_EBOUNDS, (int64_t)lho, "%s: entry '%s': local header offset %llu lies outside the "
+                      "data area (before offset %llu)", c->path, SHOWN, (unsigned long long)lho,
+                      (unsigned long long)c->cd_offset);
+    uint64_t min_hdr = ZIP_LOCAL_SIZE + (uint64_t)ze->name_len;
+    if (next < lho || next - lho < min_hdr || next - lho - min_hdr < ze->pub.size ||
+        next - lho - min_hdr - ze->pub.size > 0xFFFF)
+        return oz_err(ONNXZIP_EOVERLAP, (int64_t)lho, "%s: entry '%s': its local header at offset %llu and %llu data "
+                      "bytes do not fit before the next entry at offset %llu", c->path, SHOWN,
+                      (unsigned long long)lho, (unsigned long long)ze->pub.size, (unsigned long long)next);
+    ze->pub.data_offset = next - ze->pub.size;
+    ze->align_claim = 0;
     return 0;
 }
 
@@ -457,32 +527,110 @@ static void prefetch(const ctx *c, size_t from, size_t to)
     }
 }
 
+static int is_model(const oz_zentry *ze)
+{
+    return ze->name_len == sizeof OZ_MODEL_NAME - 1 && !memcmp(ze->pub.name, OZ_MODEL_NAME, ze->name_len);
+}
+
+static int local_or_predicted(ctx *c, oz_zentry *ze, uint64_t next)
+{
+    if (!c->deferred) return check_local(c, ze);
+    if (!is_model(ze)) return predict_local(c, ze, next);
+    if (!in_window(c, ze->pub.header_offset)) return need_more(c);
+    return check_local(c, ze);
+}
+
+typedef struct lho_key {
+    uint64_t off;
+    uint32_t i;
+} lho_key;
+
+static int cmp_lho(const void *x, const void *y)
+{
+    uint64_t a = ((const lho_key *)x)->off, b = ((const lho_key *)y)->off;
+    return (a > b) - (a < b);
+}
+
+/* For each of entries [0, n), the header offset of the entry that follows it
+ * in the file (the central directory's offset for the last): what a remote
+ * archive's data offsets are predicted from. */
+static uint64_t *next_offsets(ctx *c, size_t n)
+{
+    uint64_t *next = malloc((n ? n : 1) * sizeof *next);
+    lho_key *order = malloc((n ? n : 1) * sizeof *order);
+    if (!next || !order) {
+        free(next);
+        free(order);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (central directory)"), NULL;
+    }
+    for (size_t i = 0; i < n; i++) order[i] = (lho_key){ c->z->entries[i].pub.header_offset, (uint32_t)i };
+    qsort(order, n, sizeof *order, cmp_lho);
+    for (size_t k = 0; k < n; k++) next[order[k].i] = k + 1 < n ? order[k + 1].off : c->cd_offset;
+    free(order);
+    return next;
+}
+
 /* Local headers of entries [0, n); *failed: the first that fails (n if none),
  * its error in *err. (Two threads sharing the reads measured slower: thread
  * start, TLB shootdowns at munmap and a second malloc arena cost more than
  * the reads they split.) */
-static void check_all_locals(ctx *c, const uint64_t *at, size_t n, size_t *failed, saved_err *err)
+static void check_all_locals(ctx *c, size_t n, size_t *failed, saved_err *err)
 {
     int prefetched = 0;
+    uint64_t *next = c->deferred ? next_offsets(c, n) : NULL;
+    if (c->deferred && !next) {
+        save_err(err, ONNXZIP_ENOMEM);
+        *failed = 0;
+        return;
+    }
+    *failed = n;
     for (size_t i = 0; i < n; i++) {
-        int rc = check_local(c, &c->z->entries[i], c->base + at[i]);
+        int rc = local_or_predicted(c, &c->z->entries[i], next ? next[i] : 0);
         if (rc) {
             save_err(err, rc);
             *failed = i;
-            return;
+            break;
         }
         if (c->cold && !prefetched++) prefetch(c, i + 1, n);
     }
-    *failed = n;
+    free(next);
 }
 
 /* Central records first, then the local headers (whose offsets are then all
  * known, for prefetch), then names and alignment; errors are raised in the
  * order a one-pass check would meet them: entry by entry, central record,
  * local header, name. */
+/* The central directory starts before the window. Its last record, the
+ * model's (which must come last), usually lies in the window: found by its
+ * name, it tells where the model's local header is, so that one request
+ * can bring that header, the model and the directory (checked in full
+ * once they are at hand). */
+static void guess_model_header(ctx *c)
+{
+    uint64_t cd_stop = c->cd_offset + c->cd_size;
+    const uint64_t rec = ZIP_CENTRAL_SIZE + sizeof OZ_MODEL_NAME - 1;
+    for (uint64_t p = cd_stop - rec + 1; p-- > c->win_off && p >= c->cd_offset;) {
+        const uint8_t *h = at(c, p);
+        if (oz_rd32(h) != ZIP_CENTRAL_SIG || oz_rd16(h + CH_NAMELEN) != rec - ZIP_CENTRAL_SIZE ||
+            memcmp(h + ZIP_CENTRAL_SIZE, OZ_MODEL_NAME, rec - ZIP_CENTRAL_SIZE))
+            continue;
+        uint16_t elen = oz_rd16(h + CH_EXTRALEN);
+        if (p + rec + elen + oz_rd16(h + CH_COMMENTLEN) != cd_stop) continue;
+        extras x;
+        uint64_t usize = oz_rd32(h + CH_USIZE), csize = oz_rd32(h + CH_CSIZE), lho = oz_rd32(h + CH_LHO);
+        if (!parse_extras(h + rec, elen, &x) && !resolve_zip64(&x, &usize, &csize, &lho) && lho < c->cd_offset)
+            in_window(c, lho);
+        return;
+    }
+}
+
 static int read_entries(ctx *c)
 {
     oz_zip *z = c->z;
+    if (!in_window(c, c->cd_offset)) {
+        guess_model_header(c);
+        return need_more(c);
+    }
     z->entries = calloc(c->n_entries ? c->n_entries : 1, sizeof *z->entries);
     /* Names total at most cd_size bytes plus one NUL each. */
     z->name_store = malloc(c->cd_size + c->n_entries + 1);
@@ -512,7 +660,7 @@ static int read_entries(ctx *c)
     if (rc) save_err(&pending, rc);
     size_t bad;
     saved_err local_err;
-    check_all_locals(c, at, n, &bad, &local_err);
+    check_all_locals(c, n, &bad, &local_err);
     free(at);
     for (size_t i = 0; i < n; i++) {
         if (i == bad) return raise_err(&local_err);
@@ -541,31 +689,70 @@ static int read_entries(ctx *c)
 
 /* An update in progress ends the file with a trailer naming where the archive
  * proper ends (spec 15.2); the bytes in between are ignored. */
-static uint64_t archive_size(const uint8_t *base, uint64_t size)
+static uint64_t archive_size(const uint8_t *win, uint64_t win_off, uint64_t size)
 {
-    if (size < 24 + ZIP_EOCD_SIZE) return size;
-    const uint8_t *t = base + size - 24;
+    if (size < 24 + ZIP_EOCD_SIZE || size - 24 < win_off) return size;
+    const uint8_t *t = win + (size - 24 - win_off);
     if (memcmp(t, "OZUPDATE", 8) || oz_rd32(t + 16) != 1 || oz_rd32(t + 20) != (uint32_t)crc32(0, t, 20))
         return size;
     uint64_t end = oz_rd64(t + 8);
     return end >= ZIP_EOCD_SIZE && end <= size - 24 ? end : size;
 }
 
-int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, int fd, const char *path)
+static int parse(ctx *c)
 {
+    oz_zip *z = c->z;
     memset(z, 0, sizeof *z);
     oz_strmap_init(&z->names, 1);
-    ctx c = { .base = base, .size = archive_size(base, size), .path = path, .z = z, .fd = fd, .nowait = 1 };
-    int rc = read_eocd(&c);
-    if (!rc) rc = read_entries(&c);
-    free(c.lbuf);
+    c->size = archive_size(c->base, c->win_off, c->size);
+    int rc = read_eocd(c);
+    if (!rc) rc = read_entries(c);
+    free(c->lbuf);
     if (rc) {
         oz_zip_free(z);
         return rc;
     }
-    z->cd_offset = c.cd_offset;
-    z->cd_size = c.cd_size;
-    z->end = c.size;
+    z->cd_offset = c->cd_offset;
+    z->cd_size = c->cd_size;
+    z->end = c->size;
+    return 0;
+}
+
+int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, int fd, const char *path)
+{
+    ctx c = { .base = base, .size = size, .path = path, .z = z, .fd = fd, .nowait = 1 };
+    return parse(&c);
+}
+
+int oz_zip_parse_remote(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_t size, const char *path,
+                        uint64_t *need)
+{
+    ctx c = { .base = win, .win_off = win_off, .size = size, .path = path, .z = z, .fd = -1, .deferred = 1 };
+    *need = 0;
+    int rc = parse(&c);
+    if (rc && c.needs) *need = c.need; /* not the file's fault: bytes before the window are needed */
+    return rc && c.needs ? 1 : rc;
+}
+
+int oz_zip_check_local(const oz_zip *z, size_t i, const uint8_t *h, size_t n, const char *path,
+                       uint64_t *data_offset)
+{
+    oz_zentry e = z->entries[i];
+    ctx cx = { .path = path, .z = (oz_zip *)z, .cd_offset = z->cd_offset }, *c = &cx;
+    const oz_zentry *ze = &e;
+    size_t need;
+    int rc = n < ZIP_LOCAL_SIZE ? 0 : check_local_bytes(c, &e, h, n, &need);
+    if (rc) return rc;
+    if (n < ZIP_LOCAL_SIZE || need || (!data_offset && e.pub.data_offset != z->entries[i].pub.data_offset))
+        return oz_err(ONNXZIP_ELOCAL, (int64_t)e.pub.header_offset, "%s: entry '%s': its local header at offset %llu "
+                      "is not %zu bytes long, as the central directory's layout implies (dead space before "
+                      "__MODEL_PROTO, left by an interrupted update, or a damaged archive: fetch the whole file)",
+                      path, SHOWN, (unsigned long long)e.pub.header_offset, n);
+    if (e.align_claim && e.pub.data_offset % e.align_claim)
+        return oz_err(ONNXZIP_EALIGN, (int64_t)e.pub.data_offset, "%s: entry '%s': data at offset %llu is not "
+                      "aligned to %u bytes (as its alignment field claims)", path, SHOWN,
+                      (unsigned long long)e.pub.data_offset, e.align_claim);
+    if (data_offset) *data_offset = e.pub.data_offset;
     return 0;
 }
 

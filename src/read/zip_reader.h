@@ -11,6 +11,7 @@ typedef struct oz_zentry {
     onnxzip_entry pub;
     uint32_t name_len;
     uint32_t align_claim; /* alignment recorded in a 0xD935 field, 0 if none */
+    uint16_t flags, method; /* of the central record, for its local header */
     oz_name_class cls;
 } oz_zentry;
 
@@ -31,6 +32,24 @@ typedef struct oz_zip {
  * pread()); else -1. `path` names the file in messages. On failure *z is
  * left empty. */
 int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, int fd, const char *path);
+
+/* As oz_zip_parse() for a remote archive of `size` bytes, of which only
+ * [win_off, size) are at hand, at `win`: the model's local header is
+ * checked, the others' data offsets are predicted from the layout (entries
+ * tile the data area) and checked by oz_zip_check_local() on first use.
+ * Returns 1 when the records begin before the window: call again with the
+ * bytes from *need on. */
+int oz_zip_parse_remote(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_t size, const char *path,
+                        uint64_t *need);
+
+/* Checks entry `i`'s local header, `n` bytes at `h` from its header offset
+ * on, against its central record. `data_offset` NULL: the header must be
+ * exactly as long as the predicted data offset implies (n = data_offset -
+ * header_offset). Else n is the header's own length (30 + name + extra, from
+ * its first 30 bytes) and *data_offset is set to where its data begins. */
+int oz_zip_check_local(const oz_zip *z, size_t i, const uint8_t *h, size_t n, const char *path,
+                       uint64_t *data_offset);
+
 void oz_zip_free(oz_zip *z);
 
 /* The entry named exactly `name`, or NULL. */

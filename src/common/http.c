@@ -1,0 +1,514 @@
+/* HTTP(S) byte ranges through libcurl's multi interface: every reply is
+ * checked before one byte of it is used (status 206, the Content-Range
+ * asked for, the pinned total size and validator, no more bytes than asked),
+ * and a transfer that fails in a way that may pass (5xx, 408, 429, reset,
+ * timeout, short body) is retried from its first missing byte after a
+ * doubling delay, while the other ranges go on. */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/http.h"
+
+struct oz_http {
+    char *url, *shown;
+    onnxzip_remote_options o;
+    CURLM *multi;
+    pthread_mutex_t lock;
+    uint64_t size;
+    int pinned;
+    char etag[256];      /* the pinned strong ETag, or "" */
+    char lastmod[128];   /* the pinned Last-Modified, when there is no strong ETag */
+    char condition[300]; /* the header every request after the first carries */
+    char validator[300];
+    onnxzip_remote_stats st;
+};
+
+/* One range being fetched: [off + done, off + len) remain. */
+typedef struct xfer {
+    oz_http *h;
+    const oz_http_range *r; /* NULL: the tail request */
+    uint32_t suffix;        /* the tail request's length */
+    uint64_t off, len, done;
+    unsigned attempt;
+    int64_t not_before;      /* ms, monotonic: a retry waits until then */
+    CURL *e;
+    struct curl_slist *hdrs;
+    long status;             /* of the current response */
+    int checked;             /* its headers were checked (first body byte) */
+    int have_range, encoded;
+    uint64_t first, last, total;
+    char etag[256], lastmod[128];
+    int err;       /* a status decided by a callback */
+    int retryable; /* ... which a retry may cure */
+    int complete;
+    char range_s[64];
+    uint8_t *buf;  /* the tail request's bytes */
+} xfer;
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc;
+
+static void global_init(void)
+{
+    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int oz_http_new(oz_http **hp, const char *url, const char *shown, const onnxzip_remote_options *opts)
+{
+    *hp = NULL;
+    int https = !strncasecmp(url, "https://", 8), http = !strncasecmp(url, "http://", 7);
+    if (!https && !http)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: not an http:// or https:// URL", shown);
+    if (http && !opts->allow_http)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: plain http:// is refused unless allowed (allow_http, the CLI's "
+                      "--allow-http): nothing would protect the bytes in transit", shown);
+    pthread_once(&global_once, global_init);
+    if (global_rc != CURLE_OK)
+        return oz_err(ONNXZIP_ENETWORK, -1, "%s: libcurl failed to initialize: %s", shown, curl_easy_strerror(global_rc));
+    oz_http *h = calloc(1, sizeof *h);
+    if (!h || !(h->url = strdup(url)) || !(h->shown = strdup(shown)) || !(h->multi = curl_multi_init())) {
+        oz_http_free(h);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (HTTP client)");
+    }
+    h->o = *opts;
+    if (h->o.parallel == 0) h->o.parallel = 1;
+    pthread_mutex_init(&h->lock, NULL);
+    curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)h->o.parallel);
+    *hp = h;
+    return 0;
+}
+
+void oz_http_free(oz_http *h)
+{
+    if (!h) return;
+    if (h->multi) {
+        curl_multi_cleanup(h->multi);
+        pthread_mutex_destroy(&h->lock);
+    }
+    free(h->url);
+    free(h->shown);
+    free(h);
+}
+
+/* ---- reply headers ---------------------------------------------------- */
+
+static void copy_value(char *dst, size_t cap, const char *v, size_t n)
+{
+    while (n && (*v == ' ' || *v == '\t')) v++, n--;
+    while (n && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' ')) n--;
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, v, n);
+    dst[n] = '\0';
+}
+
+static int header_is(const char *line, size_t n, const char *name, const char **value, size_t *vlen)
+{
+    size_t k = strlen(name);
+    if (n <= k || strncasecmp(line, name, k) || line[k] != ':') return 0;
+    *value = line + k + 1;
+    *vlen = n - k - 1;
+    return 1;
+}
+
+static void parse_content_range(xfer *x, const char *v)
+{
+    unsigned long long a, b, t;
+    x->have_range = sscanf(v, " bytes %llu-%llu/%llu", &a, &b, &t) == 3;
+    x->first = a;
+    x->last = b;
+    x->total = t;
+}
+
+static size_t on_header(char *line, size_t size, size_t nitems, void *ud)
+{
+    xfer *x = ud;
+    size_t n = size * nitems;
+    const char *v;
+    size_t vn;
+    char buf[300];
+    if (n >= 5 && !strncmp(line, "HTTP/", 5)) { /* a new response (a redirect's, or the final one) */
+        const char *sp = memchr(line, ' ', n);
+        x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        x->have_range = x->encoded = 0;
+        x->etag[0] = x->lastmod[0] = '\0';
+    } else if (header_is(line, n, "Content-Range", &v, &vn)) {
+        copy_value(buf, sizeof buf, v, vn);
+        parse_content_range(x, buf);
+    } else if (header_is(line, n, "ETag", &v, &vn)) {
+        copy_value(x->etag, sizeof x->etag, v, vn);
+    } else if (header_is(line, n, "Last-Modified", &v, &vn)) {
+        copy_value(x->lastmod, sizeof x->lastmod, v, vn);
+    } else if (header_is(line, n, "Content-Encoding", &v, &vn)) {
+        copy_value(buf, sizeof buf, v, vn);
+        x->encoded = strcasecmp(buf, "identity") != 0;
+    }
+    return n;
+}
+
+/* ---- reply checks ----------------------------------------------------- */
+
+static int retryable_status(long s)
+{
+    return s >= 500 || s == 408 || s == 429;
+}
+
+/* A reply that is not 206: its status, once the response is complete. */
+static int status_error(xfer *x)
+{
+    oz_http *h = x->h;
+    x->retryable = retryable_status(x->status);
+    if (x->status == 200)
+        return oz_err(ONNXZIP_ENORANGE, -1, "%s: the server answered a range request with the whole file (status "
+                      "200): it does not serve byte ranges, which reading an archive in place needs", h->shown);
+    if (x->status == 412)
+        return oz_err(ONNXZIP_ECHANGED, -1, "%s: the file changed on the server since it was opened (412 "
+                      "Precondition Failed for %s); reopen it", h->shown, h->validator);
+    if (x->status == 416)
+        return oz_err(ONNXZIP_ECHANGED, -1, "%s: bytes %s are no longer in the file (416 Range Not Satisfiable): it "
+                      "changed on the server since it was opened", h->shown, x->range_s);
+    return oz_err(ONNXZIP_EHTTP, -1, "%s: HTTP status %ld for bytes %s%s", h->shown, x->status, x->range_s,
+                  x->retryable ? " (after every retry)" : "");
+}
+
+/* A 206's headers, before its first byte is used. */
+static int check_reply(xfer *x)
+{
+    oz_http *h = x->h;
+    if (x->h->pinned && x->etag[0] && h->etag[0] && strcmp(x->etag, h->etag))
+        return oz_err(ONNXZIP_ECHANGED, -1, "%s: the file changed on the server since it was opened (ETag %s, "
+                      "then %s)", h->shown, h->etag, x->etag);
+    if (x->encoded)
+        return oz_err(ONNXZIP_EREPLY, -1, "%s: the server sent bytes %s with a Content-Encoding: not the file's "
+                      "bytes", h->shown, x->range_s);
+    if (!x->have_range)
+        return oz_err(ONNXZIP_EREPLY, -1, "%s: status 206 without a valid single Content-Range for bytes %s",
+                      h->shown, x->range_s);
+    uint64_t want_first = x->off + x->done, want_last = x->off + x->len - 1;
+    if (!x->r) { /* the tail: the last min(suffix, size) bytes, whatever the size */
+        want_last = x->total - 1;
+        want_first = x->total > x->suffix ? x->total - x->suffix : 0;
+    }
+    if (x->total == 0 || x->first != want_first || x->last != want_last || x->last >= x->total)
+        return oz_err(ONNXZIP_EREPLY, -1, "%s: asked for bytes %s, the server sent bytes %llu-%llu/%llu", h->shown,
+                      x->range_s, (unsigned long long)x->first, (unsigned long long)x->last,
+                      (unsigned long long)x->total);
+    if (h->pinned && x->total != h->size)
+        return oz_err(ONNXZIP_EREPLY, -1, "%s: the server now says the file has %llu bytes, it said %llu under the "
+                      "same validator (%s)", h->shown, (unsigned long long)x->total, (unsigned long long)h->size,
+                      h->validator);
+    if (!x->r) {
+        x->len = x->last - x->first + 1;
+        x->off = x->first;
+        if (!(x->buf = malloc((size_t)x->len)))
+            return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (%llu bytes)", (unsigned long long)x->len);
+    }
+    return 0;
+}
+
+static size_t on_body(char *p, size_t size, size_t nitems, void *ud)
+{
+    xfer *x = ud;
+    size_t n = size * nitems;
+    if (x->err) return 0;
+    if (x->status != 206) return n; /* an error page: dropped; judged by its status when complete */
+    if (!x->checked++ && (x->err = check_reply(x))) return 0;
+    if (n > x->len - x->done) {
+        x->err = oz_err(ONNXZIP_EREPLY, -1, "%s: the server sent more than the %llu bytes asked (bytes %s)",
+                        x->h->shown, (unsigned long long)x->len, x->range_s);
+        return 0;
+    }
+    int rc = x->r ? x->r->sink(x->r->ctx, (const uint8_t *)p, n, x->off + x->done) : 0;
+    if (!x->r) memcpy(x->buf + x->done, p, n);
+    if (rc) {
+        x->err = rc;
+        return 0;
+    }
+    x->done += n;
+    x->h->st.bytes_received += n;
+    return n;
+}
+
+/* ---- transfers -------------------------------------------------------- */
+
+static int setup(xfer *x)
+{
+    oz_http *h = x->h;
+    if (!x->e && !(x->e = curl_easy_init())) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (HTTP request)");
+    CURL *e = x->e;
+    curl_easy_reset(e);
+    if (!x->r) { /* the tail is asked again whole: the size it ends at may not be known yet */
+        free(x->buf);
+        x->buf = NULL;
+        x->done = x->len = 0;
+    }
+    x->status = 0;
+    x->checked = x->have_range = x->encoded = 0;
+    x->err = x->retryable = 0;
+    if (x->r)
+        snprintf(x->range_s, sizeof x->range_s, "%llu-%llu", (unsigned long long)(x->off + x->done),
+                 (unsigned long long)(x->off + x->len - 1));
+    else
+        snprintf(x->range_s, sizeof x->range_s, "-%u", x->suffix);
+    const char *protos = h->o.allow_http ? "http,https" : "https";
+    curl_easy_setopt(e, CURLOPT_URL, h->url);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, protos);
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, protos);
+#else
+    long bits = CURLPROTO_HTTPS | (h->o.allow_http ? CURLPROTO_HTTP : 0);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS, bits);
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS, bits);
+#endif
+    curl_easy_setopt(e, CURLOPT_RANGE, x->range_s);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, h->o.max_redirects ? 1L : 0L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)h->o.max_redirects);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->o.connect_timeout_ms);
+    long stall_s = (long)((h->o.stall_timeout_ms + 999) / 1000);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, stall_s ? stall_s : 1L);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    char agent[64];
+    snprintf(agent, sizeof agent, "onnxzip/%s", onnxzip_version());
+    curl_easy_setopt(e, CURLOPT_USERAGENT, agent);
+    if (h->o.ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, h->o.ca_file);
+    curl_slist_free_all(x->hdrs);
+    x->hdrs = NULL;
+    if (h->pinned && !(x->hdrs = curl_slist_append(NULL, h->condition)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (HTTP request)");
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    return 0;
+}
+
+/* The status of a finished transfer; x->retryable tells whether to retry. */
+static int judge(xfer *x, CURLcode res)
+{
+    oz_http *h = x->h;
+    if (x->err) return x->err; /* decided by a callback */
+    if (res == CURLE_OK && x->status == 206 && x->done == x->len && x->checked) return 0;
+    if (res == CURLE_OK && x->status != 206) return status_error(x);
+    x->retryable = 1;
+    switch (res) {
+    case CURLE_OK:
+    case CURLE_PARTIAL_FILE:
+        return oz_err(ONNXZIP_ENETWORK, -1, "%s: the reply for bytes %s ended after %llu of %llu bytes (truncated, "
+                      "after every retry)", h->shown, x->range_s, (unsigned long long)x->done,
+                      (unsigned long long)(x->r ? x->len : x->suffix));
+    case CURLE_OPERATION_TIMEDOUT:
+        return oz_err(ONNXZIP_ETIMEOUT, -1, "%s: bytes %s: no progress for %u ms, or no connection within %u ms "
+                      "(after every retry)", h->shown, x->range_s, h->o.stall_timeout_ms, h->o.connect_timeout_ms);
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        break;
+    default:
+        x->retryable = 0;
+    }
+    if (res == CURLE_TOO_MANY_REDIRECTS)
+        return oz_err(ONNXZIP_EHTTP, -1, "%s: more than %u redirects", h->shown, h->o.max_redirects);
+    if (res == CURLE_UNSUPPORTED_PROTOCOL)
+        return oz_err(ONNXZIP_EHTTP, -1, "%s: redirected to a URL whose scheme is refused (%s)", h->shown,
+                      h->o.allow_http ? "neither http nor https" : "plain http is not allowed");
+    return oz_err(ONNXZIP_ENETWORK, -1, "%s: bytes %s: %s%s", h->shown, x->range_s, curl_easy_strerror(res),
+                  x->retryable ? " (after every retry)" : "");
+}
+
+typedef struct batch {
+    oz_http *h;
+    xfer *x;
+    size_t n, next, active, finished;
+    int rc;
+} batch;
+
+static int start(batch *b, xfer *x)
+{
+    int rc = setup(x);
+    if (rc) return rc;
+    if (x->attempt) b->h->st.retries++;
+    b->h->st.requests++;
+    if (curl_multi_add_handle(b->h->multi, x->e) != CURLM_OK)
+        return oz_err(ONNXZIP_ENOMEM, -1, "%s: cannot start a request", b->h->shown);
+    b->active++;
+    return 0;
+}
+
+/* A finished transfer: done, failed, or queued again for a retry. */
+static void finish(batch *b, xfer *x, CURLcode res)
+{
+    curl_multi_remove_handle(b->h->multi, x->e);
+    b->active--;
+    int rc = judge(x, res);
+    if (!rc) {
+        x->complete = 1;
+        b->finished++;
+        return;
+    }
+    if (x->retryable && x->attempt < b->h->o.retries) {
+        unsigned k = x->attempt++ < 20 ? x->attempt - 1 : 20;
+        x->not_before = now_ms() + (int64_t)b->h->o.backoff_ms * ((int64_t)1 << k);
+        return;
+    }
+    b->rc = rc;
+}
+
+/* Starts what may start now; returns how long (ms) until a waiting retry may. */
+static int64_t launch(batch *b)
+{
+    int64_t t = now_ms(), wait = 1000;
+    for (size_t i = 0; i < b->n && b->active < b->h->o.parallel && !b->rc; i++) {
+        xfer *x = &b->x[i];
+        if (x->complete) continue;
+        if (x->not_before < 0) continue; /* running */
+        if (x->not_before > t) {
+            if (x->not_before - t < wait) wait = x->not_before - t;
+            continue;
+        }
+        x->not_before = -1;
+        int rc = start(b, x);
+        if (rc) b->rc = rc;
+    }
+    return wait;
+}
+
+static int run(oz_http *h, xfer *x, size_t n)
+{
+    batch b = { .h = h, .x = x, .n = n };
+    for (size_t i = 0; i < n; i++) x[i].not_before = 0;
+    while (!b.rc && b.finished < n) {
+        int64_t wait = launch(&b);
+        if (b.rc) break;
+        int running = 0;
+        curl_multi_perform(h->multi, &running);
+        CURLMsg *m;
+        int left;
+        while ((m = curl_multi_info_read(h->multi, &left))) {
+            if (m->msg != CURLMSG_DONE) continue;
+            xfer *done = NULL;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&done);
+            CURLcode res = m->data.result;
+            done->not_before = 0;
+            finish(&b, done, res);
+        }
+        if (!b.rc && b.finished < n) curl_multi_poll(h->multi, NULL, 0, (int)(b.active ? 100 : wait), NULL);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (x[i].e) {
+            if (x[i].not_before < 0) curl_multi_remove_handle(h->multi, x[i].e);
+            curl_easy_cleanup(x[i].e);
+        }
+        curl_slist_free_all(x[i].hdrs);
+    }
+    return b.rc;
+}
+
+/* The first reply's validator, sent as a condition with every later
+ * request. A weak ETag cannot be (If-Match compares strongly). */
+static int pin(oz_http *h, const xfer *x)
+{
+    h->size = x->total;
+    if (x->etag[0] == '"') {
+        snprintf(h->etag, sizeof h->etag, "%s", x->etag);
+        snprintf(h->condition, sizeof h->condition, "If-Match: %s", x->etag);
+        snprintf(h->validator, sizeof h->validator, "ETag %s", x->etag);
+    } else if (x->lastmod[0]) {
+        snprintf(h->lastmod, sizeof h->lastmod, "%s", x->lastmod);
+        snprintf(h->condition, sizeof h->condition, "If-Unmodified-Since: %s", x->lastmod);
+        snprintf(h->validator, sizeof h->validator, "Last-Modified %s", x->lastmod);
+    } else {
+        return oz_err(ONNXZIP_EHTTP, -1, "%s: the server sends neither a strong ETag nor Last-Modified: a file "
+                      "replaced on it while it is read could not be detected, so it is not read", h->shown);
+    }
+    h->pinned = 1;
+    return 0;
+}
+
+int oz_http_tail(oz_http *h, uint32_t n, uint8_t **data, uint64_t *off, size_t *len, uint64_t *size)
+{
+    *data = NULL;
+    xfer x = { .h = h, .suffix = n ? n : 1 };
+    pthread_mutex_lock(&h->lock);
+    int rc = run(h, &x, 1);
+    if (!rc) rc = pin(h, &x);
+    pthread_mutex_unlock(&h->lock);
+    if (rc) {
+        free(x.buf);
+        return rc;
+    }
+    *data = x.buf;
+    *off = x.off;
+    *len = (size_t)x.len;
+    *size = x.total;
+    return 0;
+}
+
+int oz_http_get(oz_http *h, const oz_http_range *r, size_t n)
+{
+    xfer *x = calloc(n ? n : 1, sizeof *x);
+    if (!x) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (HTTP requests)");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r[i].len) x[k++] = (xfer){ .h = h, .r = &r[i], .off = r[i].off, .len = r[i].len };
+    pthread_mutex_lock(&h->lock);
+    int rc = k ? run(h, x, k) : 0;
+    pthread_mutex_unlock(&h->lock);
+    free(x);
+    return rc;
+}
+
+typedef struct into {
+    uint8_t *dst;
+    uint64_t base;
+} into;
+
+static int copy_sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
+{
+    into *d = ctx;
+    memcpy(d->dst + (at - d->base), p, n);
+    return 0;
+}
+
+/* Below this a range is not split: a request costs a round trip. */
+#define PIECE_MIN ((uint64_t)4 << 20)
+
+int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst)
+{
+    uint64_t pieces = len / PIECE_MIN;
+    if (pieces > h->o.parallel) pieces = h->o.parallel;
+    if (pieces == 0) pieces = 1;
+    oz_http_range r[64];
+    if (pieces > 64) pieces = 64;
+    into d = { dst, off };
+    uint64_t step = (len + pieces - 1) / pieces;
+    size_t n = 0;
+    for (uint64_t at = 0; at < len; at += step, n++)
+        r[n] = (oz_http_range){ off + at, len - at < step ? len - at : step, copy_sink, &d };
+    return oz_http_get(h, r, n);
+}
+
+const char *oz_http_validator(const oz_http *h)
+{
+    return h->validator;
+}
+
+void oz_http_stats(const oz_http *h, onnxzip_remote_stats *st)
+{
+    *st = h->st;
+    st->file_size = h->size;
+}

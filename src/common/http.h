@@ -1,0 +1,47 @@
+/* HTTP(S) byte-range requests through libcurl, for remote archives: ranges
+ * fetched several at once, each retried with backoff, every reply checked
+ * against what was asked (status 206, Content-Range, total size, length)
+ * and against the file pinned by the first reply (its validator). Built
+ * with -Dcurl only. */
+#ifndef ONNXZIP_HTTP_H
+#define ONNXZIP_HTTP_H
+
+#include "common/internal.h"
+
+typedef struct oz_http oz_http;
+
+/* Receives the next `n` bytes of a range, those at file offset `at`, in
+ * order. A nonzero return (a status, its error recorded) stops the
+ * transfers and is what oz_http_get() returns. */
+typedef int (*oz_http_sink)(void *ctx, const uint8_t *p, size_t n, uint64_t at);
+
+typedef struct oz_http_range {
+    uint64_t off, len;
+    oz_http_sink sink;
+    void *ctx;
+} oz_http_range;
+
+/* A client for `url` (copied; `shown` is what messages call it). Checks the
+ * scheme against opts->allow_http. Sends nothing. */
+int oz_http_new(oz_http **h, const char *url, const char *shown, const onnxzip_remote_options *opts);
+void oz_http_free(oz_http *h);
+
+/* The first request: the file's last `n` bytes (all of it when shorter).
+ * Pins the file's size and validator. *data (malloc'ed, the caller's) holds
+ * *len bytes from file offset *off; *size is the file's size. */
+int oz_http_tail(oz_http *h, uint32_t n, uint8_t **data, uint64_t *off, size_t *len, uint64_t *size);
+
+/* Fetches ranges r[0..n) of the pinned file, opts->parallel at a time, each
+ * retried from where it stopped. Safe from several threads (serialized). */
+int oz_http_get(oz_http *h, const oz_http_range *r, size_t n);
+
+/* `len` bytes from `off` into `dst`, split into pieces fetched in parallel
+ * when large. */
+int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst);
+
+/* The pinned validator: `ETag: "..."` or `Last-Modified: ...` as sent. */
+const char *oz_http_validator(const oz_http *h);
+
+void oz_http_stats(const oz_http *h, onnxzip_remote_stats *st);
+
+#endif

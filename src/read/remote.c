@@ -1,0 +1,159 @@
+/* onnxzip_open_url(): the end of a remote archive (end records, central
+ * directory, model) in one or two range requests, validated and indexed
+ * as onnxzip_open() does; tensor bytes later, on demand (remote_read.c). */
+#include <stdio.h>
+
+#include "read/remote.h"
+#if ONNXZIP_HAVE_CURL
+#include "common/http.h"
+#endif
+
+void onnxzip_remote_options_init(onnxzip_remote_options *o)
+{
+    if (!o) return;
+    *o = (onnxzip_remote_options){ .connect_timeout_ms = 10000, .stall_timeout_ms = 30000, .retries = 4,
+                                   .backoff_ms = 250, .max_redirects = 5, .parallel = 4, .tail_bytes = 65536 };
+}
+
+#if !ONNXZIP_HAVE_CURL
+
+int onnxzip_open_url(const char *url, const onnxzip_remote_options *opts, onnxzip_archive **out)
+{
+    (void)url;
+    (void)opts;
+    if (out) *out = NULL;
+    return oz_err(ONNXZIP_EUNSUPPORTED, -1, "onnxzip_open_url: this build of onnxzip has no libcurl (-Dcurl=disabled "
+                  "or libcurl absent when it was built): remote archives are not supported");
+}
+
+int onnxzip_remote_get_stats(const onnxzip_archive *a, onnxzip_remote_stats *stats)
+{
+    (void)a;
+    if (stats) memset(stats, 0, sizeof *stats);
+    return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_remote_get_stats: not a remote handle (this build has no libcurl)");
+}
+
+void oz_remote_free(oz_remote *r)
+{
+    free(r);
+}
+
+#else
+
+void oz_remote_free(oz_remote *r)
+{
+    if (!r) return;
+    oz_http_free(r->http);
+    free(r->win);
+    free((void *)r->checked);
+    free(r);
+}
+
+/* The URL as messages and onnxzip_archive_path() show it: without its query
+ * and fragment, which may carry credentials (presigned signatures). */
+static char *shown_url(const char *url)
+{
+    size_t n = strcspn(url, "?#");
+    char *s = malloc(n + 4);
+    if (s) snprintf(s, n + 4, "%.*s%s", (int)n, url, url[n] ? "?..." : "");
+    return s;
+}
+
+/* Widens the window down to file offset `from`. */
+static int widen(oz_remote *r, uint64_t from, uint64_t size, const char *shown)
+{
+    uint64_t more = r->win_off - from, have = size - r->win_off;
+    if (size - from > OZ_MAX_MODEL + ((uint64_t)1 << 30))
+        return oz_err(ONNXZIP_ELIMIT, (int64_t)from, "%s: the model, central directory and end records span %llu "
+                      "bytes: more than a model (2 GiB) and its directory can be", shown,
+                      (unsigned long long)(size - from));
+    uint8_t *w = malloc((size_t)(size - from));
+    if (!w) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (%llu bytes)", shown, (unsigned long long)(size - from));
+    memcpy(w + more, r->win, (size_t)have);
+    int rc = oz_http_read(r->http, from, more, w);
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    free(r->win);
+    r->win = w;
+    r->win_off = from;
+    return 0;
+}
+
+/* Parses the zip structure, fetching what lies before the tail: at most two
+ * more requests (the directory and the model's header when the model record
+ * was found in the tail, else the directory, then the model). */
+static int parse(onnxzip_archive *a, oz_remote *r)
+{
+    for (int round = 0; round < 3; round++) {
+        uint64_t need = 0;
+        int rc = oz_zip_parse_remote(&a->zip, r->win, r->win_off, a->size, a->path, &need);
+        if (rc <= 0) return rc;
+        if (need >= r->win_off)
+            return oz_err(ONNXZIP_ECDIR, -1, "%s: inconsistent end records (internal: need %llu)", a->path,
+                          (unsigned long long)need);
+        if ((rc = widen(r, need, a->size, a->path))) return rc;
+    }
+    return oz_err(ONNXZIP_ECDIR, -1, "%s: the central directory does not lead to the model's local header", a->path);
+}
+
+static int open_remote(onnxzip_archive *a, const char *url, const onnxzip_remote_options *o)
+{
+    oz_remote *r = a->remote;
+    int rc = oz_http_new(&r->http, url, a->path, o);
+    size_t len = 0;
+    if (!rc) rc = oz_http_tail(r->http, o->tail_bytes, &r->win, &r->win_off, &len, &a->size);
+    if (!rc) rc = parse(a, r);
+    if (rc == ONNXZIP_ENOTZIP)
+        return oz_err(rc, -1, "%s: not a zip archive (no end of central directory record in its last %zu bytes); "
+                      "only onnxzip archives are read remotely", a->path, len);
+    if (rc) return rc;
+    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
+    a->model_len = (size_t)m->pub.size;
+    if (!(a->model_copy = malloc(a->model_len ? a->model_len : 1)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
+    memcpy(a->model_copy, r->win + (m->pub.data_offset - r->win_off), a->model_len);
+    a->model = a->model_copy;
+    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
+    if (!(r->checked = calloc(a->zip.n ? a->zip.n : 1, sizeof *r->checked)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    atomic_store(&r->checked[a->zip.model_index], 1);
+    return oz_tensors_build_remote(&a->tensors, &a->zip, a->model, a->model_len, m->pub.data_offset, a->path);
+}
+
+int onnxzip_open_url(const char *url, const onnxzip_remote_options *opts, onnxzip_archive **out)
+{
+    if (out) *out = NULL;
+    if (!url || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_url: NULL argument");
+    onnxzip_remote_options o;
+    onnxzip_remote_options_init(&o);
+    if (opts) o = *opts;
+    if (o.tail_bytes < 4096) o.tail_bytes = 4096;
+    onnxzip_archive *a = calloc(1, sizeof *a);
+    if (!a || !(a->remote = calloc(1, sizeof *a->remote)) || !(a->path = shown_url(url))) {
+        onnxzip_close(&a);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    }
+    a->fd = -1;
+    int rc = open_remote(a, url, &o);
+    if (rc) {
+        onnxzip_close(&a);
+        return rc;
+    }
+    /* The tail is kept: fetch and verify compare the file's end with it. */
+    *out = a;
+    return 0;
+}
+
+int onnxzip_remote_get_stats(const onnxzip_archive *a, onnxzip_remote_stats *stats)
+{
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!a || !stats || !a->remote)
+        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_remote_get_stats: %s", a && stats ? "not a remote handle" :
+                      "NULL argument");
+    oz_http_stats(a->remote->http, stats);
+    return 0;
+}
+
+#endif

@@ -1,0 +1,60 @@
+/* Remote archives (onnxzip_open_url()): the handle's HTTP side, the first
+ * checks of entries' local headers, and the in-order check of a whole
+ * file's bytes that verify and fetch share. */
+#ifndef ONNXZIP_REMOTE_H
+#define ONNXZIP_REMOTE_H
+
+#include <stdatomic.h>
+
+#include "common/checksum.h"
+#include "read/archive.h"
+
+struct oz_http;
+
+typedef struct oz_remote {
+    struct oz_http *http;
+    uint8_t *win;          /* the file's bytes [win_off, size): model, directory, end records */
+    uint64_t win_off;
+    atomic_uchar *checked; /* per entry: its local header was checked */
+} oz_remote;
+
+/* Reads `len` bytes of entry tensor `t` (index `i` in the handle's zip) from
+ * byte `offset` of its payload into `dst`, checking the entry's local header
+ * on first use. */
+int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst);
+
+/* Checks a whole archive file's bytes, fed in order from offset `pos` on:
+ * every local header against the directory, every entry's CRC-32 and XXH3,
+ * and the model, directory and end records byte for byte against the ones
+ * validated at open. */
+typedef struct oz_stream {
+    const onnxzip_archive *a;
+    uint32_t *order;    /* entries by header offset */
+    size_t k;           /* the entry being checked, in that order */
+    uint64_t pos;       /* file offset of the next byte */
+    int phase;          /* gap, header, data, tail */
+    uint8_t *hdr;       /* the current local header */
+    size_t hlen, hneed;
+    uint64_t data_end;
+    oz_checksum sum;
+} oz_stream;
+
+int oz_stream_init(oz_stream *s, const onnxzip_archive *a);
+int oz_stream_feed(oz_stream *s, const uint8_t *p, size_t n);
+/* After the file's last byte: 0 when every entry was checked. */
+int oz_stream_finish(oz_stream *s);
+void oz_stream_free(oz_stream *s);
+
+/* onnxzip_verify() of a remote handle: the file streamed through oz_stream. */
+int oz_remote_verify(onnxzip_archive *a);
+
+/* Streams bytes [from, size) of the remote file to `sink` (in order). */
+int oz_remote_stream(onnxzip_archive *a, uint64_t from, int (*sink)(void *ctx, const uint8_t *p, size_t n, uint64_t at),
+                     void *ctx);
+
+/* onnxzip_check() of a remote handle: is the pinned file still served? */
+int oz_remote_check(onnxzip_archive *a);
+
+void oz_remote_free(oz_remote *r);
+
+#endif

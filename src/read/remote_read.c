@@ -1,0 +1,270 @@
+/* A remote archive's bytes: tensor ranges on demand, each entry's local
+ * header checked on its first read; and the whole file in order, checked
+ * as it streams by (verify, fetch). */
+#include <stdio.h>
+
+#include "read/remote.h"
+#if ONNXZIP_HAVE_CURL
+#include "common/http.h"
+#endif
+
+enum { PH_GAP, PH_HDR, PH_DATA, PH_TAIL };
+#define HDR_MAX (30 + 0xFFFF + 0xFFFF)
+
+typedef struct lho_key {
+    uint64_t off;
+    uint32_t i;
+} lho_key;
+
+static int cmp_key(const void *x, const void *y)
+{
+    uint64_t a = ((const lho_key *)x)->off, b = ((const lho_key *)y)->off;
+    return (a > b) - (a < b);
+}
+
+static const oz_zentry *cur(const oz_stream *s)
+{
+    return &s->a->zip.entries[s->order[s->k]];
+}
+
+static const char *shown(const oz_zentry *e, char *buf)
+{
+    return oz_printable(e->pub.name, e->name_len, buf, OZ_PRINTABLE_CAP);
+}
+
+/* The next entry in file order, or the directory once all were checked. */
+static int next_entry(oz_stream *s)
+{
+    const oz_zip *z = &s->a->zip;
+    if (s->k == z->n) {
+        s->phase = PH_TAIL;
+        return 0;
+    }
+    const oz_zentry *e = cur(s);
+    char b[OZ_PRINTABLE_CAP];
+    if (s->pos > e->pub.header_offset || (s->pos < e->pub.header_offset && s->order[s->k] != z->model_index))
+        return oz_err(ONNXZIP_EOVERLAP, (int64_t)s->pos, "%s: entry '%s' at offset %llu: the previous entry ends at "
+                      "%llu", s->a->path, shown(e, b), (unsigned long long)e->pub.header_offset,
+                      (unsigned long long)s->pos);
+    s->phase = s->pos < e->pub.header_offset ? PH_GAP : PH_HDR; /* dead space before the model */
+    s->hlen = 0;
+    s->hneed = 0; /* known once its first 30 bytes are */
+    return 0;
+}
+
+int oz_stream_init(oz_stream *s, const onnxzip_archive *a)
+{
+    memset(s, 0, sizeof *s);
+    s->a = a;
+    size_t n = a->zip.n;
+    lho_key *k = malloc((n ? n : 1) * sizeof *k);
+    s->order = malloc((n ? n : 1) * sizeof *s->order);
+    s->hdr = malloc(HDR_MAX);
+    if (!k || !s->order || !s->hdr) {
+        free(k);
+        oz_stream_free(s);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (stream check)");
+    }
+    for (size_t i = 0; i < n; i++) k[i] = (lho_key){ a->zip.entries[i].pub.header_offset, (uint32_t)i };
+    qsort(k, n, sizeof *k, cmp_key);
+    for (size_t i = 0; i < n; i++) s->order[i] = k[i].i;
+    free(k);
+    return next_entry(s);
+}
+
+void oz_stream_free(oz_stream *s)
+{
+    free(s->order);
+    free(s->hdr);
+    s->order = NULL;
+    s->hdr = NULL;
+}
+
+static int header_done(oz_stream *s)
+{
+    const oz_zentry *e = cur(s);
+    uint64_t doff;
+    int rc = oz_zip_check_local(&s->a->zip, s->order[s->k], s->hdr, s->hlen, s->a->path, &doff);
+    if (rc) return rc;
+    s->data_end = doff + e->pub.size;
+    oz_checksum_init(&s->sum);
+    s->phase = PH_DATA;
+    return 0;
+}
+
+static int data_done(oz_stream *s)
+{
+    const oz_zentry *e = cur(s);
+    char b[OZ_PRINTABLE_CAP];
+    uint64_t xxh = XXH3_64bits_digest(&s->sum.xxh);
+    if (s->sum.crc != e->pub.crc32)
+        return oz_err(ONNXZIP_ECRC, (int64_t)e->pub.data_offset, "%s: entry '%s': CRC-32 of the data is %08x, the "
+                      "archive records %08x", s->a->path, shown(e, b), s->sum.crc, e->pub.crc32);
+    if (e->pub.has_xxh3 && xxh != e->pub.xxh3)
+        return oz_err(ONNXZIP_EDIGEST, (int64_t)e->pub.data_offset, "%s: entry '%s': XXH3-64 of the data is %016llx, "
+                      "the archive records %016llx", s->a->path, shown(e, b), (unsigned long long)xxh,
+                      (unsigned long long)e->pub.xxh3);
+    s->k++;
+    return next_entry(s);
+}
+
+/* The directory and end records, as validated at open. */
+static int tail(oz_stream *s, const uint8_t *p, size_t n)
+{
+    const oz_remote *r = s->a->remote;
+    if (s->pos < r->win_off || n > s->a->size - s->pos || memcmp(p, r->win + (s->pos - r->win_off), n))
+        return oz_err(ONNXZIP_ECHANGED, (int64_t)s->pos, "%s: the bytes at offset %llu differ from the ones read "
+                      "when the archive was opened", s->a->path, (unsigned long long)s->pos);
+    return 0;
+}
+
+int oz_stream_feed(oz_stream *s, const uint8_t *p, size_t n)
+{
+    while (n) {
+        size_t take = n;
+        int rc = 0;
+        if (s->phase == PH_GAP) {
+            uint64_t gap = cur(s)->pub.header_offset - s->pos;
+            if (take > gap) take = (size_t)gap;
+        } else if (s->phase == PH_HDR) {
+            size_t want = s->hneed ? s->hneed : 30;
+            if (take > want - s->hlen) take = want - s->hlen;
+            memcpy(s->hdr + s->hlen, p, take);
+            s->hlen += take;
+        } else if (s->phase == PH_DATA) {
+            if (take > s->data_end - s->pos) take = (size_t)(s->data_end - s->pos);
+            oz_checksum_update(&s->sum, p, take);
+        } else if ((rc = tail(s, p, take))) {
+            return rc;
+        }
+        s->pos += take;
+        p += take;
+        n -= take;
+        if (s->phase == PH_GAP && s->pos == cur(s)->pub.header_offset) s->phase = PH_HDR;
+        else if (s->phase == PH_HDR && s->hlen == 30 && !s->hneed)
+            s->hneed = 30 + (size_t)oz_rd16(s->hdr + 26) + oz_rd16(s->hdr + 28);
+        if (s->phase == PH_HDR && s->hneed && s->hlen == s->hneed) rc = header_done(s);
+        if (!rc && s->phase == PH_DATA && s->pos == s->data_end) rc = data_done(s);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int oz_stream_finish(oz_stream *s)
+{
+    if (s->phase == PH_TAIL && s->pos == s->a->size) return 0;
+    return oz_err(ONNXZIP_ETRUNC, (int64_t)s->pos, "%s: the file ended at offset %llu, before its %llu bytes",
+                  s->a->path, (unsigned long long)s->pos, (unsigned long long)s->a->size);
+}
+
+#if ONNXZIP_HAVE_CURL
+
+int oz_remote_stream(onnxzip_archive *a, uint64_t from, int (*sink)(void *ctx, const uint8_t *p, size_t n, uint64_t at),
+                     void *ctx)
+{
+    oz_http_range r = { from, a->size - from, sink, ctx };
+    return oz_http_get(a->remote->http, &r, 1);
+}
+
+static int feed_sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
+{
+    (void)at;
+    return oz_stream_feed(ctx, p, n);
+}
+
+int oz_remote_verify(onnxzip_archive *a)
+{
+    oz_stream s;
+    int rc = oz_stream_init(&s, a);
+    if (!rc) rc = oz_remote_stream(a, 0, feed_sink, &s);
+    if (!rc) rc = oz_stream_finish(&s);
+    oz_stream_free(&s);
+    return rc;
+}
+
+typedef struct into {
+    uint8_t *dst;
+    uint64_t base;
+} into;
+
+static int copy_sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
+{
+    into *d = ctx;
+    memcpy(d->dst + (at - d->base), p, n);
+    return 0;
+}
+
+static int find_entry(const onnxzip_archive *a, const onnxzip_tensor *t, size_t *i)
+{
+    const oz_zentry *e = t->entry ? oz_zip_find(&a->zip, t->entry, strlen(t->entry)) : NULL;
+    if (!e) return oz_err(ONNXZIP_EINVAL, -1, "%s: tensor '%s' names no entry (internal error)", a->path, t->name);
+    *i = (size_t)(e - a->zip.entries);
+    return 0;
+}
+
+/* Below this a range is not split: a request costs a round trip. */
+#define PIECE_MIN ((uint64_t)4 << 20)
+#define PIECES_MAX 16
+
+int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst)
+{
+    oz_remote *r = a->remote;
+    size_t i;
+    int rc = find_entry(a, t, &i);
+    if (rc || !len) return rc;
+    const oz_zentry *e = &a->zip.entries[i];
+    int check = !atomic_load(&r->checked[i]);
+    uint64_t hlen = e->pub.data_offset - e->pub.header_offset;
+    uint8_t *hdr = check ? malloc((size_t)hlen) : NULL;
+    if (check && !hdr) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (local header)");
+    /* The header (first read only) and the data, in pieces in flight together. */
+    oz_http_range rg[PIECES_MAX + 1];
+    into head = { hdr, e->pub.header_offset }, body = { dst, t->file_offset + offset };
+    size_t n = 0;
+    if (check) rg[n++] = (oz_http_range){ e->pub.header_offset, hlen, copy_sink, &head };
+    uint64_t pieces = len / PIECE_MIN, opt = PIECES_MAX;
+    if (pieces > opt) pieces = opt;
+    if (pieces == 0) pieces = 1;
+    uint64_t step = (len + pieces - 1) / pieces;
+    for (uint64_t at = 0; at < len; at += step)
+        rg[n++] = (oz_http_range){ body.base + at, len - at < step ? len - at : step, copy_sink, &body };
+    rc = oz_http_get(r->http, rg, n);
+    if (!rc && check) rc = oz_zip_check_local(&a->zip, i, hdr, (size_t)hlen, a->path, NULL);
+    if (!rc && check) atomic_store(&r->checked[i], 1);
+    free(hdr);
+    return rc;
+}
+
+/* A 1-byte request under the pinned validator. */
+int oz_remote_check(onnxzip_archive *a)
+{
+    uint8_t b;
+    return oz_http_read(a->remote->http, 0, 1, &b);
+}
+
+#else
+
+int oz_remote_stream(onnxzip_archive *a, uint64_t from, int (*sink)(void *ctx, const uint8_t *p, size_t n, uint64_t at),
+                     void *ctx)
+{
+    (void)from, (void)sink, (void)ctx;
+    return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: no libcurl in this build", a->path);
+}
+
+int oz_remote_verify(onnxzip_archive *a)
+{
+    return oz_remote_stream(a, 0, NULL, NULL);
+}
+
+int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst)
+{
+    (void)t, (void)offset, (void)len, (void)dst;
+    return oz_remote_stream(a, 0, NULL, NULL);
+}
+
+int oz_remote_check(onnxzip_archive *a)
+{
+    return oz_remote_stream(a, 0, NULL, NULL);
+}
+
+#endif

@@ -1,0 +1,719 @@
+#!/usr/bin/python3
+"""servers — local HTTP origins on 127.0.0.1 for testing the range-request
+client (onnxzip_open_url()). Standard library only.
+
+  * Nginx(docroot): a private nginx serving `docroot` under /files/,
+    /noranges/ (max_ranges 0), /slow/ (limit_rate 2k), /redirect/ (302 to
+    /files/), /loop/ (302 to itself), /missing/ (404); requests() parses its
+    access log.
+  * FaultServer(docroot): a threaded Python origin whose first path component
+    picks a fault mode (FaultServer.MODES), e.g. /trunc/model.onnxzip;
+    requests() lists what it answered.
+
+Both are context managers with a `base_url` ("http://127.0.0.1:PORT").
+Run as a script for a self-test.
+"""
+from __future__ import annotations
+
+import email.utils
+import grp
+import http.client
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import BinaryIO, Callable, NamedTuple
+
+__all__ = ["Nginx", "FaultServer", "Request"]
+
+NGINX = "/usr/sbin/nginx"
+HOST = "127.0.0.1"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _opt(field: str) -> str | None:
+    return None if field == "-" else field
+
+
+class Nginx:
+    """nginx 1.22 in a temporary prefix, serving `docroot` (a context
+    manager; start() and stop() also work). Static locations answer with a
+    strong ETag "<mtime hex>-<size hex>" and Last-Modified, one range per
+    request (206; Accept-Ranges only on 200s), and 412 to a failed If-Match
+    (also to a weak tag) or If-Unmodified-Since, range or not."""
+
+    LOCATIONS = ("files", "noranges", "slow", "redirect", "loop", "missing")
+    _LOG = r"$msec\t$request\t$status\t$body_bytes_sent\t$http_range\t$http_if_match"
+
+    def __init__(self, docroot: str) -> None:
+        if re.search(r'["$\\\n]', docroot):
+            raise ValueError(f"docroot unusable in nginx.conf: {docroot!r}")
+        self.docroot = os.path.abspath(docroot)
+        self.prefix = ""
+        self.port = 0
+        self.base_url = ""
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, location: str, name: str = "") -> str:
+        """base_url + /location/name."""
+        return f"{self.base_url}/{location}/{name}"
+
+    def _config(self) -> str:
+        p, root = self.prefix, self.docroot
+        user = ""
+        if os.geteuid() == 0:  # the worker must read a 0700 docroot of root's
+            user = (f"user {pwd.getpwuid(os.geteuid()).pw_name} "
+                    f"{grp.getgrgid(os.getegid()).gr_name};")
+        temps = "\n".join(f"    {k}_temp_path {p}/{k};"
+                          for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        return f"""daemon off;
+master_process on;
+worker_processes 1;
+{user}
+pid {p}/nginx.pid;
+lock_file {p}/nginx.lock;
+error_log {p}/error.log info;
+events {{ worker_connections 128; }}
+http {{
+    types {{ }}
+    default_type application/octet-stream;
+{temps}
+    log_format oz "{self._LOG}";
+    access_log {p}/access.log oz;
+    keepalive_timeout 30s;
+    server {{
+        listen {HOST}:{self.port};
+        server_name localhost;
+        location /files/ {{ alias "{root}/"; }}
+        location /noranges/ {{ alias "{root}/"; max_ranges 0; }}
+        location /slow/ {{ alias "{root}/"; limit_rate 2k; }}
+        location ~ ^/redirect/(.*)$ {{ return 302 /files/$1$is_args$args; }}
+        location /loop/ {{ return 302 $request_uri; }}
+        location /missing/ {{ return 404; }}
+        location / {{ return 404; }}
+    }}
+}}
+"""
+
+    def error_log(self) -> str:
+        """nginx's error log and stderr so far."""
+        out = []
+        for name in ("error.log", "stderr.log"):
+            try:
+                with open(os.path.join(self.prefix, name), errors="replace") as f:
+                    out.append(f.read())
+            except OSError:
+                pass
+        return "".join(out)
+
+    def start(self) -> Nginx:
+        """Starts nginx; raises RuntimeError (with its error log) when it
+        exits or does not listen within 10 s."""
+        self.prefix = tempfile.mkdtemp(prefix="oz-nginx-")
+        try:
+            for attempt in range(3):  # the free port may be taken meanwhile
+                if self._try_start():
+                    return self
+                self._kill()
+                if "Address already in use" not in self.error_log() or attempt == 2:
+                    raise RuntimeError(f"nginx did not start:\n{self.error_log()}")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _try_start(self) -> bool:
+        self.port = _free_port()
+        self.base_url = f"http://{HOST}:{self.port}"
+        conf = os.path.join(self.prefix, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(self._config())
+        with open(os.path.join(self.prefix, "stderr.log"), "ab") as err:
+            self._proc = subprocess.Popen(
+                [NGINX, "-p", self.prefix, "-c", conf, "-e", os.path.join(self.prefix, "error.log")],
+                stdin=subprocess.DEVNULL, stdout=err, stderr=err, start_new_session=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and self._proc.poll() is None:
+            try:
+                socket.create_connection((HOST, self.port), timeout=0.5).close()
+                return True
+            except OSError:
+                time.sleep(0.02)
+        return False
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)  # fast shutdown: master stops its worker
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        try:  # its own session: the worker too, should the master have died
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()
+
+    def stop(self) -> None:
+        """Stops nginx and removes the prefix."""
+        self._kill()
+        if self.prefix:
+            shutil.rmtree(self.prefix, ignore_errors=True)
+            self.prefix = ""
+
+    def __enter__(self) -> Nginx:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def requests(self, path_prefix: str | None = None, *, wait_for: int = 0,
+                 timeout: float = 2.0) -> list[dict]:
+        """Access-log entries, oldest first, whose path starts with
+        `path_prefix`: dicts with time (float), request (the request line),
+        method, path, status (int), bytes (body bytes sent), range and
+        if_match (header values or None). nginx logs a request once it has
+        finished: `wait_for` waits up to `timeout` s for that many entries."""
+        deadline = time.monotonic() + timeout
+        while True:
+            entries = []
+            try:
+                with open(os.path.join(self.prefix, "access.log"), errors="replace") as f:
+                    lines = f.read().splitlines()
+            except FileNotFoundError:
+                lines = []
+            for line in lines:
+                line = re.sub(r"\\x([0-9A-Fa-f]{2})", lambda m: chr(int(m[1], 16)), line)
+                t, request, status, sent, rng, if_match = line.split("\t")
+                method, _, rest = request.partition(" ")
+                path = rest.rpartition(" ")[0] or rest
+                if path_prefix is None or path.startswith(path_prefix):
+                    entries.append({"time": float(t), "request": request, "method": method,
+                                    "path": path, "status": int(status), "bytes": int(sent),
+                                    "range": _opt(rng), "if_match": _opt(if_match)})
+            if len(entries) >= wait_for or time.monotonic() >= deadline:
+                return entries
+            time.sleep(0.02)
+
+
+class Request(NamedTuple):
+    """One request FaultServer answered (status 0: nothing sent yet)."""
+    mode: str
+    path: str            # the request's path, e.g. /ok/model.onnxzip
+    range: str | None    # its Range header
+    status: int
+    sent: int            # body bytes sent
+
+
+_UNSAT = (-1, -1)
+_CHUNK = 1 << 16
+
+
+def _parse_range(value: str | None, size: int) -> tuple[int, int] | None:
+    """(first, last) of a single `bytes=` range, _UNSAT when unsatisfiable,
+    None when absent or not one valid range (then it is ignored)."""
+    m = re.fullmatch(r"\s*bytes\s*=\s*(\d*)-(\d*)\s*", value or "")
+    if not m or not (m[1] or m[2]):
+        return None
+    if not m[1]:
+        n = int(m[2])
+        return _UNSAT if n == 0 or size == 0 else (max(0, size - n), size - 1)
+    first, last = int(m[1]), int(m[2]) if m[2] else None
+    if last is not None and last < first:
+        return None
+    return _UNSAT if first >= size else (first, size - 1 if last is None else min(last, size - 1))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 60
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.owner._track(self.connection, True)
+
+    def finish(self) -> None:
+        self.server.owner._track(self.connection, False)
+        super().finish()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._serve(body=True)
+
+    def do_HEAD(self) -> None:
+        self._serve(body=False)
+
+    def _serve(self, body: bool) -> None:
+        fs = self.server.owner
+        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+        mode, _, name = path.lstrip("/").partition("/")
+        rec = [mode, path, self.headers.get("Range"), 0, 0]
+        fs._record(rec)
+        if mode not in FaultServer.MODES:
+            return self._simple(rec, 404, "unknown mode")
+        if mode == "status500":
+            return self._simple(rec, 500, "internal error")
+        n = fs._count((mode, name))
+        if mode == "flaky503" and n <= 2:
+            return self._simple(rec, 503, "try again")
+        if mode == "stall":
+            return self._stall()
+        file = fs._resolve(name)
+        if file is None:
+            return self._simple(rec, 404, "no such file")
+        st = os.stat(file)
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+        if mode == "changing" and n > 1:
+            mtime_ns += 3600 * 10**9  # "replaced" an hour later
+        etag = f'"{size:x}-{mtime_ns:x}"'
+        shown = None if mode == "noetag" else "W/" + etag if mode == "weaketag" else etag
+        last_mod = None if mode in ("noetag", "weaketag") else \
+            email.utils.formatdate(mtime_ns // 10**9, usegmt=True)
+        if not self._preconditions(shown, mtime_ns // 10**9 if last_mod else None):
+            return self._simple(rec, 412, "precondition failed")
+        rng = None if mode == "noranges" else _parse_range(rec[2], size)
+        if_range = self.headers.get("If-Range")
+        if if_range is not None and if_range not in (shown if shown == etag else None, last_mod):
+            rng = None
+        if rng == _UNSAT:
+            return self._simple(rec, 416, "range not satisfiable", {"Content-Range": f"bytes */{size}"})
+        first, length = (0, size) if rng is None else (rng[0], rng[1] - rng[0] + 1)
+        status, headers = 200 if rng is None else 206, {}
+        total, clen, limit, stall = size, length, length, False
+        if status == 206:
+            if mode == "liar_total":
+                total = size + 4096
+            elif mode == "wrong_range":
+                first += 64 if first + length + 64 <= size else -64 if first >= 64 else 0
+            elif mode == "extra":
+                clen = limit = length + 16
+            elif mode == "trunc":
+                limit = length // 2
+            headers["Content-Range"] = f"bytes {first}-{first + length - 1}/{total}"
+        if mode == "truncfirst" and body and length > 1000 and fs._once(("truncfirst", name)):
+            limit = length // 2
+        if mode == "stallbody" and body:
+            limit, stall = min(100, length), True
+        if mode != "noranges":
+            headers["Accept-Ranges"] = "bytes"
+        if shown:
+            headers["ETag"] = shown
+        if last_mod:
+            headers["Last-Modified"] = last_mod
+        self._head(rec, status, clen, headers)
+        if body:
+            with open(file, "rb") as f:
+                f.seek(first)
+                self._write(rec, f, limit)
+            if limit < clen or stall:
+                self.close_connection = True
+        if stall:
+            self._stall()
+
+    def _preconditions(self, etag: str | None, mtime: int | None) -> bool:
+        if_match = self.headers.get("If-Match")
+        if if_match is not None:  # strong comparison: a weak tag never matches
+            tags = [t.strip() for t in if_match.split(",")]
+            return "*" in tags or (etag is not None and not etag.startswith("W/") and etag in tags)
+        since = self.headers.get("If-Unmodified-Since")
+        if since is None or mtime is None:
+            return True
+        try:
+            return mtime <= email.utils.parsedate_to_datetime(since).timestamp()
+        except (TypeError, ValueError):
+            return True
+
+    def _head(self, rec: list, status: int, length: int, headers: dict[str, str]) -> None:
+        rec[3] = status
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+
+    def _simple(self, rec: list, status: int, text: str, headers: dict[str, str] | None = None) -> None:
+        data = (text + "\n").encode()
+        self._head(rec, status, len(data), {"Content-Type": "text/plain", **(headers or {})})
+        if self.command != "HEAD":
+            self.wfile.write(data)
+            rec[4] = len(data)
+
+    def _write(self, rec: list, f: BinaryIO, count: int) -> None:
+        while rec[4] < count:
+            chunk = f.read(min(_CHUNK, count - rec[4]))
+            chunk += b"\0" * (min(_CHUNK, count - rec[4]) - len(chunk))  # "extra" past the end
+            self.wfile.write(chunk)
+            rec[4] += len(chunk)
+
+    def _stall(self) -> None:
+        self.server.owner._stopping.wait(600)
+        self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, owner: FaultServer) -> None:
+        self.owner = owner
+        super().__init__((HOST, 0), _Handler)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):  # resets, broken pipes, stop()
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
+class FaultServer:
+    """A Python origin serving `docroot` at /MODE/NAME (a context manager;
+    start() and stop() also work). HTTP/1.1 with keep-alive, GET and HEAD,
+    one range per request (bytes=a-b, a-, -n: 206 with Content-Range, 416
+    when unsatisfiable; a malformed or multiple range is ignored: 200),
+    ETag "<size hex>-<mtime_ns hex>", Last-Modified, If-Match (strong
+    comparison), If-Unmodified-Since and If-Range (412 before 416). Modes:
+
+      ok           correct
+      noranges     Range ignored: 200 with the whole file, no Accept-Ranges
+      trunc        every 206 sends half its Content-Length, then closes
+      truncfirst   the first GET per file whose body exceeds 1000 bytes
+                   sends half its body, then closes; later ones are ok
+      flaky503     the first 2 requests per file: 503, then ok
+      stall        reads the request, answers nothing until stop()
+      stallbody    headers and 100 body bytes, then nothing until stop()
+      liar_total   206 with Content-Range bytes a-b/(size + 4096)
+      wrong_range  206 with the range 64 bytes further (64 before when that
+                   passes the end) and a Content-Range saying so
+      extra        206 with 16 bytes more than asked (zeros past the end),
+                   Content-Length saying so, Content-Range as asked
+      noetag       no ETag, no Last-Modified
+      weaketag     ETag W/"...", no Last-Modified (If-Match it: 412)
+      changing     from the 2nd request per file on, ETag and Last-Modified
+                   are those of a file replaced an hour later (old If-Match
+                   or If-Unmodified-Since: 412)
+      status500    500
+
+    Counters (flaky503, truncfirst, changing) are per mode and file name,
+    until reset()."""
+
+    MODES = ("ok", "noranges", "trunc", "truncfirst", "flaky503", "stall", "stallbody",
+             "liar_total", "wrong_range", "extra", "noetag", "weaketag", "changing", "status500")
+
+    def __init__(self, docroot: str) -> None:
+        self.docroot = os.path.realpath(docroot)
+        self.base_url = ""
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._records: list[list] = []
+        self._counts: dict[tuple[str, str], int] = {}
+        self._done: set[tuple[str, str]] = set()
+        self._conns: set[socket.socket] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def url(self, mode: str, name: str = "") -> str:
+        """base_url + /mode/name."""
+        return f"{self.base_url}/{mode}/{name}"
+
+    def start(self) -> FaultServer:
+        """Starts serving on a free port of 127.0.0.1 in a daemon thread."""
+        self._stopping.clear()
+        self._server = _Server(self)
+        self.base_url = f"http://{HOST}:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        name="FaultServer", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stops serving; stalled handlers are released and every connection
+        is shut down (returns within ~0.1 s)."""
+        if self._server is None:
+            return
+        self._stopping.set()
+        self._server.shutdown()
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(2)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FaultServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def requests(self, mode: str | None = None) -> list[Request]:
+        """The requests received so far (of `mode`), oldest first."""
+        with self._lock:
+            return [Request(*r) for r in self._records if mode is None or r[0] == mode]
+
+    def reset(self) -> None:
+        """Forgets the requests and the per-file counters (flaky503,
+        truncfirst and changing start over)."""
+        with self._lock:
+            self._records.clear()
+            self._counts.clear()
+            self._done.clear()
+
+    def _record(self, rec: list) -> None:
+        with self._lock:
+            self._records.append(rec)
+
+    def _count(self, key: tuple[str, str]) -> int:
+        with self._lock:
+            self._counts[key] = self._counts.get(key, 0) + 1
+            return self._counts[key]
+
+    def _once(self, key: tuple[str, str]) -> bool:
+        with self._lock:
+            first = key not in self._done
+            self._done.add(key)
+            return first
+
+    def _track(self, conn: socket.socket, add: bool) -> None:
+        with self._lock:
+            (self._conns.add if add else self._conns.discard)(conn)
+
+    def _resolve(self, name: str) -> str | None:
+        path = os.path.realpath(os.path.join(self.docroot, name))
+        inside = os.path.commonpath([path, self.docroot]) == self.docroot
+        return path if inside and os.path.isfile(path) else None
+
+
+# --------------------------------------------------------------- self-test
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
+
+
+def _get(url: str, method: str = "GET", **headers: str) -> tuple[int, dict[str, str], bytes]:
+    """status, headers, body of one request (no redirects followed);
+    header names are given with _ for -."""
+    req = urllib.request.Request(url, method=method,
+                                 headers={k.replace("_", "-"): v for k, v in headers.items()})
+    try:
+        with _OPENER.open(req, timeout=10) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        with e:
+            return e.code, dict(e.headers), e.read()
+
+
+def _curl(*args: str) -> tuple[int, bytes]:
+    """curl's exit code and output."""
+    p = subprocess.run(["curl", "-sS", "--noproxy", "*", *args], capture_output=True, timeout=20)
+    return p.returncode, p.stdout
+
+
+def _selftest() -> int:
+    results = [0, 0]
+
+    def check(what: str, ok: bool, detail: object = "") -> None:
+        results[not ok] += 1
+        print(f"{'ok  ' if ok else 'FAIL'} {what}" + (f": {detail}" if not ok and detail != "" else ""))
+
+    with tempfile.TemporaryDirectory(prefix="oz-servers-") as tmp:
+        docroot = os.path.join(tmp, "docroot")
+        os.mkdir(docroot, 0o700)
+        data = os.urandom(300 * 1024)
+        size, name = len(data), "model.onnxzip"
+        with open(os.path.join(docroot, name), "wb") as f:
+            f.write(data)
+        with Nginx(docroot) as ng:
+            _check_nginx(ng, check, data, name)
+        with FaultServer(docroot) as fs:
+            _check_fault(fs, check, data, name)
+    print(f"servers: {results[0]} passed, {results[1]} failed")
+    return 1 if results[1] else 0
+
+
+def _check_nginx(ng: Nginx, check: Callable[..., None], data: bytes, name: str) -> None:
+    size, url = len(data), ng.url("files", name)
+    st, h, body = _get(url, Range="bytes=0-99")
+    etag = h.get("ETag", "")
+    check("nginx /files/ bytes=0-99: 206 with those bytes",
+          (st, h.get("Content-Range"), body) == (206, f"bytes 0-99/{size}", data[:100]), (st, h))
+    mtime = int(os.stat(os.path.join(ng.docroot, name)).st_mtime)
+    check("nginx ETag strong \"mtime-size\" in hex", etag == f'"{mtime:x}-{size:x}"', etag)
+    check("nginx Last-Modified, no Accept-Ranges on a 206", "Last-Modified" in h and "Accept-Ranges" not in h, h)
+    for rng, want in (("bytes=1000-", data[1000:]), ("bytes=-500", data[-500:])):
+        st, h, body = _get(url, Range=rng)
+        check(f"nginx {rng}: 206 with those bytes", (st, body) == (206, want), st)
+    st, h, _ = _get(url, Range=f"bytes={size}-")
+    check("nginx range past the end: 416", (st, h.get("Content-Range")) == (416, f"bytes */{size}"), (st, h))
+    for headers, want in (({"If_Match": '"0-0"', "Range": "bytes=0-99"}, 412),
+                          ({"If_Match": '"0-0"'}, 412),
+                          ({"If_Match": etag, "Range": "bytes=0-99"}, 206),
+                          ({"If_Match": "W/" + etag, "Range": "bytes=0-99"}, 412),
+                          ({"If_Unmodified_Since": "Sun, 06 Nov 1994 08:49:37 GMT"}, 412),
+                          ({"If_Unmodified_Since": "Sun, 06 Nov 2044 08:49:37 GMT",
+                            "Range": "bytes=0-9"}, 206)):
+        st, _, _ = _get(url, **headers)
+        check(f"nginx {headers}: {want}", st == want, st)
+    st, h, body = _get(url, method="HEAD")
+    check("nginx HEAD: 200, Content-Length, Accept-Ranges, no body",
+          (st, h.get("Content-Length"), h.get("Accept-Ranges"), body) == (200, str(size), "bytes", b""), (st, h))
+    st, h, body = _get(ng.url("noranges", name), Range="bytes=0-99")
+    check("nginx /noranges/: 200 with the whole file, no Accept-Ranges",
+          (st, body, "Accept-Ranges" in h) == (200, data, False), (st, h))
+    t0 = time.monotonic()
+    st, h, body = _get(ng.url("slow", name), Range="bytes=0-3071")
+    took = time.monotonic() - t0
+    check(f"nginx /slow/ 3 KiB: 206 in {took:.2f} s (>= 0.7)", (st, body) == (206, data[:3072]) and took >= 0.7)
+    st, h, _ = _get(ng.url("redirect", name) + "?x=1")
+    check("nginx /redirect/: 302 to /files/", st == 302 and h.get("Location") == url + "?x=1", (st, h))
+    rc, out = _curl("-L", "-r", "0-99", ng.url("redirect", name))
+    check("nginx /redirect/ curl -L -r 0-99: the bytes", (rc, out) == (0, data[:100]), rc)
+    st, h, _ = _get(ng.url("loop", name))
+    check("nginx /loop/: 302 to itself", st == 302 and h.get("Location") == ng.url("loop", name), (st, h))
+    rc, _ = _curl("-L", "--max-redirs", "5", ng.url("loop", name))
+    check("nginx /loop/ curl -L: too many redirects (47)", rc == 47, rc)
+    for u in (ng.url("missing", name), ng.url("files", "nonexistent"), ng.base_url + "/"):
+        check(f"nginx {u[len(ng.base_url):]}: 404", _get(u)[0] == 404)
+    log = ng.requests("/files/", wait_for=13)
+    first = log[0] if log else {}
+    check("nginx access log: method, path, status, bytes, range",
+          [first.get(k) for k in ("request", "status", "bytes", "range", "if_match")]
+          == [f"GET /files/{name} HTTP/1.1", 206, 100, "bytes=0-99", None], first)
+    check("nginx access log: If-Match logged",
+          any(e["if_match"] == etag and e["status"] == 206 for e in log), log)
+    check("nginx access log: filter", len(ng.requests("/loop/")) == 7 and len(log) == 13,
+          (len(ng.requests("/loop/")), len(log)))
+
+
+def _check_fault(fs: FaultServer, check: Callable[..., None], data: bytes, name: str) -> None:
+    size, url = len(data), fs.url("ok", name)
+    st, h, body = _get(url, Range="bytes=0-99")
+    etag = h.get("ETag", "")
+    check("fault ok bytes=0-99: 206 with those bytes",
+          (st, h.get("Content-Range"), body) == (206, f"bytes 0-99/{size}", data[:100]), (st, h))
+    check("fault ok: strong ETag, Last-Modified, Accept-Ranges",
+          re.fullmatch(r'"[0-9a-f]+-[0-9a-f]+"', etag) is not None and "Last-Modified" in h
+          and h.get("Accept-Ranges") == "bytes", h)
+    for rng, want in (("bytes=1000-", data[1000:]), ("bytes=-500", data[-500:]),
+                      (f"bytes=10-{size + 9}", data[10:]), ("bytes=5-2", data)):
+        st, h, body = _get(url, Range=rng)
+        check(f"fault ok {rng}: {206 if len(want) < size else 200} with those bytes",
+              (st, body) == (206 if len(want) < size else 200, want), st)
+    st, h, _ = _get(url, Range=f"bytes={size}-")
+    check("fault ok range past the end: 416", (st, h.get("Content-Range")) == (416, f"bytes */{size}"), st)
+    for headers, want in (({"If_Match": '"0-0"', "Range": "bytes=0-99"}, 412), ({"If_Match": '"0-0"'}, 412),
+                          ({"If_Match": etag, "Range": "bytes=0-99"}, 206),
+                          ({"If_Match": "W/" + etag, "Range": "bytes=0-99"}, 412),
+                          ({"If_Unmodified_Since": "Sun, 06 Nov 1994 08:49:37 GMT"}, 412),
+                          ({"If_Range": '"0-0"', "Range": "bytes=0-99"}, 200)):
+        check(f"fault ok {headers}: {want}", _get(url, **headers)[0] == want)
+    st, h, body = _get(url, method="HEAD")
+    check("fault ok HEAD: 200, Content-Length, no body",
+          (st, h.get("Content-Length"), body) == (200, str(size), b""), (st, h))
+    conn = http.client.HTTPConnection(HOST, int(fs.base_url.rsplit(":", 1)[1]), timeout=5)
+    statuses = []
+    for path in (f"/ok/{name}", f"/ok/{name}", "/ok/../../../etc/passwd", f"/nope/{name}"):
+        conn.request("GET", path, headers={"Range": "bytes=0-9"})
+        sock = conn.sock
+        r = conn.getresponse()
+        r.read()
+        statuses.append(r.status)
+    check("fault keep-alive, then 404 outside docroot and for unknown modes",
+          statuses == [206, 206, 404, 404] and conn.sock is sock, statuses)
+    conn.close()
+    rc, out = _curl("-r", "0-99", url)
+    check("fault ok curl -r 0-99", (rc, out) == (0, data[:100]), rc)
+    st, h, body = _get(fs.url("noranges", name), Range="bytes=0-99")
+    check("fault noranges: 200 with the whole file", (st, body) == (200, data), st)
+    rcs = [_curl("-r", "0-9999", fs.url("trunc", name))[0] for _ in range(2)]
+    check("fault trunc: curl error 18 every time", rcs == [18, 18], rcs)
+    check("fault trunc: half the body sent",
+          [r.sent for r in fs.requests("trunc")] == [5000, 5000], fs.requests("trunc"))
+    got = [_curl("-r", r, fs.url("truncfirst", name)) for r in ("0-99", "0-9999", "0-9999")]
+    check("fault truncfirst: 0, 18, 0", [g[0] for g in got] == [0, 18, 0] and got[2][1] == data[:10000],
+          [g[0] for g in got])
+    sts = [_get(fs.url("flaky503", name), Range="bytes=0-99")[0] for _ in range(3)]
+    check("fault flaky503: 503, 503, 206", sts == [503, 503, 206], sts)
+    check("fault requests(mode) records",
+          [(r.status, r.range) for r in fs.requests("flaky503")] == [(503, "bytes=0-99")] * 2 + [(206, "bytes=0-99")],
+          fs.requests("flaky503"))
+    t0 = time.monotonic()
+    rc, _ = _curl("--max-time", "2", fs.url("stall", name))
+    check("fault stall: curl timeout (28)", rc == 28 and time.monotonic() - t0 < 4, rc)
+    rc, out = _curl("--max-time", "1", "-r", "0-9999", fs.url("stallbody", name))
+    check("fault stallbody: curl timeout (28) after 100 bytes", (rc, out) == (28, data[:100]), (rc, len(out)))
+    st, h, body = _get(fs.url("liar_total", name), Range="bytes=0-99")
+    check("fault liar_total: total + 4096 in Content-Range",
+          (st, h.get("Content-Range"), body) == (206, f"bytes 0-99/{size + 4096}", data[:100]), h)
+    st, h, body = _get(fs.url("wrong_range", name), Range="bytes=1000-1099")
+    check("fault wrong_range: the range 64 bytes on",
+          (st, h.get("Content-Range"), body) == (206, f"bytes 1064-1163/{size}", data[1064:1164]), h)
+    st, h, body = _get(fs.url("extra", name), Range="bytes=0-99")
+    check("fault extra: 16 bytes more than the range",
+          (st, h.get("Content-Range"), h.get("Content-Length"), body)
+          == (206, f"bytes 0-99/{size}", "116", data[:116]), h)
+    rc, out = _curl("-r", "0-99", fs.url("extra", name))
+    check(f"fault extra: curl -r 0-99 exits {rc} with {len(out)} bytes, server sent 116",
+          fs.requests("extra")[-1].sent == 116 and out == data[:len(out)], fs.requests("extra"))
+    st, h, body = _get(fs.url("noetag", name), Range="bytes=0-99")
+    check("fault noetag: 206, no ETag, no Last-Modified",
+          (st, "ETag" in h, "Last-Modified" in h, body) == (206, False, False, data[:100]), h)
+    st, h, _ = _get(fs.url("weaketag", name), Range="bytes=0-99")
+    weak = h.get("ETag", "")
+    check("fault weaketag: W/ ETag, no Last-Modified, If-Match it: 412",
+          st == 206 and weak.startswith('W/"') and "Last-Modified" not in h
+          and _get(fs.url("weaketag", name), If_Match=weak)[0] == 412, h)
+    u = fs.url("changing", name)
+    old = _get(u, Range="bytes=0-99")[1].get("ETag")
+    sts = [_get(u, Range="bytes=0-99", If_Match=old)[0]]
+    st, h, _ = _get(u, Range="bytes=0-99")
+    sts += [st, _get(u, Range="bytes=0-99", If_Match=h.get("ETag", ""))[0]]
+    check("fault changing: old tag 412, new tag differs, 206", sts == [412, 206, 206] and h.get("ETag") != old,
+          (sts, old, h.get("ETag")))
+    check("fault status500: 500", _get(fs.url("status500", name))[0] == 500)
+    fs.reset()
+    check("fault reset()", fs.requests() == [] and _get(fs.url("flaky503", name))[0] == 503)
+    socks = [socket.create_connection((HOST, int(fs.base_url.rsplit(":", 1)[1]))) for _ in range(2)]
+    socks[0].sendall(f"GET /stall/{name} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    deadline = time.monotonic() + 2
+    while not fs.requests("stall") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    fs.stop()
+    took = time.monotonic() - t0
+    socks[0].settimeout(2)
+    check(f"fault stop() with a stalled and an idle connection: {took:.2f} s, EOF",
+          took < 2 and socks[0].recv(100) == b"", took)
+    for s in socks:
+        s.close()
+
+
+if __name__ == "__main__":
+    sys.exit(_selftest())
