@@ -3,7 +3,8 @@
 client (onnxzip_open_url()). Standard library only.
 
   * Nginx(docroot): a private nginx serving `docroot` under /files/,
-    /noranges/ (max_ranges 0), /slow/ (limit_rate 2k), /redirect/ (302 to
+    /noranges/ (max_ranges 0), /slow/ (limit_rate 2k), /throttled/ (the
+    first MiB of each response at full speed, then 8 KiB/s), /redirect/ (302 to
     /files/), /loop/ (302 to itself), /missing/ (404); requests() parses its
     access log.
   * FaultServer(docroot): a threaded Python origin whose first path component
@@ -58,7 +59,7 @@ class Nginx:
     request (206; Accept-Ranges only on 200s), and 412 to a failed If-Match
     (also to a weak tag) or If-Unmodified-Since, range or not."""
 
-    LOCATIONS = ("files", "noranges", "slow", "redirect", "loop", "missing")
+    LOCATIONS = ("files", "noranges", "slow", "throttled", "redirect", "loop", "missing")
     _LOG = r"$msec\t$request\t$status\t$body_bytes_sent\t$http_range\t$http_if_match"
 
     def __init__(self, docroot: str) -> None:
@@ -103,6 +104,7 @@ http {{
         location /files/ {{ alias "{root}/"; }}
         location /noranges/ {{ alias "{root}/"; max_ranges 0; }}
         location /slow/ {{ alias "{root}/"; limit_rate 2k; }}
+        location /throttled/ {{ alias "{root}/"; limit_rate_after 1m; limit_rate 8k; }}
         location ~ ^/redirect/(.*)$ {{ return 302 /files/$1$is_args$args; }}
         location /loop/ {{ return 302 $request_uri; }}
         location /missing/ {{ return 404; }}

@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Remote archives end to end: nginx and the fault server (servers.py) serve
+one temporary document root; test_remote checks the C API against them, then
+the CLI's `ls URL`, `verify URL` and `fetch URL` are compared with the local
+file on every archive (the shared corpus, packed here, and test_remote's),
+with the status of each misbehaving server and a download killed and
+resumed.
+
+    run.py --test-remote EXE --onnxzip EXE [--corpus DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from servers import FaultServer, Nginx  # noqa: E402
+
+passed = failed = 0
+
+
+def check(what: str, ok: bool, detail: str = "") -> None:
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   {what}")
+    else:
+        failed += 1
+        print(f"FAIL {what}{': ' + detail if detail else ''}")
+
+
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+
+
+def ls_json(oz: str, target: str) -> dict:
+    r = run(oz, "ls", "--json", "--allow-http", target)
+    if r.returncode:
+        raise RuntimeError(f"ls {target}: {r.stderr.strip()}")
+    doc = json.loads(r.stdout)
+    doc.pop("archive", None)
+    for t in doc["tensors"]:  # inline tensors: the alignment of the model copy's address
+        if t["storage"] == "inline":
+            t.pop("alignment")
+    return doc
+
+
+def pack_corpus(oz: str, corpus: str | None, docroot: str) -> list[str]:
+    models = os.path.join(corpus or "", "models")
+    if not corpus or not os.path.isdir(models):
+        print(f"remote: the shared corpus is absent ({models}): only test_remote's archives are served")
+        return []
+    names = []
+    for m in sorted(os.listdir(models)):
+        if m.endswith(".onnx"):
+            name = m[:-5] + ".onnxzip"
+            r = run(oz, "pack", os.path.join(models, m), "-o", os.path.join(docroot, name))
+            check(f"pack {m}", r.returncode == 0, r.stderr.strip())
+            names.append(name)
+    return names
+
+
+def cli_archive(oz: str, ng: Nginx, docroot: str, out: str, name: str) -> None:
+    """ls, verify and fetch of one archive over HTTP, against the local file."""
+    url = ng.url("files", name)
+    path = os.path.join(docroot, name)
+    size = os.path.getsize(path)
+    ng.requests()  # flush
+    before = len(ng.requests())
+    same = ls_json(oz, url) == ls_json(oz, path)
+    log = ng.requests(wait_for=before + 1)[before:]
+    sent = sum(e["bytes"] for e in log)
+    check(f"ls URL == ls FILE: {name} ({len(log)} requests, {sent} of {size} bytes)",
+          same and len(log) <= 2 and (sent <= size))
+    r = run(oz, "verify", "--allow-http", url)
+    check(f"verify URL: {name}", r.returncode == 0 and r.stdout.startswith("OK: "), r.stderr.strip())
+    dst = os.path.join(out, name)
+    r = run(oz, "fetch", "-q", "--allow-http", url, "-o", dst)
+    with open(path, "rb") as a, open(dst, "rb") as b:
+        identical = a.read() == b.read()
+    check(f"fetch URL: {name} byte for byte", r.returncode == 0 and identical, r.stderr.strip())
+    os.unlink(dst)
+
+
+FAULTS = [  # mode, CLI command, status the CLI must report ("" = success)
+    ("ok", "verify", ""),
+    ("flaky503", "verify", ""),
+    ("truncfirst", "verify", ""),
+    ("noranges", "ls", "ONNXZIP_ENORANGE"),
+    ("trunc", "ls", "ONNXZIP_ENETWORK"),
+    ("stall", "ls", "ONNXZIP_ETIMEOUT"),
+    ("stallbody", "ls", "ONNXZIP_ETIMEOUT"),
+    ("liar_total", "ls", "ONNXZIP_EREPLY"),
+    ("wrong_range", "ls", "ONNXZIP_EREPLY"),
+    ("extra", "ls", "ONNXZIP_EREPLY"),
+    ("noetag", "ls", "ONNXZIP_EHTTP"),
+    ("status500", "ls", "ONNXZIP_EHTTP"),
+    ("changing", "verify", "ONNXZIP_ECHANGED"),
+]
+
+
+def cli_faults(oz: str, fs: FaultServer, ng: Nginx, name: str) -> None:
+    for mode, cmd, want in FAULTS:
+        fs.reset()
+        r = run(oz, cmd, "--allow-http", "--timeout", "1000", "--retries", "2", fs.url(mode, name))
+        got = "" if r.returncode == 0 else r.stderr.strip().rsplit("[", 1)[-1].rstrip("]")
+        check(f"CLI {cmd} over '{mode}': {want or 'success'}", got == want and r.returncode == (1 if want else 0),
+              r.stderr.strip())
+    r = run(oz, "ls", ng.url("files", name))
+    check("CLI refuses http:// without --allow-http", r.returncode == 1 and "[ONNXZIP_EINVAL]" in r.stderr,
+          r.stderr.strip())
+    r = run(oz, "ls", "--allow-http", ng.url("files", name) + "?X-Amz-Signature=secret")
+    check("CLI never prints a URL's query", r.returncode == 0 and "secret" not in r.stdout + r.stderr)
+
+
+def wait_for_file(path: str, least: int, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.path.exists(path) and os.path.getsize(path) >= least:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def cli_resume(oz: str, ng: Nginx, docroot: str, out: str, name: str) -> None:
+    """A download killed half way resumes from its .part."""
+    dst = os.path.join(out, "resumed.onnxzip")
+    p = subprocess.Popen([oz, "fetch", "-q", "--allow-http", ng.url("throttled", name), "-o", dst],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = wait_for_file(dst + ".part", 1 << 20, 30)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    kept = os.path.getsize(dst + ".part") if os.path.exists(dst + ".part") else 0
+    check(f"fetch killed: {kept} bytes kept in .part, .part.etag, no output",
+          started and os.path.exists(dst + ".part.etag") and not os.path.exists(dst))
+    before = len(ng.requests())
+    r = run(oz, "fetch", "-q", "--allow-http", ng.url("files", name), "-o", dst)
+    log = ng.requests(wait_for=before + 1)[before:]
+    ranges = [e["range"] for e in log if e["range"]]
+    resumed_from = [int(rg[6:].split("-")[0]) for rg in ranges if rg.startswith("bytes=") and rg[6:7] != "-"]
+    with open(os.path.join(docroot, name), "rb") as a, open(dst, "rb") as b:
+        identical = a.read() == b.read()
+    check(f"fetch resumed from byte {max(resumed_from, default=0)}: byte for byte, .part gone",
+          r.returncode == 0 and identical and any(x >= kept > 0 for x in resumed_from) and
+          not os.path.exists(dst + ".part") and not os.path.exists(dst + ".part.etag"), r.stderr.strip())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--test-remote", required=True)
+    ap.add_argument("--onnxzip", required=True)
+    ap.add_argument("--corpus")
+    a = ap.parse_args()
+    if not shutil.which("nginx") and not os.path.exists("/usr/sbin/nginx"):
+        print("remote: nginx is not installed (Debian: nginx-light): cannot test", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="oz-remote-") as tmp:
+        docroot, out = os.path.join(tmp, "www"), os.path.join(tmp, "out")
+        os.mkdir(docroot)
+        os.mkdir(out)
+        names = pack_corpus(a.onnxzip, a.corpus, docroot)
+        with Nginx(docroot) as ng, FaultServer(docroot) as fs:
+            r = subprocess.run([a.test_remote, ng.base_url, fs.base_url, docroot], timeout=400)
+            check("test_remote (the C API)", r.returncode == 0)
+            for name in names + ["syn.onnxzip", "many.onnxzip"]:
+                cli_archive(a.onnxzip, ng, docroot, out, name)
+            cli_faults(a.onnxzip, fs, ng, "f.onnxzip")
+            cli_resume(a.onnxzip, ng, docroot, out, "syn.onnxzip")
+    print(f"remote: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,396 @@
+/* Remote archives against real servers: tests/remote/run.py starts nginx and
+ * the scripted fault server (tests/remote/servers.py) over one document
+ * root and runs
+ *     test_remote NGINX_URL FAULT_URL DOCROOT
+ * Archives are written into DOCROOT here; each case reads them over HTTP and
+ * compares with onnxzip_open() of the same file. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+
+static const char *nginx, *fault, *docroot;
+static char url_buf[4][1024];
+static int url_slot;
+
+/* BASE/LOCATION/NAME, in one of four rotating buffers. */
+static const char *url(const char *base, const char *loc, const char *name)
+{
+    char *u = url_buf[url_slot++ % 4];
+    snprintf(u, sizeof url_buf[0], "%s/%s/%s", base, loc, name);
+    return u;
+}
+
+static onnxzip_remote_options opts(void)
+{
+    onnxzip_remote_options o;
+    onnxzip_remote_options_init(&o);
+    o.allow_http = 1;
+    o.stall_timeout_ms = 1000;
+    o.backoff_ms = 50;
+    return o;
+}
+
+static uint8_t *payload(size_t n, uint32_t seed)
+{
+    uint8_t *p = malloc(n);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (uint8_t)(seed >> 16);
+    }
+    return p;
+}
+
+/* DOCROOT/NAME: `n` UINT8 tensors w0.. of `each` bytes (payload seed + i),
+ * the model padded by `pad` bytes. */
+static void write_archive(const char *name, int n, uint64_t each, size_t pad, uint32_t seed)
+{
+    char path[1024], tmp[1100];
+    snprintf(path, sizeof path, "%s/%s", docroot, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    onnxzip_writer *w = NULL;
+    CHECK_RC(onnxzip_writer_create(tmp, NULL, &w), 0);
+    for (int i = 0; i < n && w; i++) {
+        char e[16];
+        snprintf(e, sizeof e, "w%d", i);
+        uint8_t *p = payload((size_t)each, seed + (uint32_t)i);
+        CHECK_RC(onnxzip_writer_add_memory(w, e, p, (size_t)each), 0);
+        free(p);
+    }
+    size_t len;
+    uint8_t *model = tu_model_entries(n, each, pad, &len);
+    CHECK_RC(onnxzip_writer_set_model(w, model, len), 0);
+    CHECK_RC(onnxzip_writer_finish(&w), 0);
+    free(model);
+    CHECK(rename(tmp, path) == 0);
+}
+
+static const char *local(const char *name)
+{
+    static char p[1024];
+    snprintf(p, sizeof p, "%s/%s", docroot, name);
+    return p;
+}
+
+/* Flips byte `off` of DOCROOT/NAME in place. */
+static void flip(const char *name, long off)
+{
+    FILE *f = fopen(local(name), "r+b");
+    CHECK(f != NULL);
+    if (!f) return;
+    fseek(f, off, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, off, SEEK_SET);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+}
+
+/* The remote handle lists what the local one does. */
+static void same_index(onnxzip_archive *r, onnxzip_archive *l)
+{
+    CHECK(onnxzip_entry_count(r) == onnxzip_entry_count(l));
+    for (size_t i = 0; i < onnxzip_entry_count(l) && i < onnxzip_entry_count(r); i++) {
+        const onnxzip_entry *a = onnxzip_entry_at(r, i), *b = onnxzip_entry_at(l, i);
+        CHECK(!strcmp(a->name, b->name) && a->header_offset == b->header_offset && a->data_offset == b->data_offset &&
+              a->size == b->size && a->crc32 == b->crc32 && a->xxh3 == b->xxh3);
+    }
+    CHECK(onnxzip_tensor_count(r) == onnxzip_tensor_count(l));
+    for (size_t i = 0; i < onnxzip_tensor_count(l) && i < onnxzip_tensor_count(r); i++) {
+        const onnxzip_tensor *a = onnxzip_tensor_at(r, i), *b = onnxzip_tensor_at(l, i);
+        CHECK(!strcmp(a->name, b->name) && a->storage == b->storage && a->file_offset == b->file_offset &&
+              a->nbytes == b->nbytes && a->ndims == b->ndims && a->data_type == b->data_type);
+        CHECK((a->storage == ONNXZIP_STORAGE_ENTRY) == (a->data == NULL));
+    }
+}
+
+/* Every tensor read whole over HTTP equals the local view. */
+static void same_bytes(onnxzip_archive *r, onnxzip_archive *l)
+{
+    for (size_t i = 0; i < onnxzip_tensor_count(l); i++) {
+        const onnxzip_tensor *a = onnxzip_tensor_at(r, i), *b = onnxzip_tensor_at(l, i);
+        uint64_t n = 0;
+        if (onnxzip_tensor_size(l, b, &n)) continue; /* STRING */
+        uint8_t *x = malloc(n ? n : 1), *y = malloc(n ? n : 1);
+        CHECK_RC(onnxzip_tensor_read(r, a, 0, n, x), 0);
+        CHECK_RC(onnxzip_tensor_read(l, b, 0, n, y), 0);
+        CHECK(!memcmp(x, y, n));
+        free(x);
+        free(y);
+    }
+}
+
+static void test_synthetic(void)
+{
+    const uint64_t each = (9u << 20) + 77; /* two pieces in flight per read */
+    write_archive("syn.onnxzip", 2, each, 10, 1);
+    onnxzip_remote_options o = opts();
+    onnxzip_archive *r = NULL, *l = NULL;
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "syn.onnxzip"), &o, &r), 0);
+    CHECK_RC(onnxzip_open(local("syn.onnxzip"), 0, &l), 0);
+    if (!r || !l) goto out;
+    onnxzip_remote_stats st;
+    CHECK_RC(onnxzip_remote_get_stats(r, &st), 0);
+    CHECK(st.requests == 1 && st.bytes_received <= 65536 && st.file_size > 2 * each);
+    same_index(r, l);
+    same_bytes(r, l);
+    onnxzip_remote_stats st2;
+    onnxzip_remote_get_stats(r, &st2);
+    /* each tensor: its header, then two pieces; the bytes: the tensors and headers */
+    CHECK(st2.requests == st.requests + 6);
+    CHECK(st2.bytes_received - st.bytes_received < 2 * each + 2 * 200);
+    const onnxzip_tensor *t = onnxzip_find_tensor(r, "w1");
+    uint8_t buf[1000], *p = payload((size_t)each, 2);
+    CHECK_RC(onnxzip_tensor_read(r, t, 12345, sizeof buf, buf), 0);
+    CHECK(!memcmp(buf, p + 12345, sizeof buf));
+    CHECK_RC(onnxzip_tensor_read(r, t, each - 10, 11, buf), ONNXZIP_ERANGE);
+    CHECK_RC(onnxzip_verify(r), 0);
+    CHECK_RC(onnxzip_check(r), 0);
+    free(p);
+    CHECK_RC(onnxzip_remote_get_stats(l, &st), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_fetch(l, "x", NULL, NULL), ONNXZIP_EINVAL);
+out:
+    onnxzip_close(&r);
+    onnxzip_close(&l);
+}
+
+typedef struct reader {
+    onnxzip_archive *a;
+    uint64_t off;
+    int ok;
+} reader;
+
+static void *read_slice(void *arg)
+{
+    reader *rd = arg;
+    const onnxzip_tensor *t = onnxzip_find_tensor(rd->a, "w0");
+    uint8_t *b = malloc(1 << 20), *p = payload(t->nbytes, 1);
+    rd->ok = onnxzip_tensor_read(rd->a, t, rd->off, 1 << 20, b) == 0 && !memcmp(b, p + rd->off, 1 << 20);
+    free(b);
+    free(p);
+    return NULL;
+}
+
+/* Threads reading one handle at once, before any checked the header. */
+static void test_threads(void)
+{
+    onnxzip_remote_options o = opts();
+    onnxzip_archive *r = NULL;
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "syn.onnxzip"), &o, &r), 0);
+    if (!r) return;
+    pthread_t th[4];
+    reader rd[4];
+    for (int i = 0; i < 4; i++) {
+        rd[i] = (reader){ r, (uint64_t)i * (2u << 20), 0 };
+        pthread_create(&th[i], NULL, read_slice, &rd[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(rd[i].ok);
+    }
+    onnxzip_close(&r);
+}
+
+/* The file replaced on the server after open: never mixed. */
+static void test_replaced(void)
+{
+    write_archive("swap.onnxzip", 2, 5000, 10, 7);
+    onnxzip_remote_options o = opts();
+    onnxzip_archive *r = NULL;
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "swap.onnxzip"), &o, &r), 0);
+    write_archive("swap.onnxzip", 2, 5000, 500, 9); /* another size: another ETag */
+    if (!r) return;
+    uint8_t b[100];
+    CHECK_RC(onnxzip_tensor_read(r, onnxzip_find_tensor(r, "w0"), 0, sizeof b, b), ONNXZIP_ECHANGED);
+    CHECK_RC(onnxzip_check(r), ONNXZIP_ECHANGED);
+    CHECK_RC(onnxzip_verify(r), ONNXZIP_ECHANGED);
+    onnxzip_close(&r);
+}
+
+/* Damage found where onnxzip_open() finds it: a local header on the first
+ * read of its entry, data by verify. */
+static void test_damaged(void)
+{
+    write_archive("badhdr.onnxzip", 2, 5000, 10, 3);
+    write_archive("badcrc.onnxzip", 2, 5000, 10, 3);
+    onnxzip_archive *l = NULL, *r = NULL;
+    CHECK_RC(onnxzip_open(local("badhdr.onnxzip"), 0, &l), 0);
+    uint64_t lho = l ? onnxzip_entry_at(l, 1)->header_offset : 0, data = l ? onnxzip_entry_at(l, 1)->data_offset : 0;
+    onnxzip_close(&l);
+    flip("badhdr.onnxzip", (long)lho + 30); /* the local name of the second entry */
+    flip("badcrc.onnxzip", (long)data + 100);
+    CHECK_RC(onnxzip_open(local("badhdr.onnxzip"), 0, &l), ONNXZIP_ELOCAL);
+    onnxzip_remote_options o = opts();
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "badhdr.onnxzip"), &o, &r), 0);
+    uint8_t b[100];
+    if (r) {
+        const onnxzip_tensor *t0 = onnxzip_find_tensor(r, "w0"), *t1 = onnxzip_find_tensor(r, "w1");
+        CHECK_RC(onnxzip_tensor_read(r, t0, 0, sizeof b, b), 0);
+        CHECK_RC(onnxzip_tensor_read(r, t1, 0, sizeof b, b), ONNXZIP_ELOCAL);
+        CHECK_RC(onnxzip_tensor_read(r, t1, 0, sizeof b, b), ONNXZIP_ELOCAL); /* every time */
+        CHECK_RC(onnxzip_verify(r), ONNXZIP_ELOCAL);
+        onnxzip_close(&r);
+    }
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "badcrc.onnxzip"), &o, &r), 0);
+    if (r) CHECK_RC(onnxzip_verify(r), ONNXZIP_ECRC);
+    onnxzip_close(&r);
+}
+
+/* A directory larger than the first request: still two requests. */
+static void test_big_directory(void)
+{
+    write_archive("many.onnxzip", 3000, 64, 10, 5);
+    onnxzip_remote_options o = opts();
+    onnxzip_archive *r = NULL, *l = NULL;
+    onnxzip_remote_stats st;
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "many.onnxzip"), &o, &r), 0);
+    CHECK_RC(onnxzip_open(local("many.onnxzip"), 0, &l), 0);
+    if (r && l) {
+        onnxzip_remote_get_stats(r, &st);
+        CHECK(st.requests == 2);
+        CHECK(onnxzip_entry_at(l, 0)->header_offset == 0);
+        same_index(r, l);
+        CHECK_RC(onnxzip_verify(r), 0);
+    }
+    onnxzip_close(&r);
+    o.tail_bytes = 4096; /* a tail of 4 KiB: the model's record is not in it */
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "syn.onnxzip"), &o, &r), 0);
+    if (r) {
+        onnxzip_remote_get_stats(r, &st);
+        CHECK(st.requests <= 2);
+    }
+    onnxzip_close(&r);
+    onnxzip_close(&l);
+}
+
+typedef struct fault_case {
+    const char *mode;
+    int want;
+} fault_case;
+
+/* Each misbehaviour with its status; retried ones end well. */
+static void test_faults(void)
+{
+    write_archive("f.onnxzip", 2, 100000, 10, 11);
+    static const fault_case cases[] = {
+        { "ok", 0 }, { "noranges", ONNXZIP_ENORANGE }, { "trunc", ONNXZIP_ENETWORK }, { "truncfirst", 0 },
+        { "flaky503", 0 }, { "stall", ONNXZIP_ETIMEOUT }, { "stallbody", ONNXZIP_ETIMEOUT },
+        { "liar_total", ONNXZIP_EREPLY }, { "wrong_range", ONNXZIP_EREPLY }, { "extra", ONNXZIP_EREPLY },
+        { "noetag", ONNXZIP_EHTTP }, { "weaketag", ONNXZIP_EHTTP }, { "status500", ONNXZIP_EHTTP },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        onnxzip_remote_options o = opts();
+        o.retries = 2;
+        onnxzip_archive *r = NULL;
+        int rc = onnxzip_open_url(url(fault, cases[i].mode, "f.onnxzip"), &o, &r);
+        uint8_t b[64];
+        if (!rc) rc = onnxzip_tensor_read(r, onnxzip_find_tensor(r, "w1"), 99000, sizeof b, b);
+        if (!rc) rc = onnxzip_verify(r);
+        if (rc != cases[i].want) printf("fault mode %s: %s\n", cases[i].mode, onnxzip_last_error()->message);
+        CHECK_RC(rc, cases[i].want);
+        onnxzip_remote_stats st;
+        if (r && !onnxzip_remote_get_stats(r, &st) && strstr(cases[i].mode, "503")) CHECK(st.retries == 2);
+        if (r && !strcmp(cases[i].mode, "truncfirst")) CHECK(st.retries >= 1);
+        onnxzip_close(&r);
+    }
+    onnxzip_remote_options o = opts();
+    onnxzip_archive *r = NULL;
+    CHECK_RC(onnxzip_open_url(url(fault, "changing", "f.onnxzip"), &o, &r), 0); /* one request: the tail */
+    uint8_t b[64];
+    if (r) CHECK_RC(onnxzip_tensor_read(r, onnxzip_find_tensor(r, "w1"), 0, sizeof b, b), ONNXZIP_ECHANGED);
+    onnxzip_close(&r);
+    o.allow_http = 0;
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "f.onnxzip"), &o, &r), ONNXZIP_EINVAL);
+    o = opts();
+    CHECK_RC(onnxzip_open_url(url(nginx, "missing", "f.onnxzip"), &o, &r), ONNXZIP_EHTTP);
+    CHECK_RC(onnxzip_open_url(url(nginx, "loop", "f.onnxzip"), &o, &r), ONNXZIP_EHTTP);
+    CHECK_RC(onnxzip_open_url(url(nginx, "redirect", "f.onnxzip"), &o, &r), 0);
+    onnxzip_close(&r);
+    o.max_redirects = 0;
+    CHECK_RC(onnxzip_open_url(url(nginx, "redirect", "f.onnxzip"), &o, &r), ONNXZIP_EHTTP);
+    CHECK_RC(onnxzip_open_url("ftp://127.0.0.1/f.onnxzip", &o, &r), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_open_url("https://127.0.0.1:1/f.onnxzip", &o, &r), ONNXZIP_ENETWORK);
+}
+
+static int same_file(const char *a, const char *b)
+{
+    FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
+    int same = x && y, c;
+    while (same && (c = fgetc(x)) == fgetc(y))
+        if (c == EOF) break;
+    same = same && c == EOF;
+    if (x) fclose(x);
+    if (y) fclose(y);
+    return same;
+}
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* Downloads: whole; over a stale part (restarted); from a file replaced
+ * meanwhile (refused, nothing kept). Resuming after a kill: run.py. */
+static void test_fetch(char *dir)
+{
+    onnxzip_remote_options o = opts();
+    onnxzip_archive *r = NULL;
+    const char *out = tu_path(dir, "got.onnxzip");
+    char part[1100], meta[1100];
+    snprintf(part, sizeof part, "%s.part", out);
+    snprintf(meta, sizeof meta, "%s.part.etag", out);
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "syn.onnxzip"), &o, &r), 0);
+    if (r) CHECK_RC(onnxzip_fetch(r, out, NULL, NULL), 0);
+    CHECK(same_file(out, local("syn.onnxzip")) && !exists(part) && !exists(meta));
+    remove(out);
+    write_file(part, "not the archive's first bytes");
+    write_file(meta, "123 ETag \"other\"\n");
+    if (r) CHECK_RC(onnxzip_fetch(r, out, NULL, NULL), 0);
+    CHECK(same_file(out, local("syn.onnxzip")) && !exists(part) && !exists(meta));
+    onnxzip_close(&r);
+    remove(out);
+    write_archive("swap2.onnxzip", 2, 5000, 10, 7);
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "swap2.onnxzip"), &o, &r), 0);
+    write_archive("swap2.onnxzip", 2, 5000, 600, 7);
+    if (r) CHECK_RC(onnxzip_fetch(r, out, NULL, NULL), ONNXZIP_ECHANGED);
+    CHECK(!exists(out) && !exists(part) && !exists(meta));
+    onnxzip_close(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_remote NGINX_URL FAULT_URL DOCROOT (run by tests/remote/run.py)\n");
+        return 2;
+    }
+    nginx = argv[1];
+    fault = argv[2];
+    docroot = argv[3];
+    if (!onnxzip_has_feature(ONNXZIP_FEATURE_REMOTE)) {
+        fprintf(stderr, "test_remote: this build has no libcurl\n");
+        return 1;
+    }
+    char *dir = tu_tmpdir();
+    test_synthetic();
+    test_threads();
+    test_replaced();
+    test_damaged();
+    test_big_directory();
+    test_faults();
+    test_fetch(dir);
+    tu_rmtree(dir);
+    return tu_finish("remote");
+}
