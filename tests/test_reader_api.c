@@ -156,8 +156,33 @@ static void names(void)
     CHECK(onnxzip_version_number() == ONNXZIP_VERSION_NUMBER && onnxzip_version()[0] == '0' + ONNXZIP_VERSION_MAJOR);
 }
 
+/* onnxzip_open_url() without a server: its refusals, or in a build without
+ * libcurl its status (tests/remote/run.py tests it against servers). */
+static void check_url_refusals(void)
+{
+    onnxzip_archive *a = (onnxzip_archive *)&a;
+    onnxzip_remote_options o;
+    onnxzip_remote_options_init(&o);
+    CHECK(o.allow_http == 0 && o.retries > 0 && o.parallel > 0 && o.tail_bytes >= 4096);
+    onnxzip_remote_stats st;
+    CHECK_RC(onnxzip_remote_get_stats(NULL, &st), ONNXZIP_EINVAL);
+    if (!onnxzip_has_feature(ONNXZIP_FEATURE_REMOTE)) {
+        CHECK_RC(onnxzip_open_url("https://127.0.0.1:1/m.onnxzip", NULL, &a), ONNXZIP_EUNSUPPORTED);
+        CHECK(a == NULL);
+        return;
+    }
+    CHECK_RC(onnxzip_open_url(NULL, NULL, &a), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_open_url("http://127.0.0.1:1/m.onnxzip", NULL, &a), ONNXZIP_EINVAL); /* http: not allowed */
+    CHECK(strstr(onnxzip_last_error()->message, "http://127.0.0.1:1/m.onnxzip"));
+    CHECK_RC(onnxzip_open_url("file:///etc/passwd", NULL, &a), ONNXZIP_EINVAL);
+    o.retries = 0;
+    CHECK_RC(onnxzip_open_url("https://127.0.0.1:1/m.onnxzip?sig=secret", &o, &a), ONNXZIP_ENETWORK);
+    CHECK(a == NULL && !strstr(onnxzip_last_error()->message, "secret"));
+}
+
 int main(void)
 {
+    check_url_refusals();
     char *dir = tu_tmpdir();
     const char *path = make_archive(dir);
     onnxzip_archive *a;
