@@ -392,5 +392,6 @@ int main(int argc, char **argv)
     test_faults();
     test_fetch(dir);
     tu_rmtree(dir);
+    free(dir);
     return tu_finish("remote");
 }

@@ -212,6 +212,56 @@ static int rewrite_tensor(oz_buf *out, const oz_tensor_info *t, const oz_rewrite
     return rc;
 }
 
+/* Whether the current graph has an input named `name`. */
+static int has_input(const oz_walk *w, oz_span name)
+{
+    pb_stream st;
+    pb_stream_init(&st, w->graph, w->ngraph);
+    pb_field f, g;
+    while (pb_stream_next(&st, &f) == 0) {
+        if (f.num != 11 || f.wt != PB_LEN) continue;
+        pb_reader r = { f.data, f.data + f.len };
+        while (r.p < r.end && pb_next(&r, &g) == 0)
+            if (g.num == 1 && g.wt == PB_LEN && g.len == name.len && !memcmp(g.data, name.p, name.len)) return 1;
+    }
+    return 0;
+}
+
+/* GraphProto.input (11): ValueInfoProto { name, type { tensor_type {
+ * elem_type, shape { dim { dim_value }... } } } }. */
+static int put_input(oz_buf *out, const oz_tensor_info *t)
+{
+    oz_buf shape = { 0 }, dim = { 0 }, tensor = { 0 }, type = { 0 }, vi = { 0 };
+    int rc = 0;
+    for (uint32_t i = 0; i < t->ndims && !rc; i++) {
+        dim.len = 0;
+        rc = oz_buf_varint(&dim, 1 << 3 | PB_VARINT);
+        if (!rc) rc = oz_buf_varint(&dim, (uint64_t)t->dims[i]);
+        if (!rc) rc = put_len(&shape, 1, dim.p, dim.len);
+    }
+    if (!rc) rc = oz_buf_varint(&tensor, 1 << 3 | PB_VARINT);
+    if (!rc) rc = oz_buf_varint(&tensor, (uint64_t)(uint32_t)t->data_type);
+    if (!rc) rc = put_len(&tensor, 2, shape.p ? shape.p : (const uint8_t *)"", shape.len);
+    if (!rc) rc = put_len(&type, 1, tensor.p, tensor.len);
+    if (!rc) rc = put_len(&vi, 1, t->name.p, t->name.len);
+    if (!rc) rc = put_len(&vi, 2, type.p, type.len);
+    if (!rc) rc = put_len(out, 11, vi.p, vi.len);
+    oz_buf_free(&shape);
+    oz_buf_free(&dim);
+    oz_buf_free(&tensor);
+    oz_buf_free(&type);
+    oz_buf_free(&vi);
+    return rc;
+}
+
+static int to_input(oz_walk *w, const oz_tensor_info *t, const scope *s)
+{
+    if (s->kind != ONNXZIP_KIND_INITIALIZER || s->depth != 1 || !w->inputs)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: only an initializer of the main graph can become an input", w->path);
+    w->dropped = 1;
+    return has_input(w, t->name) ? 0 : put_input(w->inputs, t);
+}
+
 static int visit_tensor(oz_walk *w, const oz_span *pieces, size_t n, const scope *s)
 {
     oz_tensor_info t;
@@ -229,6 +279,7 @@ static int visit_tensor(oz_walk *w, const oz_span *pieces, size_t n, const scope
     memset(&rw, 0, sizeof rw);
     if ((rc = w->visit(w->ctx, &t, &rw))) return rc;
     if (!w->out) return 0;
+    if (rw.action == OZ_TO_INPUT) return to_input(w, &t, s);
     if (rw.action != OZ_KEEP) return rewrite_tensor(w->out, &t, &rw);
     for (size_t i = 0; i < n && !rc; i++) rc = oz_buf_append(w->out, pieces[i].p, pieces[i].len);
     return rc;
@@ -241,12 +292,18 @@ static int walk_child(oz_walk *w, uint32_t num, const oz_span *pieces, size_t n,
     if (!w->out) return walk_msg(w, child, pieces, n, s);
     /* Reserve a 5-byte length (messages are < 2 GiB), then close the gap. */
     oz_buf *o = w->out;
+    size_t tag_at = o->len;
     int rc = oz_buf_varint(o, (uint64_t)num << 3 | PB_LEN);
     if (!rc) rc = oz_buf_reserve(o, 5);
     if (rc) return rc;
     size_t at = o->len;
     o->len += 5;
     if ((rc = walk_msg(w, child, pieces, n, s))) return rc;
+    if (w->dropped) { /* OZ_TO_INPUT: the field is gone */
+        w->dropped = 0;
+        o->len = tag_at;
+        return 0;
+    }
     size_t body = o->len - at - 5;
     if (body > OZ_MAX_MODEL) return oz_err(ONNXZIP_ELIMIT, -1, "%s: rewritten message exceeds 2 GiB", w->path);
     uint8_t len[10];
@@ -302,6 +359,26 @@ static int walk_field(oz_walk *w, enum msg_type type, const pb_stream *st, const
     return rc;
 }
 
+static int walk_fields(oz_walk *w, enum msg_type type, const oz_span *pieces, size_t n, scope s);
+
+/* A graph, with the inputs OZ_TO_INPUT declares appended after its fields. */
+static int walk_graph(oz_walk *w, const oz_span *pieces, size_t n, scope s)
+{
+    oz_buf inputs = { 0 }, *outer = w->inputs;
+    const oz_span *outer_graph = w->graph;
+    size_t outer_n = w->ngraph;
+    w->inputs = &inputs;
+    w->graph = pieces;
+    w->ngraph = n;
+    int rc = walk_fields(w, T_GRAPH, pieces, n, s);
+    if (!rc && w->out && inputs.len) rc = oz_buf_append(w->out, inputs.p, inputs.len);
+    oz_buf_free(&inputs);
+    w->inputs = outer;
+    w->graph = outer_graph;
+    w->ngraph = outer_n;
+    return rc;
+}
+
 static int walk_msg(oz_walk *w, enum msg_type type, const oz_span *pieces, size_t n, scope s)
 {
     if (type == T_TENSOR) return visit_tensor(w, pieces, n, &s);
@@ -309,6 +386,11 @@ static int walk_msg(oz_walk *w, enum msg_type type, const oz_span *pieces, size_
     if (type == T_GRAPH && ++s.depth > OZ_MAX_GRAPH_DEPTH)
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: subgraphs nested deeper than %d levels", w->path,
                       OZ_MAX_GRAPH_DEPTH);
+    return type == T_GRAPH ? walk_graph(w, pieces, n, s) : walk_fields(w, type, pieces, n, s);
+}
+
+static int walk_fields(oz_walk *w, enum msg_type type, const oz_span *pieces, size_t n, scope s)
+{
     pb_stream st;
     pb_stream_init(&st, pieces, n);
     uint32_t merged = 0; /* singular fields (numbers < 32) already walked */

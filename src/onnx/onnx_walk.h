@@ -40,7 +40,11 @@ typedef struct oz_tensor_info {
 /* What a visitor wants done with a tensor when rewriting. Except for KEEP,
  * the tensor's data fields (typed fields but string_data, raw_data,
  * external_data, data_location) are replaced; every other field is kept. */
-typedef enum oz_action { OZ_KEEP = 0, OZ_EXTERNAL, OZ_INLINE } oz_action;
+typedef enum oz_action { OZ_KEEP = 0, OZ_EXTERNAL, OZ_INLINE, OZ_TO_INPUT } oz_action;
+/* OZ_TO_INPUT, for an initializer of the main graph only: the tensor is
+ * dropped, and the graph declares an input of its name, element type and
+ * dims instead (after its own inputs; none when it has an input of that
+ * name already, as models before IR version 4 list their initializers). */
 
 typedef struct oz_rewrite {
     oz_action action;
@@ -64,6 +68,11 @@ typedef struct oz_walk {
     const char *path;    /* names the file in messages */
     const uint8_t *base; /* for offsets in messages */
     uint64_t base_offset;
+    /* private to the walk: OZ_TO_INPUT's state */
+    oz_buf *inputs;            /* the current graph's new inputs */
+    const oz_span *graph;      /* the current graph's pieces */
+    size_t ngraph;
+    int dropped;
 } oz_walk;
 
 /* Returns 0, the visitor's error, ONNXZIP_EPROTO for malformed protobuf or
