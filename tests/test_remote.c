@@ -370,6 +370,44 @@ static void test_fetch(char *dir)
     onnxzip_close(&r);
 }
 
+/* A shard: only w0's entry crosses the network; w1 becomes a graph input. */
+static void test_shard(char *dir)
+{
+    onnxzip_remote_options o = opts();
+    onnxzip_archive *r = NULL, *sh = NULL, *l = NULL;
+    const char *out = tu_path(dir, "shard.onnxzip");
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "syn.onnxzip"), &o, &r), 0);
+    if (!r) return;
+    const char *pat[] = { "nothing*", "w[0]" }, *none[] = { "x?" };
+    onnxzip_remote_stats before, after;
+    onnxzip_remote_get_stats(r, &before);
+    CHECK_RC(onnxzip_fetch_tensors(r, out, pat, 2, NULL, NULL), 0);
+    onnxzip_remote_get_stats(r, &after);
+    const onnxzip_tensor *t0 = onnxzip_find_tensor(r, "w0");
+    uint64_t got = after.bytes_received - before.bytes_received;
+    CHECK(got >= t0->nbytes && got < t0->nbytes + 200);
+    CHECK_RC(onnxzip_open(out, ONNXZIP_OPEN_VERIFY, &sh), 0);
+    if (sh) {
+        CHECK(onnxzip_entry_count(sh) == 2 && onnxzip_tensor_count(sh) == 1);
+        const onnxzip_tensor *s0 = onnxzip_find_tensor(sh, "w0");
+        uint8_t *p = payload((size_t)t0->nbytes, 1);
+        CHECK(s0 && s0->nbytes == t0->nbytes && !memcmp(s0->data, p, (size_t)s0->nbytes));
+        free(p);
+        const void *m;
+        size_t mlen;
+        onnxzip_model_bytes(sh, &m, &mlen);
+        CHECK(tu_memmem(m, mlen, "w1", 2) != NULL); /* declared as an input */
+    }
+    onnxzip_close(&sh);
+    CHECK_RC(onnxzip_fetch_tensors(r, tu_path(dir, "none.onnxzip"), none, 1, NULL, NULL), ONNXZIP_ENOTFOUND);
+    CHECK(tu_count_files(dir, "none") == 0);
+    CHECK_RC(onnxzip_open(local("syn.onnxzip"), 0, &l), 0); /* from a local archive too */
+    if (l) CHECK_RC(onnxzip_fetch_tensors(l, tu_path(dir, "local.onnxzip"), pat, 2, NULL, NULL), 0);
+    CHECK(same_file(tu_path(dir, "local.onnxzip"), out));
+    onnxzip_close(&l);
+    onnxzip_close(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -391,6 +429,7 @@ int main(int argc, char **argv)
     test_big_directory();
     test_faults();
     test_fetch(dir);
+    test_shard(dir);
     tu_rmtree(dir);
     free(dir);
     return tu_finish("remote");

@@ -551,6 +551,27 @@ ONNXZIP_API int onnxzip_remote_get_stats(const onnxzip_archive *a, onnxzip_remot
 ONNXZIP_API int onnxzip_fetch(onnxzip_archive *a, const char *path,
                               void (*progress)(void *user, uint64_t done, uint64_t total), void *user);
 
+/* Writes to `path` (an output, spec 12.3) an archive holding only some of
+ * archive `a`'s tensors: the shard one rank of a tensor-parallel runtime
+ * needs. The selection applies to the main graph's initializers stored in
+ * entries: those whose names match one of the `npatterns` shell patterns
+ * (fnmatch(3) without flags: `*`, `?`, `[a-z]`, `[!x]`) are kept; the others are dropped and
+ * the model declares each as a graph input of its name, element type and
+ * shape instead (unless the graph already lists it, as models before IR
+ * version 4 do), so that the shard's model is valid ONNX and its runtime
+ * supplies them. Every other tensor (inline ones, attribute and sparse
+ * tensors, subgraphs' initializers) is kept. Each kept entry is read once
+ * (`a` may be remote: its bytes are fetched, ranges in parallel; or local),
+ * one at a time in memory, checked against `a`'s CRC-32 and XXH3
+ * (ONNXZIP_ECRC, ONNXZIP_EDIGEST) and written under its own name; the
+ * model's other fields are copied byte for byte. `progress` (may be NULL)
+ * gets bytes of kept entries done and their total. Returns 0;
+ * ONNXZIP_ENOTFOUND when no such initializer matches; ONNXZIP_EINVAL for a
+ * classic model; or the errors of reading `a` and of the writer. */
+ONNXZIP_API int onnxzip_fetch_tensors(onnxzip_archive *a, const char *path, const char *const *patterns,
+                                      size_t npatterns,
+                                      void (*progress)(void *user, uint64_t done, uint64_t total), void *user);
+
 /* Options of onnxzip_view_model() and onnxzip_view_write(). */
 typedef struct onnxzip_view_options {
     const char *location;    /* the archive's file name as the view names it;

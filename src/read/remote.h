@@ -23,6 +23,18 @@ typedef struct oz_remote {
  * on first use. */
 int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst);
 
+/* Bytes [off, off + len) of entry `i`'s data, of a local or remote archive
+ * handle (remote: the local header checked on the entry's first read). */
+int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst);
+
+/* The file's bytes [from, to) of a local or remote archive handle into
+ * `dst` (remote: in pieces fetched in parallel). */
+int oz_span_read(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst);
+
+/* Entry `i`'s local header, read at `h` (data_offset - header_offset
+ * bytes), checked once for a remote handle (a local one was at open). */
+int oz_entry_check_header(onnxzip_archive *a, size_t i, const uint8_t *h);
+
 /* Checks a whole archive file's bytes, fed in order from offset `pos` on:
  * every local header against the directory, every entry's CRC-32 and XXH3,
  * and the model, directory and end records byte for byte against the ones

@@ -206,12 +206,11 @@ static int find_entry(const onnxzip_archive *a, const onnxzip_tensor *t, size_t 
 #define PIECE_MIN ((uint64_t)4 << 20)
 #define PIECES_MAX 16
 
-int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst)
+/* Bytes [off, off + len) of entry i's data; its local header checked on
+ * the entry's first read, in the same batch of requests. */
+static int read_entry(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
 {
     oz_remote *r = a->remote;
-    size_t i;
-    int rc = find_entry(a, t, &i);
-    if (rc || !len) return rc;
     const oz_zentry *e = &a->zip.entries[i];
     int check = !atomic_load(&r->checked[i]);
     uint64_t hlen = e->pub.data_offset - e->pub.header_offset;
@@ -219,20 +218,58 @@ int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset,
     if (check && !hdr) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (local header)");
     /* The header (first read only) and the data, in pieces in flight together. */
     oz_http_range rg[PIECES_MAX + 1];
-    into head = { hdr, e->pub.header_offset }, body = { dst, t->file_offset + offset };
+    into head = { hdr, e->pub.header_offset }, body = { dst, e->pub.data_offset + off };
     size_t n = 0;
     if (check) rg[n++] = (oz_http_range){ e->pub.header_offset, hlen, copy_sink, &head };
-    uint64_t pieces = len / PIECE_MIN, opt = PIECES_MAX;
-    if (pieces > opt) pieces = opt;
+    uint64_t pieces = len / PIECE_MIN, most = PIECES_MAX;
+    if (pieces > most) pieces = most;
     if (pieces == 0) pieces = 1;
     uint64_t step = (len + pieces - 1) / pieces;
     for (uint64_t at = 0; at < len; at += step)
         rg[n++] = (oz_http_range){ body.base + at, len - at < step ? len - at : step, copy_sink, &body };
-    rc = oz_http_get(r->http, rg, n);
+    int rc = oz_http_get(r->http, rg, n);
     if (!rc && check) rc = oz_zip_check_local(&a->zip, i, hdr, (size_t)hlen, a->path, NULL);
     if (!rc && check) atomic_store(&r->checked[i], 1);
     free(hdr);
     return rc;
+}
+
+int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst)
+{
+    size_t i = 0;
+    int rc = find_entry(a, t, &i);
+    if (rc || !len) return rc;
+    return read_entry(a, i, t->file_offset - a->zip.entries[i].pub.data_offset + offset, len, dst);
+}
+
+int oz_span_read(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst)
+{
+    if (!a->remote) {
+        memcpy(dst, a->base + from, (size_t)(to - from));
+        return 0;
+    }
+    return to > from ? oz_http_read(a->remote->http, from, to - from, dst) : 0;
+}
+
+int oz_entry_check_header(onnxzip_archive *a, size_t i, const uint8_t *h)
+{
+    const oz_zentry *e = &a->zip.entries[i];
+    if (!a->remote || atomic_load(&a->remote->checked[i])) return 0;
+    int rc = oz_zip_check_local(&a->zip, i, h, (size_t)(e->pub.data_offset - e->pub.header_offset), a->path, NULL);
+    if (!rc) atomic_store(&a->remote->checked[i], 1);
+    return rc;
+}
+
+int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
+{
+    const oz_zentry *e = &a->zip.entries[i];
+    if (off > e->pub.size || len > e->pub.size - off)
+        return oz_err(ONNXZIP_ERANGE, -1, "%s: entry '%s': bytes beyond its %llu", a->path, e->pub.name,
+                      (unsigned long long)e->pub.size);
+    if (!len) return 0;
+    if (a->remote) return read_entry(a, i, off, len, dst);
+    memcpy(dst, i == a->zip.model_index ? a->model + off : a->base + e->pub.data_offset + off, (size_t)len);
+    return 0;
 }
 
 /* A 1-byte request under the pinned validator. */
@@ -265,6 +302,29 @@ int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset,
 int oz_remote_check(onnxzip_archive *a)
 {
     return oz_remote_stream(a, 0, NULL, NULL);
+}
+
+int oz_span_read(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst)
+{
+    memcpy(dst, a->base + from, (size_t)(to - from));
+    return 0;
+}
+
+int oz_entry_check_header(onnxzip_archive *a, size_t i, const uint8_t *h)
+{
+    (void)a, (void)i, (void)h;
+    return 0;
+}
+
+int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
+{
+    const oz_zentry *e = &a->zip.entries[i];
+    if (off > e->pub.size || len > e->pub.size - off)
+        return oz_err(ONNXZIP_ERANGE, -1, "%s: entry '%s': bytes beyond its %llu", a->path, e->pub.name,
+                      (unsigned long long)e->pub.size);
+    if (!len) return 0;
+    memcpy(dst, i == a->zip.model_index ? a->model + off : a->base + e->pub.data_offset + off, (size_t)len);
+    return 0;
 }
 
 #endif
