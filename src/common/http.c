@@ -77,7 +77,8 @@ int oz_http_new(oz_http **hp, const char *url, const char *shown, const onnxzip_
                       "--allow-http): nothing would protect the bytes in transit", shown);
     pthread_once(&global_once, global_init);
     if (global_rc != CURLE_OK)
-        return oz_err(ONNXZIP_ENETWORK, -1, "%s: libcurl failed to initialize: %s", shown, curl_easy_strerror(global_rc));
+        return oz_err(ONNXZIP_ENETWORK, -1, "%s: libcurl failed to initialize: %s", shown,
+                      curl_easy_strerror(global_rc));
     oz_http *h = calloc(1, sizeof *h);
     if (!h || !(h->url = strdup(url)) || !(h->shown = strdup(shown)) || !(h->multi = curl_multi_init())) {
         oz_http_free(h);
@@ -478,14 +479,9 @@ int oz_http_get(oz_http *h, const oz_http_range *r, size_t n)
     return rc;
 }
 
-typedef struct into {
-    uint8_t *dst;
-    uint64_t base;
-} into;
-
-static int copy_sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
+int oz_http_copy_sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
 {
-    into *d = ctx;
+    oz_http_into *d = ctx;
     memcpy(d->dst + (at - d->base), p, n);
     return 0;
 }
@@ -500,11 +496,11 @@ int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst)
     if (pieces == 0) pieces = 1;
     oz_http_range r[64];
     if (pieces > 64) pieces = 64;
-    into d = { dst, off };
+    oz_http_into d = { dst, off };
     uint64_t step = (len + pieces - 1) / pieces;
     size_t n = 0;
     for (uint64_t at = 0; at < len; at += step, n++)
-        r[n] = (oz_http_range){ off + at, len - at < step ? len - at : step, copy_sink, &d };
+        r[n] = (oz_http_range){ off + at, len - at < step ? len - at : step, oz_http_copy_sink, &d };
     return oz_http_get(h, r, n);
 }
 

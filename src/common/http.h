@@ -21,6 +21,14 @@ typedef struct oz_http_range {
     void *ctx;
 } oz_http_range;
 
+/* The sink that copies into memory: `ctx` is an oz_http_into, whose `dst`
+ * holds the bytes from file offset `base` on. */
+typedef struct oz_http_into {
+    uint8_t *dst;
+    uint64_t base;
+} oz_http_into;
+int oz_http_copy_sink(void *ctx, const uint8_t *p, size_t n, uint64_t at);
+
 /* A client for `url` (copied; `shown` is what messages call it). Checks the
  * scheme against opts->allow_http. Sends nothing. */
 int oz_http_new(oz_http **h, const char *url, const char *shown, const onnxzip_remote_options *opts);

@@ -129,7 +129,8 @@ static int run(fetch *f)
     if (from == 0) { /* start over */
         oz_stream_free(&f->s);
         if ((rc = oz_stream_init(&f->s, f->a)) || (rc = write_meta(f))) return rc;
-        if (oz_sys_truncate(f->fd, 0)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot truncate: %s", f->part, strerror(errno));
+        if (oz_sys_truncate(f->fd, 0))
+            return oz_err(ONNXZIP_EIO, -1, "%s: cannot truncate: %s", f->part, strerror(errno));
     }
     if (from < f->a->size && (rc = oz_remote_stream(f->a, from, sink, f))) {
         if (keeps_part(rc))

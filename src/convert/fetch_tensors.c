@@ -131,17 +131,6 @@ static int copy_run(shard *s, const uint32_t *run, size_t n, onnxzip_writer *w)
     return rc;
 }
 
-typedef struct lho_key {
-    uint64_t off;
-    uint32_t i;
-} lho_key;
-
-static int cmp_key(const void *x, const void *y)
-{
-    uint64_t a = ((const lho_key *)x)->off, b = ((const lho_key *)y)->off;
-    return (a > b) - (a < b);
-}
-
 /* Runs are cut at this many bytes (memory held at once), or at an entry
  * that is not kept. */
 #define RUN_MAX ((uint64_t)64 << 20)
@@ -149,18 +138,14 @@ static int cmp_key(const void *x, const void *y)
 static int copy_entries(shard *s, onnxzip_writer *w, void (*progress)(void *, uint64_t, uint64_t), void *user)
 {
     const oz_zip *z = &s->a->zip;
-    lho_key *k = malloc((z->n ? z->n : 1) * sizeof *k);
-    uint32_t *run = malloc((z->n ? z->n : 1) * sizeof *run);
+    uint32_t *k = oz_zip_by_offset(z->entries, z->n), *run = malloc((z->n ? z->n : 1) * sizeof *run);
     int rc = k && run ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     uint64_t total = 0, done = 0, bytes = 0;
-    for (size_t i = 0; i < z->n && !rc; i++) {
-        k[i] = (lho_key){ z->entries[i].pub.header_offset, (uint32_t)i };
+    for (size_t i = 0; i < z->n && !rc; i++)
         total += s->keep_entry[i] && i != z->model_index ? z->entries[i].pub.size : 0;
-    }
-    if (!rc) qsort(k, z->n, sizeof *k, cmp_key);
     size_t n = 0;
     for (size_t j = 0; j <= z->n && !rc; j++) {
-        int keep = j < z->n && s->keep_entry[k[j].i] && k[j].i != z->model_index;
+        int keep = j < z->n && s->keep_entry[k[j]] && k[j] != z->model_index;
         if (n && (!keep || bytes >= RUN_MAX)) { /* the run ends before entry j */
             rc = copy_run(s, run, n, w);
             for (size_t m = 0; m < n; m++) done += z->entries[run[m]].pub.size;
@@ -169,8 +154,8 @@ static int copy_entries(shard *s, onnxzip_writer *w, void (*progress)(void *, ui
             bytes = 0;
         }
         if (keep) {
-            run[n++] = k[j].i;
-            bytes += z->entries[k[j].i].pub.size;
+            run[n++] = k[j];
+            bytes += z->entries[k[j]].pub.size;
         }
     }
     free(k);
@@ -193,7 +178,8 @@ static int write_shard(shard *s, const char *path, const oz_buf *model,
 int onnxzip_fetch_tensors(onnxzip_archive *a, const char *path, const char *const *patterns, size_t npatterns,
                           void (*progress)(void *user, uint64_t done, uint64_t total), void *user)
 {
-    if (!a || !path || !patterns || !npatterns) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_fetch_tensors: NULL argument");
+    if (!a || !path || !patterns || !npatterns)
+        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_fetch_tensors: NULL argument");
     for (size_t i = 0; i < npatterns; i++)
         if (!patterns[i]) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_fetch_tensors: NULL pattern");
     if (a->layout != ONNXZIP_LAYOUT_ARCHIVE)

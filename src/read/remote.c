@@ -68,7 +68,8 @@ static int widen(oz_remote *r, uint64_t from, uint64_t size, const char *shown)
                       "bytes: more than a model (2 GiB) and its directory can be", shown,
                       (unsigned long long)(size - from));
     uint8_t *w = malloc((size_t)(size - from));
-    if (!w) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (%llu bytes)", shown, (unsigned long long)(size - from));
+    if (!w)
+        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (%llu bytes)", shown, (unsigned long long)(size - from));
     memcpy(w + more, r->win, (size_t)have);
     int rc = oz_http_read(r->http, from, more, w);
     if (rc) {

@@ -23,10 +23,6 @@ typedef struct oz_remote {
  * on first use. */
 int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst);
 
-/* Bytes [off, off + len) of entry `i`'s data, of a local or remote archive
- * handle (remote: the local header checked on the entry's first read). */
-int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst);
-
 /* The file's bytes [from, to) of a local or remote archive handle into
  * `dst` (remote: in pieces fetched in parallel). */
 int oz_span_read(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst);

@@ -11,17 +11,6 @@
 enum { PH_GAP, PH_HDR, PH_DATA, PH_TAIL };
 #define HDR_MAX (30 + 0xFFFF + 0xFFFF)
 
-typedef struct lho_key {
-    uint64_t off;
-    uint32_t i;
-} lho_key;
-
-static int cmp_key(const void *x, const void *y)
-{
-    uint64_t a = ((const lho_key *)x)->off, b = ((const lho_key *)y)->off;
-    return (a > b) - (a < b);
-}
-
 static const oz_zentry *cur(const oz_stream *s)
 {
     return &s->a->zip.entries[s->order[s->k]];
@@ -56,19 +45,12 @@ int oz_stream_init(oz_stream *s, const onnxzip_archive *a)
 {
     memset(s, 0, sizeof *s);
     s->a = a;
-    size_t n = a->zip.n;
-    lho_key *k = malloc((n ? n : 1) * sizeof *k);
-    s->order = malloc((n ? n : 1) * sizeof *s->order);
+    s->order = oz_zip_by_offset(a->zip.entries, a->zip.n);
     s->hdr = malloc(HDR_MAX);
-    if (!k || !s->order || !s->hdr) {
-        free(k);
+    if (!s->order || !s->hdr) {
         oz_stream_free(s);
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (stream check)");
     }
-    for (size_t i = 0; i < n; i++) k[i] = (lho_key){ a->zip.entries[i].pub.header_offset, (uint32_t)i };
-    qsort(k, n, sizeof *k, cmp_key);
-    for (size_t i = 0; i < n; i++) s->order[i] = k[i].i;
-    free(k);
     return next_entry(s);
 }
 
@@ -182,18 +164,6 @@ int oz_remote_verify(onnxzip_archive *a)
     return rc;
 }
 
-typedef struct into {
-    uint8_t *dst;
-    uint64_t base;
-} into;
-
-static int copy_sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
-{
-    into *d = ctx;
-    memcpy(d->dst + (at - d->base), p, n);
-    return 0;
-}
-
 static int find_entry(const onnxzip_archive *a, const onnxzip_tensor *t, size_t *i)
 {
     const oz_zentry *e = t->entry ? oz_zip_find(&a->zip, t->entry, strlen(t->entry)) : NULL;
@@ -218,15 +188,15 @@ static int read_entry(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, 
     if (check && !hdr) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (local header)");
     /* The header (first read only) and the data, in pieces in flight together. */
     oz_http_range rg[PIECES_MAX + 1];
-    into head = { hdr, e->pub.header_offset }, body = { dst, e->pub.data_offset + off };
+    oz_http_into head = { hdr, e->pub.header_offset }, body = { dst, e->pub.data_offset + off };
     size_t n = 0;
-    if (check) rg[n++] = (oz_http_range){ e->pub.header_offset, hlen, copy_sink, &head };
+    if (check) rg[n++] = (oz_http_range){ e->pub.header_offset, hlen, oz_http_copy_sink, &head };
     uint64_t pieces = len / PIECE_MIN, most = PIECES_MAX;
     if (pieces > most) pieces = most;
     if (pieces == 0) pieces = 1;
     uint64_t step = (len + pieces - 1) / pieces;
     for (uint64_t at = 0; at < len; at += step)
-        rg[n++] = (oz_http_range){ body.base + at, len - at < step ? len - at : step, copy_sink, &body };
+        rg[n++] = (oz_http_range){ body.base + at, len - at < step ? len - at : step, oz_http_copy_sink, &body };
     int rc = oz_http_get(r->http, rg, n);
     if (!rc && check) rc = oz_zip_check_local(&a->zip, i, hdr, (size_t)hlen, a->path, NULL);
     if (!rc && check) atomic_store(&r->checked[i], 1);
@@ -242,34 +212,9 @@ int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset,
     return read_entry(a, i, t->file_offset - a->zip.entries[i].pub.data_offset + offset, len, dst);
 }
 
-int oz_span_read(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst)
+static int span_remote(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst)
 {
-    if (!a->remote) {
-        memcpy(dst, a->base + from, (size_t)(to - from));
-        return 0;
-    }
-    return to > from ? oz_http_read(a->remote->http, from, to - from, dst) : 0;
-}
-
-int oz_entry_check_header(onnxzip_archive *a, size_t i, const uint8_t *h)
-{
-    const oz_zentry *e = &a->zip.entries[i];
-    if (!a->remote || atomic_load(&a->remote->checked[i])) return 0;
-    int rc = oz_zip_check_local(&a->zip, i, h, (size_t)(e->pub.data_offset - e->pub.header_offset), a->path, NULL);
-    if (!rc) atomic_store(&a->remote->checked[i], 1);
-    return rc;
-}
-
-int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
-{
-    const oz_zentry *e = &a->zip.entries[i];
-    if (off > e->pub.size || len > e->pub.size - off)
-        return oz_err(ONNXZIP_ERANGE, -1, "%s: entry '%s': bytes beyond its %llu", a->path, e->pub.name,
-                      (unsigned long long)e->pub.size);
-    if (!len) return 0;
-    if (a->remote) return read_entry(a, i, off, len, dst);
-    memcpy(dst, i == a->zip.model_index ? a->model + off : a->base + e->pub.data_offset + off, (size_t)len);
-    return 0;
+    return oz_http_read(a->remote->http, from, to - from, dst);
 }
 
 /* A 1-byte request under the pinned validator. */
@@ -304,27 +249,27 @@ int oz_remote_check(onnxzip_archive *a)
     return oz_remote_stream(a, 0, NULL, NULL);
 }
 
+static int span_remote(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst)
+{
+    (void)from, (void)to, (void)dst;
+    return oz_remote_stream(a, 0, NULL, NULL);
+}
+
+#endif
+
 int oz_span_read(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst)
 {
+    if (to <= from) return 0;
+    if (a->remote) return span_remote(a, from, to, dst);
     memcpy(dst, a->base + from, (size_t)(to - from));
     return 0;
 }
 
 int oz_entry_check_header(onnxzip_archive *a, size_t i, const uint8_t *h)
 {
-    (void)a, (void)i, (void)h;
-    return 0;
-}
-
-int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
-{
     const oz_zentry *e = &a->zip.entries[i];
-    if (off > e->pub.size || len > e->pub.size - off)
-        return oz_err(ONNXZIP_ERANGE, -1, "%s: entry '%s': bytes beyond its %llu", a->path, e->pub.name,
-                      (unsigned long long)e->pub.size);
-    if (!len) return 0;
-    memcpy(dst, i == a->zip.model_index ? a->model + off : a->base + e->pub.data_offset + off, (size_t)len);
-    return 0;
+    if (!a->remote || atomic_load(&a->remote->checked[i])) return 0;
+    int rc = oz_zip_check_local(&a->zip, i, h, (size_t)(e->pub.data_offset - e->pub.header_offset), a->path, NULL);
+    if (!rc) atomic_store(&a->remote->checked[i], 1);
+    return rc;
 }
-
-#endif

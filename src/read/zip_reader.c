@@ -551,21 +551,36 @@ static int cmp_lho(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+uint32_t *oz_zip_by_offset(const oz_zentry *e, size_t n)
+{
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    lho_key *k = malloc((n ? n : 1) * sizeof *k);
+    if (order && k) {
+        for (size_t i = 0; i < n; i++) k[i] = (lho_key){ e[i].pub.header_offset, (uint32_t)i };
+        qsort(k, n, sizeof *k, cmp_lho);
+        for (size_t i = 0; i < n; i++) order[i] = k[i].i;
+    } else {
+        free(order);
+        order = NULL;
+    }
+    free(k);
+    return order;
+}
+
 /* For each of entries [0, n), the header offset of the entry that follows it
  * in the file (the central directory's offset for the last): what a remote
  * archive's data offsets are predicted from. */
 static uint64_t *next_offsets(ctx *c, size_t n)
 {
     uint64_t *next = malloc((n ? n : 1) * sizeof *next);
-    lho_key *order = malloc((n ? n : 1) * sizeof *order);
+    uint32_t *order = oz_zip_by_offset(c->z->entries, n);
     if (!next || !order) {
         free(next);
         free(order);
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (central directory)"), NULL;
     }
-    for (size_t i = 0; i < n; i++) order[i] = (lho_key){ c->z->entries[i].pub.header_offset, (uint32_t)i };
-    qsort(order, n, sizeof *order, cmp_lho);
-    for (size_t k = 0; k < n; k++) next[order[k].i] = k + 1 < n ? order[k + 1].off : c->cd_offset;
+    for (size_t k = 0; k < n; k++)
+        next[order[k]] = k + 1 < n ? c->z->entries[order[k + 1]].pub.header_offset : c->cd_offset;
     free(order);
     return next;
 }

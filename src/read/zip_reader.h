@@ -50,6 +50,10 @@ int oz_zip_parse_remote(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_
 int oz_zip_check_local(const oz_zip *z, size_t i, const uint8_t *h, size_t n, const char *path,
                        uint64_t *data_offset);
 
+/* Indices of entries e[0..n) in file order (by header offset), malloc'ed;
+ * NULL when out of memory. */
+uint32_t *oz_zip_by_offset(const oz_zentry *e, size_t n);
+
 void oz_zip_free(oz_zip *z);
 
 /* The entry named exactly `name`, or NULL. */
