@@ -148,6 +148,21 @@ static void test_synthetic(void)
     CHECK_RC(onnxzip_tensor_read(r, t, each - 10, 11, buf), ONNXZIP_ERANGE);
     CHECK_RC(onnxzip_verify(r), 0);
     CHECK_RC(onnxzip_check(r), 0);
+    /* extract fetches; a view needs a local file */
+    char out[1100];
+    snprintf(out, sizeof out, "%s/extracted.bin", docroot);
+    CHECK_RC(onnxzip_extract_tensor(r, "w1", out), 0);
+    FILE *f = fopen(out, "rb");
+    uint8_t *got = malloc((size_t)each);
+    CHECK(f && fread(got, 1, (size_t)each, f) == each && fgetc(f) == EOF && !memcmp(got, p, (size_t)each));
+    if (f) fclose(f);
+    free(got);
+    remove(out);
+    void *view;
+    size_t vlen;
+    CHECK_RC(onnxzip_view_model(r, NULL, &view, &vlen), ONNXZIP_EUNSUPPORTED);
+    snprintf(out, sizeof out, "%s/syn.view.onnx", docroot);
+    CHECK_RC(onnxzip_view_write(r, out, NULL), ONNXZIP_EUNSUPPORTED);
     free(p);
     CHECK_RC(onnxzip_remote_get_stats(l, &st), ONNXZIP_EINVAL);
     CHECK_RC(onnxzip_fetch(l, "x", NULL, NULL), ONNXZIP_EINVAL);

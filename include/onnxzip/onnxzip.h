@@ -503,12 +503,17 @@ ONNXZIP_API void onnxzip_remote_options_init(onnxzip_remote_options *opts);
  *     an entry also fetches its local header (in the same request) and checks
  *     it against the central directory and that offset, as onnxzip_open()
  *     checks every local header at open (ONNXZIP_ELOCAL, ONNXZIP_EALIGN...).
- *     Such reads may be issued from several threads at once.
+ *     Such reads may be issued from several threads at once; they share
+ *     the handle's connections and run one call at a time (a large read
+ *     is itself split into ranges fetched in parallel).
  *   - inline and typed tensors live in the model, which is in memory.
  *   - onnxzip_verify() streams the file once, in order, checking every local
  *     header and every entry's CRC-32 and XXH3.
  *   - onnxzip_check() asks the origin whether the pinned file is still there
  *     (a 1-byte request): 0, or ONNXZIP_ECHANGED.
+ *   - onnxzip_extract_tensor() fetches the tensor into memory, then writes
+ *     it; onnxzip_view_model() and onnxzip_view_write() need a local file
+ *     (ONNXZIP_EUNSUPPORTED: fetch it first).
  *   - onnxzip_archive_path() is the URL without its query string and
  *     fragment (which may hold credentials, e.g. presigned signatures);
  *     messages name it the same way.

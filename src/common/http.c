@@ -177,6 +177,8 @@ static int status_error(xfer *x)
     if (x->status == 412)
         return oz_err(ONNXZIP_ECHANGED, -1, "%s: the file changed on the server since it was opened (412 "
                       "Precondition Failed for %s); reopen it", h->shown, h->validator);
+    if (x->status == 416 && !x->r) /* a suffix range of an empty file */
+        return oz_err(ONNXZIP_ENOTZIP, -1, "%s: the file is empty (416 for its last bytes): not an archive", h->shown);
     if (x->status == 416)
         return oz_err(ONNXZIP_ECHANGED, -1, "%s: bytes %s are no longer in the file (416 Range Not Satisfiable): it "
                       "changed on the server since it was opened", h->shown, x->range_s);

@@ -44,10 +44,22 @@ int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name, const ch
     if (t->nbytes > SIZE_MAX) return oz_err(ONNXZIP_ELIMIT, -1, "%s: tensor '%s' is too large", path, shown);
     int rc = check_output(a, out_path);
     if (rc) return rc;
+    /* A remote tensor is fetched into memory first (not in place). */
+    uint8_t *fetched = t->data || !t->nbytes ? NULL : malloc((size_t)t->nbytes);
+    if (!t->data && t->nbytes && !fetched)
+        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for tensor '%s'", path, shown);
+    if (fetched && (rc = onnxzip_tensor_read(a, t, 0, t->nbytes, fetched))) {
+        free(fetched);
+        return rc;
+    }
     oz_atomic_file af;
-    if ((rc = oz_atomic_open(out_path, &af))) return rc;
+    if ((rc = oz_atomic_open(out_path, &af))) {
+        free(fetched);
+        return rc;
+    }
     /* The data is mapped: write() reads it page by page, no copy of our own. */
-    rc = oz_atomic_write(&af, t->data, (size_t)t->nbytes);
+    rc = oz_atomic_write(&af, fetched ? fetched : t->data, (size_t)t->nbytes);
+    free(fetched);
     if (!rc) rc = check_output(a, out_path); /* once more before the rename */
     if (rc) {
         oz_atomic_abort(&af);
