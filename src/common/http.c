@@ -506,6 +506,11 @@ int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst)
     return oz_http_get(h, r, n);
 }
 
+unsigned oz_http_parallel(const oz_http *h)
+{
+    return h->o.parallel;
+}
+
 const char *oz_http_validator(const oz_http *h)
 {
     return h->validator;

@@ -47,6 +47,9 @@ int oz_http_get(oz_http *h, const oz_http_range *r, size_t n);
  * when large. */
 int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst);
 
+/* Ranges in flight at once (the options' `parallel`). */
+unsigned oz_http_parallel(const oz_http *h);
+
 /* The pinned validator: `ETag: "..."` or `Last-Modified: ...` as sent. */
 const char *oz_http_validator(const oz_http *h);
 

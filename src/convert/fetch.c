@@ -1,10 +1,12 @@
 /* onnxzip_fetch(): a remote archive downloaded byte for byte into PATH.part,
- * every local header and entry checked as the bytes stream by, renamed to
- * PATH once complete. PATH.part.etag records which file the part holds, so
- * that an interrupted download resumes where it stopped while the origin
- * still serves the same file. */
+ * in parts fetched at once (split where entries begin), every local header
+ * and entry checked as the bytes stream by, renamed to PATH once complete.
+ * PATH.part.etag records which file the part holds and how far each part
+ * got, so that an interrupted download resumes every part where it stopped
+ * (its bytes checked again from disk) while the origin serves that file. */
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "common/outputs.h"
 #include "read/remote.h"
@@ -22,15 +24,34 @@ int onnxzip_fetch(onnxzip_archive *a, const char *path, void (*progress)(void *,
 
 #else
 
-typedef struct fetch {
+/* Files below this size are fetched in one part. */
+#define SPLIT_MIN ((uint64_t)16 << 20)
+#define PARTS_MAX 8
+/* PATH.part.etag is rewritten after this many more bytes arrived, or
+ * once a second on a slow link. */
+#define RECORD_EVERY ((uint64_t)8 << 20)
+
+typedef struct fetch fetch;
+
+/* One part of the file, [start, end): its stream has checked up to its pos. */
+typedef struct part {
+    fetch *f;
+    oz_stream s;
+    uint64_t start, end;
+} part;
+
+struct fetch {
     onnxzip_archive *a;
     const char *path;
     char *part, *meta;
     int fd;
-    oz_stream s;
+    part g[PARTS_MAX];
+    size_t n;
+    uint64_t done, recorded;
+    time_t recorded_at;
     void (*progress)(void *, uint64_t, uint64_t);
     void *user;
-} fetch;
+};
 
 static char *with_suffix(const char *path, const char *suffix)
 {
@@ -43,50 +64,120 @@ static char *with_suffix(const char *path, const char *suffix)
     return s;
 }
 
-/* What the part holds: the file's size and pinned validator, one line. */
+/* First line of PATH.part.etag: the file's size and pinned validator. */
 static void describe(const fetch *f, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%llu %s\n", (unsigned long long)f->a->size, oz_http_validator(f->a->remote->http));
 }
 
-static int same_file(const fetch *f)
+/* PATH.part.etag: the first line, then "start end received" per part. The
+ * parts' positions may lag what is on disk, never lead it (written after
+ * the bytes); a crash's lost writes are caught when the bytes are checked. */
+static int write_meta(fetch *f)
 {
-    char want[400], have[400] = "";
-    describe(f, want, sizeof want);
-    int fd = oz_sys_open_read(f->meta);
-    if (fd < 0) return 0;
-    ssize_t n = oz_sys_pread(fd, have, sizeof have - 1, 0);
-    oz_sys_close(fd);
-    return n > 0 && (size_t)n == strlen(want) && !memcmp(have, want, (size_t)n);
-}
-
-static int write_meta(const fetch *f)
-{
-    char want[400];
-    describe(f, want, sizeof want);
-    oz_sys_unlink_at(OZ_AT_CWD, f->meta, 0);
-    int fd = oz_sys_create_at(OZ_AT_CWD, f->meta);
-    size_t n = strlen(want);
-    int ok = fd >= 0 && oz_sys_write(fd, want, n) == (ssize_t)n && !oz_sys_sync(fd);
+    char text[400 + PARTS_MAX * 64];
+    describe(f, text, sizeof text);
+    size_t n = strlen(text);
+    for (size_t j = 0; j < f->n; j++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%llu %llu %llu\n", (unsigned long long)f->g[j].start,
+                              (unsigned long long)f->g[j].end, (unsigned long long)(f->g[j].s.pos - f->g[j].start));
+    int fd = oz_sys_open_rw(f->meta);
+    if (fd < 0 && errno == ENOENT) fd = oz_sys_create_at(OZ_AT_CWD, f->meta);
+    int ok = fd >= 0 && oz_sys_pwrite(fd, text, n, 0) == (ssize_t)n && !oz_sys_truncate(fd, n);
     if (fd >= 0) oz_sys_close(fd);
+    f->recorded = f->done;
+    f->recorded_at = time(NULL);
     return ok ? 0 : oz_err(ONNXZIP_EIO, -1, "%s: cannot write: %s", f->meta, strerror(errno));
 }
 
-/* The part's bytes already there, checked again from disk: how many can be
- * kept (0 when they are not the start of this file). */
-static uint64_t resume_point(fetch *f)
+/* The entry (index in file order) whose local header is at `off`, or the
+ * directory (the entry count) for the end of the data area. */
+static size_t entry_at(const oz_stream *s, uint64_t off, int *found)
 {
-    oz_stat st;
-    if (!same_file(f) || oz_sys_fstat(f->fd, &st) || st.size > f->a->size) return 0;
+    const oz_zip *z = &s->a->zip;
+    *found = 1;
+    for (size_t k = 0; k < z->n; k++)
+        if (z->entries[s->order[k]].pub.header_offset == off) return k;
+    *found = off == z->cd_offset;
+    return z->n;
+}
+
+/* Part [start, end) resumed: the `have` bytes on disk checked again; on a
+ * fault, back to the last entry checked whole. */
+static int resume_part(fetch *f, part *g, uint64_t have)
+{
     uint8_t *buf = malloc(1 << 20);
-    uint64_t at = 0;
-    while (buf && at < st.size) {
-        ssize_t k = oz_sys_pread(f->fd, buf, 1 << 20, (int64_t)at);
-        if (k <= 0 || oz_stream_feed(&f->s, buf, (size_t)k)) break;
-        at += (uint64_t)k;
+    uint64_t at = g->start;
+    int ok = buf != NULL;
+    while (ok && at < g->start + have) {
+        uint64_t want = g->start + have - at;
+        ssize_t k = oz_sys_pread(f->fd, buf, want < (1 << 20) ? (size_t)want : (1 << 20), (int64_t)at);
+        ok = k > 0 && !oz_stream_feed(&g->s, buf, (size_t)k);
+        at += ok ? (uint64_t)k : 0;
     }
     free(buf);
-    return at == st.size ? at : 0;
+    if (ok) return 0;
+    size_t k = g->s.good_k;
+    oz_stream_free(&g->s);
+    return oz_stream_init_at(&g->s, f->a, k);
+}
+
+/* Takes up the parts PATH.part.etag records, when it describes this file:
+ * 1 when resumed, 0 to start over. */
+static int resume(fetch *f)
+{
+    char want[400], text[400 + PARTS_MAX * 64] = "";
+    describe(f, want, sizeof want);
+    int fd = oz_sys_open_read(f->meta);
+    ssize_t len = fd >= 0 ? oz_sys_pread(fd, text, sizeof text - 1, 0) : -1;
+    if (fd >= 0) oz_sys_close(fd);
+    size_t w = strlen(want);
+    if (len <= 0 || (size_t)len < w || memcmp(text, want, w)) return 0;
+    char *p = text + w;
+    unsigned long long start, end, have;
+    int used;
+    while (f->n < PARTS_MAX && sscanf(p, "%llu %llu %llu\n%n", &start, &end, &have, &used) == 3) {
+        part *g = &f->g[f->n];
+        int found;
+        *g = (part){ .f = f, .start = start, .end = end };
+        if (oz_stream_init_at(&g->s, f->a, 0)) return 0;
+        size_t k = entry_at(&g->s, start, &found);
+        oz_stream_free(&g->s);
+        if (!found || end > f->a->size || start > end || have > end - start ||
+            (f->n && f->g[f->n - 1].end != start) || (!f->n && start != 0) || oz_stream_init_at(&g->s, f->a, k))
+            return 0;
+        f->n++;
+        if (resume_part(f, g, have)) return 0;
+        p += used;
+    }
+    return f->n && f->g[f->n - 1].end == f->a->size;
+}
+
+/* New parts that start where entries do (not the model: dead space may
+ * precede it), about equal in size. */
+static int plan(fetch *f)
+{
+    const oz_zip *z = &f->a->zip;
+    size_t most = oz_http_parallel(f->a->remote->http), k = 1;
+    if (most > PARTS_MAX) most = PARTS_MAX;
+    if (f->a->size < SPLIT_MIN) most = 1;
+    f->g[0] = (part){ .f = f, .start = 0 };
+    int rc = oz_stream_init(&f->g[0].s, f->a);
+    f->n = !rc;
+    for (size_t j = 1; j < most && !rc; j++) {
+        const uint32_t *order = f->g[0].s.order;
+        uint64_t target = f->a->size / most * j;
+        while (k < z->n && (order[k] == z->model_index || z->entries[order[k]].pub.header_offset < target)) k++;
+        if (k == z->n) break;
+        part *g = &f->g[f->n];
+        *g = (part){ .f = f };
+        if ((rc = oz_stream_init_at(&g->s, f->a, k++))) break;
+        g->start = g->s.pos;
+        f->g[f->n - 1].end = g->start;
+        f->n++;
+    }
+    if (f->n) f->g[f->n - 1].end = f->a->size;
+    return rc;
 }
 
 static int open_part(fetch *f)
@@ -104,12 +195,15 @@ static int open_part(fetch *f)
 
 static int sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
 {
-    fetch *f = ctx;
-    int rc = oz_stream_feed(&f->s, p, n);
+    part *g = ctx;
+    fetch *f = g->f;
+    int rc = oz_stream_feed(&g->s, p, n);
     if (rc) return rc;
     if (oz_sys_pwrite(f->fd, p, n, (int64_t)at) != (ssize_t)n)
         return oz_err(ONNXZIP_EIO, (int64_t)at, "%s: cannot write: %s", f->part, strerror(errno ? errno : ENOSPC));
-    if (f->progress) f->progress(f->user, at + n, f->a->size);
+    f->done += n;
+    if ((f->done - f->recorded >= RECORD_EVERY || time(NULL) != f->recorded_at) && (rc = write_meta(f))) return rc;
+    if (f->progress) f->progress(f->user, f->done, f->a->size);
     return 0;
 }
 
@@ -121,24 +215,45 @@ static int keeps_part(int rc)
            rc == ONNXZIP_ENOMEM;
 }
 
+static void free_parts(fetch *f)
+{
+    for (size_t j = 0; j < f->n; j++) oz_stream_free(&f->g[j].s);
+    f->n = 0;
+}
+
+/* Every part's rest, at once; then each must have ended where the next
+ * begins, the last with the file. */
+static int fetch_parts(fetch *f)
+{
+    oz_http_range r[PARTS_MAX];
+    f->done = 0;
+    for (size_t j = 0; j < f->n; j++) {
+        r[j] = (oz_http_range){ f->g[j].s.pos, f->g[j].end - f->g[j].s.pos, sink, &f->g[j] };
+        f->done += f->g[j].s.pos - f->g[j].start;
+    }
+    f->recorded = f->done;
+    int rc = oz_http_get(f->a->remote->http, r, f->n);
+    if (rc && keeps_part(rc)) {
+        const onnxzip_error_info *e = onnxzip_last_error();
+        write_meta(f);
+        oz_err(rc, e->offset, "%s; what was received is kept in %s: run again to resume", e->message, f->part);
+    }
+    for (size_t j = 0; j < f->n && !rc; j++)
+        rc = j + 1 < f->n ? oz_stream_boundary(&f->g[j].s, f->g[j].end) : oz_stream_finish(&f->g[j].s);
+    return rc;
+}
+
 static int run(fetch *f)
 {
     int rc = open_part(f);
     if (rc) return rc;
-    uint64_t from = resume_point(f);
-    if (from == 0) { /* start over */
-        oz_stream_free(&f->s);
-        if ((rc = oz_stream_init(&f->s, f->a)) || (rc = write_meta(f))) return rc;
+    if (!resume(f)) { /* start over */
+        free_parts(f);
+        if ((rc = plan(f)) || (rc = write_meta(f))) return rc;
         if (oz_sys_truncate(f->fd, 0))
             return oz_err(ONNXZIP_EIO, -1, "%s: cannot truncate: %s", f->part, strerror(errno));
     }
-    if (from < f->a->size && (rc = oz_remote_stream(f->a, from, sink, f))) {
-        if (keeps_part(rc))
-            oz_err(rc, onnxzip_last_error()->offset, "%s; the %llu bytes received are kept in %s: run again to resume",
-                   onnxzip_last_error()->message, (unsigned long long)f->s.pos, f->part);
-        return rc;
-    }
-    if ((rc = oz_stream_finish(&f->s))) return rc;
+    if ((rc = fetch_parts(f))) return rc;
     if (oz_sys_sync(f->fd)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot sync: %s", f->part, strerror(errno));
     if ((rc = oz_output_check(OZ_AT_CWD, NULL, f->path, NULL, 0))) return rc;
     if (oz_sys_rename_at(OZ_AT_CWD, f->part, OZ_AT_CWD, f->path))
@@ -154,15 +269,14 @@ int onnxzip_fetch(onnxzip_archive *a, const char *path, void (*progress)(void *,
     fetch f = { .a = a, .path = path, .fd = -1, .progress = progress, .user = user };
     f.part = with_suffix(path, ".part");
     f.meta = with_suffix(path, ".part.etag");
-    int rc = f.part && f.meta ? oz_stream_init(&f.s, a) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    if (!rc) rc = run(&f);
+    int rc = f.part && f.meta ? run(&f) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     if (rc && !keeps_part(rc) && f.fd >= 0 && rc != ONNXZIP_EBUSY && rc != ONNXZIP_ESAMEFILE &&
         rc != ONNXZIP_ENOTREG) {
         oz_sys_unlink_at(OZ_AT_CWD, f.part, 0);
         oz_sys_unlink_at(OZ_AT_CWD, f.meta, 0);
     }
     if (f.fd >= 0) oz_sys_close(f.fd);
-    oz_stream_free(&f.s);
+    free_parts(&f);
     free(f.part);
     free(f.meta);
     return rc;

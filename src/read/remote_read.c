@@ -41,7 +41,7 @@ static int next_entry(oz_stream *s)
     return 0;
 }
 
-int oz_stream_init(oz_stream *s, const onnxzip_archive *a)
+int oz_stream_init_at(oz_stream *s, const onnxzip_archive *a, size_t k)
 {
     memset(s, 0, sizeof *s);
     s->a = a;
@@ -51,7 +51,22 @@ int oz_stream_init(oz_stream *s, const onnxzip_archive *a)
         oz_stream_free(s);
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (stream check)");
     }
+    s->k = s->good_k = k < a->zip.n ? k : a->zip.n;
+    s->pos = s->good = s->k < a->zip.n ? cur(s)->pub.header_offset : a->zip.cd_offset;
     return next_entry(s);
+}
+
+int oz_stream_init(oz_stream *s, const onnxzip_archive *a)
+{
+    return oz_stream_init_at(s, a, 0);
+}
+
+int oz_stream_boundary(const oz_stream *s, uint64_t end)
+{
+    if (s->pos == end && ((s->phase == PH_HDR && s->hlen == 0) || (s->phase == PH_TAIL && end == s->a->size)))
+        return 0;
+    return oz_err(ONNXZIP_ETRUNC, (int64_t)s->pos, "%s: a part of the file ended at offset %llu, inside an entry "
+                  "(expected %llu)", s->a->path, (unsigned long long)s->pos, (unsigned long long)end);
 }
 
 void oz_stream_free(oz_stream *s)
@@ -87,6 +102,8 @@ static int data_done(oz_stream *s)
                       "the archive records %016llx", s->a->path, shown(e, b), (unsigned long long)xxh,
                       (unsigned long long)e->pub.xxh3);
     s->k++;
+    s->good = s->pos;
+    s->good_k = s->k;
     return next_entry(s);
 }
 
