@@ -182,8 +182,8 @@ static int status_error(xfer *x)
     if (x->status == 416)
         return oz_err(ONNXZIP_ECHANGED, -1, "%s: bytes %s are no longer in the file (416 Range Not Satisfiable): it "
                       "changed on the server since it was opened", h->shown, x->range_s);
-    return oz_err(ONNXZIP_EHTTP, -1, "%s: HTTP status %ld for bytes %s%s", h->shown, x->status, x->range_s,
-                  x->retryable ? " (after every retry)" : "");
+    return oz_err(ONNXZIP_EHTTP, -1, "%s: HTTP status %ld for bytes %s (attempt %u)", h->shown, x->status,
+                  x->range_s, x->attempt + 1);
 }
 
 /* A 206's headers, before its first byte is used. */
@@ -314,12 +314,13 @@ static int judge(xfer *x, CURLcode res)
     switch (res) {
     case CURLE_OK:
     case CURLE_PARTIAL_FILE:
-        return oz_err(ONNXZIP_ENETWORK, -1, "%s: the reply for bytes %s ended after %llu of %llu bytes (truncated, "
-                      "after every retry)", h->shown, x->range_s, (unsigned long long)x->done,
-                      (unsigned long long)(x->r ? x->len : x->suffix));
+        return oz_err(ONNXZIP_ENETWORK, -1, "%s: the reply for bytes %s ended after %llu of %llu bytes (truncated; "
+                      "attempt %u)", h->shown, x->range_s, (unsigned long long)x->done,
+                      (unsigned long long)(x->r ? x->len : x->suffix), x->attempt + 1);
     case CURLE_OPERATION_TIMEDOUT:
         return oz_err(ONNXZIP_ETIMEOUT, -1, "%s: bytes %s: no progress for %u ms, or no connection within %u ms "
-                      "(after every retry)", h->shown, x->range_s, h->o.stall_timeout_ms, h->o.connect_timeout_ms);
+                      "(attempt %u)", h->shown, x->range_s, h->o.stall_timeout_ms, h->o.connect_timeout_ms,
+                      x->attempt + 1);
     case CURLE_COULDNT_CONNECT:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
@@ -335,14 +336,14 @@ static int judge(xfer *x, CURLcode res)
     if (res == CURLE_UNSUPPORTED_PROTOCOL)
         return oz_err(ONNXZIP_EHTTP, -1, "%s: redirected to a URL whose scheme is refused (%s)", h->shown,
                       h->o.allow_http ? "neither http nor https" : "plain http is not allowed");
-    return oz_err(ONNXZIP_ENETWORK, -1, "%s: bytes %s: %s%s", h->shown, x->range_s, curl_easy_strerror(res),
-                  x->retryable ? " (after every retry)" : "");
+    return oz_err(ONNXZIP_ENETWORK, -1, "%s: bytes %s: %s (attempt %u)", h->shown, x->range_s,
+                  curl_easy_strerror(res), x->attempt + 1);
 }
 
 typedef struct batch {
     oz_http *h;
     xfer *x;
-    size_t n, next, active, finished;
+    size_t n, active, finished;
     int rc;
 } batch;
 
