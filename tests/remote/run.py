@@ -146,7 +146,9 @@ def cli_resume(oz: str, ng: Nginx, docroot: str, out: str, name: str) -> None:
           started and len(parts) >= 2 and all(c > 0 for a, b, c in parts) and not os.path.exists(dst))
     before = len(ng.requests())
     r = run(oz, "fetch", "-q", "--allow-http", ng.url("files", name), "-o", dst)
-    log = ng.requests(wait_for=before + 1)[before:]
+    # nginx logs the killed download's throttled requests only when it next
+    # writes to their closed connections: they may come after `before`
+    log = [e for e in ng.requests(wait_for=before + 1)[before:] if e["path"].startswith("/files/")]
     sent = sum(e["bytes"] for e in log)
     starts = sorted(int(e["range"][6:].split("-")[0]) for e in log
                     if (e["range"] or "").startswith("bytes=") and e["range"][6:7] != "-")
