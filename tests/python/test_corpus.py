@@ -18,8 +18,8 @@ import pytest
 
 import onnxzip
 from _helpers import (address, assert_same_array, buffer_range, corpus_absent_reason, corpus_id, corpus_models,
-                      dtype_tensors, file_mappings, float6_tensors, inside, iter_tensors, load_classic, model_of,
-                      td_absent_reason, td_id, td_models)
+                      dtype_tensors, file_mappings, file_params, float6_tensors, inside, iter_tensors, load_classic,
+                      model_of, td_absent_reason, td_id, td_models)
 
 CORPUS = corpus_models()
 TESTDATA = td_models()
@@ -95,7 +95,7 @@ def check_model(src: pathlib.Path, tmp_path: pathlib.Path, what: str) -> dict:
 
 
 @pytest.mark.skipif(not CORPUS, reason=corpus_absent_reason())
-@pytest.mark.parametrize("src", CORPUS, ids=corpus_id)
+@pytest.mark.parametrize("src", file_params(CORPUS, corpus_id))
 def test_corpus_model(src, tmp_path):
     counts = check_model(src, tmp_path, corpus_id(src))
     # threshold 0 puts every payload into an entry (the light_* models have
@@ -107,7 +107,7 @@ def test_corpus_model(src, tmp_path):
 
 
 @pytest.mark.skipif(not TESTDATA, reason=td_absent_reason())
-@pytest.mark.parametrize("src", TESTDATA, ids=td_id)
+@pytest.mark.parametrize("src", file_params(TESTDATA, td_id))
 def test_testdata_model(src, tmp_path):
     check_model(src, tmp_path, td_id(src))
 

@@ -28,7 +28,7 @@ from onnx import TensorProto, numpy_helper
 
 import onnxzip
 from _helpers import (assert_models_equal, cli, corpus_absent_reason, corpus_dir, dtype_tensors, expected_array,
-                      iter_tensors, load_classic, model_of, normalize, raw_tensor, structure_model)
+                      file_params, iter_tensors, load_classic, model_of, normalize, raw_tensor, structure_model)
 
 EXTDATA = sorted(corpus_dir().glob("extdata/*/*.onnx"))
 SINGLE = sorted(corpus_dir().glob("models/*.onnx"))
@@ -71,7 +71,7 @@ def payload_size(t: TensorProto):
 # ---- load() ----------------------------------------------------------------------
 
 @pytest.mark.skipif(not SINGLE, reason=corpus_absent_reason())
-@pytest.mark.parametrize("src", SINGLE, ids=lambda p: p.name)
+@pytest.mark.parametrize("src", file_params(SINGLE, lambda p: p.name))
 def test_load_classic_single(src):
     got = onnxzip.load(src)
     assert got == onnx.load(str(src))  # nothing to load: byte for byte the same message
@@ -79,7 +79,7 @@ def test_load_classic_single(src):
 
 
 @pytest.mark.skipif(not EXTDATA, reason=corpus_absent_reason())
-@pytest.mark.parametrize("src", EXTDATA, ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("src", file_params(EXTDATA, lambda p: p.parent.name))
 def test_load_classic_external(src):
     got = onnxzip.load(src)
     assert got == onnx.load(str(src))  # onnx.load also sets data_location DEFAULT
@@ -112,7 +112,7 @@ def test_load_generated_external(tmp_path, one_file):
 
 
 @pytest.mark.skipif(not (SINGLE + EXTDATA), reason=corpus_absent_reason())
-@pytest.mark.parametrize("src", SINGLE + EXTDATA, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("src", file_params(SINGLE + EXTDATA, lambda p: f"{p.parent.name}/{p.name}"))
 @pytest.mark.parametrize("threshold", [1024, 0])
 def test_load_archive(src, tmp_path, threshold):
     """An archive loads as onnx.load loads the original (with the
@@ -162,7 +162,7 @@ def test_load_save_exact(tmp_path):
 
 
 @pytest.mark.skipif(not SINGLE, reason=corpus_absent_reason())
-@pytest.mark.parametrize("src", SINGLE, ids=lambda p: p.name)
+@pytest.mark.parametrize("src", file_params(SINGLE, lambda p: p.name))
 @pytest.mark.parametrize("threshold", [1024, 0])
 def test_load_save_exact_corpus(src, tmp_path, threshold):
     """onnx.load of a single-file model, save()d and pack()ed: onnxzip.load

@@ -22,7 +22,7 @@ import onnx
 import pytest
 
 import onnxzip
-from _helpers import (corpus_absent_reason, corpus_id, corpus_models, graph_inputs, make_input,
+from _helpers import (corpus_absent_reason, corpus_id, corpus_models, file_params, graph_inputs, make_input,
                       same_outputs, structure_model, td_absent_reason, td_feeds, td_id, td_models)
 
 CORPUS = corpus_models()
@@ -85,7 +85,7 @@ def corpus_feeds(src):
 
 
 @pytest.mark.skipif(not CORPUS, reason=corpus_absent_reason())
-@pytest.mark.parametrize("src", CORPUS, ids=corpus_id)
+@pytest.mark.parametrize("src", file_params(CORPUS, corpus_id))
 def test_corpus_model(ort, src, tmp_path):
     """Packed with the default threshold, with size_threshold=0, and saved
     from onnx.load's ModelProto: the same outputs as the original."""
@@ -101,7 +101,7 @@ def test_corpus_model(ort, src, tmp_path):
 
 
 @pytest.mark.skipif(not TD, reason=td_absent_reason())
-@pytest.mark.parametrize("src", TD, ids=td_id)
+@pytest.mark.parametrize("src", file_params(TD, td_id))
 def test_testdata_model(ort, src, tmp_path):
     feeds, why = td_feeds(src, onnx.load(str(src), load_external_data=False))
     if feeds is None:
