@@ -2,21 +2,24 @@
 mapped file."""
 from __future__ import annotations
 
-import operator
+import mmap
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from . import _dtypes, _native, _walk
+from . import _args, _dtypes, _native, _walk
 from ._errors import Error
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnx
 
 PathLike = Union[str, "os.PathLike[str]"]
-Source = Union[PathLike, bytes, bytearray, memoryview]
+# What open() maps in place: bytes-like objects (the buffer protocol), e.g. a
+# numpy uint8 array; a str or os.PathLike is a path.
+Buffer = Union[bytes, bytearray, memoryview, mmap.mmap, "np.ndarray[Any, np.dtype[np.uint8]]"]
+Source = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", Buffer]
 
 _STORAGE = ("entry", "inline", "typed", "file")
 _KIND = (_walk.INITIALIZER, _walk.ATTRIBUTE, _walk.SPARSE_VALUES, _walk.SPARSE_INDICES)
@@ -148,6 +151,7 @@ class Archive:
 
     @property
     def closed(self) -> bool:
+        """True after :meth:`close` (or the end of a ``with`` block)."""
         return self._h is None
 
     def __enter__(self) -> "Archive":
@@ -218,8 +222,10 @@ class Archive:
     # -- tensors -----------------------------------------------------------
 
     def array(self, tensor: Union[str, int, TensorInfo]) -> np.ndarray:
-        """The tensor (a name, an index into tensor_infos, or a TensorInfo)
-        as a read-only numpy array of its shape.
+        """The tensor (a key of :attr:`tensors`, an index into tensor_infos,
+        negative from the end as in a list, or a TensorInfo) as a read-only
+        numpy array of its shape. KeyError for an unknown name, IndexError for
+        an index out of range, TypeError for anything else.
 
         Entry, inline and external-file tensors are views of the mapping (no
         copy). Typed-field tensors are decoded once into an array the Archive
@@ -240,9 +246,11 @@ class Archive:
         elif isinstance(tensor, TensorInfo):
             index = tensor.index
         else:
-            index = operator.index(tensor)
-            if not 0 <= index < len(self._raw):
-                raise IndexError(f"tensor index {index} out of range")
+            index = _args.integer(tensor, "tensor")
+            count = len(self._raw)
+            if not -count <= index < count:
+                raise IndexError(f"tensor index {index} out of range ({count} tensors)")
+            index %= count  # -1: the last, as in a list
         cached = self._copies.get(index)
         if cached is not None:
             return cached
@@ -350,14 +358,19 @@ class Archive:
         """The model as a classic ONNX model whose large tensors reference
         this archive file by offset (``onnxzip_view_model``): load it with any
         ONNX loader that reads external data relative to the archive's
-        directory. ``location`` defaults to the archive's file name; tensors
-        under ``size_threshold`` bytes are made inline."""
-        return self._handle().view(location, size_threshold)
+        directory. ``location`` (a plain file name) defaults to the archive's
+        file name; tensors under ``size_threshold`` bytes (an integer >= 0)
+        are made inline."""
+        threshold = _args.byte_count(size_threshold, "size_threshold")
+        name = None if location is None else _args.path(location, "location")
+        return self._handle().view(name, threshold)
 
-    def write_view(self, path: PathLike, size_threshold: int = 1024) -> None:
-        """Writes the view (see :meth:`view`) to ``path``, a file in the
-        archive's directory, atomically (``onnxzip_view_write``)."""
-        self._handle().view_write(os.fspath(path), size_threshold)
+    def write_view(self, path: _args.PathArg, size_threshold: int = 1024) -> None:
+        """Writes the view (see :meth:`view`) to ``path`` (str, bytes or
+        os.PathLike), a file in the archive's directory, atomically
+        (``onnxzip_view_write``)."""
+        threshold = _args.byte_count(size_threshold, "size_threshold")
+        self._handle().view_write(_args.path(path, "path"), threshold)
 
     # -- checks and outputs --------------------------------------------------
 
@@ -372,9 +385,12 @@ class Archive:
         (``onnxzip_check``): then close and open again."""
         self._handle().check()
 
-    def extract(self, name: str, path: PathLike) -> None:
-        """Writes the payload of the first tensor ``name`` to ``path``."""
-        self._handle().extract(name, os.fspath(path))
+    def extract(self, name: str, path: _args.PathArg) -> None:
+        """Writes the payload of the first tensor ``name`` (a key of
+        :attr:`tensors`) to ``path`` (str, bytes or os.PathLike)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        self._handle().extract(name, _args.path(path, "path"))
 
 
 def open(source: Source, *, verify: bool = False, populate: bool = False, sequential: bool = False,
@@ -382,9 +398,13 @@ def open(source: Source, *, verify: bool = False, populate: bool = False, sequen
     """Opens a model: an onnxzip archive, a classic .onnx, or a classic .onnx
     with external data files (found by content), and maps it read-only.
 
-    ``source`` is a path, or bytes-like object (bytes, bytearray, memoryview,
-    mmap) that is BORROWED, not copied: it is held, unchanged and unresizable,
-    until the Archive and every array from it are gone.
+    ``source`` is a path (``str`` or ``os.PathLike``, e.g. ``pathlib.Path``)
+    or the archive's CONTENTS: a bytes-like object (bytes, bytearray,
+    memoryview, ``mmap.mmap``, a contiguous numpy uint8 array), BORROWED, not
+    copied: it is held, unchanged and unresizable, until the Archive and
+    every array from it are gone. ``bytes`` are contents, never a path: give
+    a bytes path as ``os.fsdecode(p)`` (or a PathLike). Anything else is a
+    TypeError.
 
     ``verify=True`` also checks every entry's CRC-32 and digest (reads every
     byte). ``populate``, ``sequential``, ``willneed``, ``hugepage`` are access
@@ -398,6 +418,11 @@ def open(source: Source, *, verify: bool = False, populate: bool = False, sequen
              | (_OPEN_SEQUENTIAL if sequential else 0) | (_OPEN_WILLNEED if willneed else 0)
              | (_OPEN_HUGEPAGE if hugepage else 0))
     if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
+        path = _args.path(source, "source")
         return Archive(_native.open(path, flags), path)
+    try:
+        memoryview(source).release()  # the buffer protocol, checked before the C call
+    except TypeError:
+        raise TypeError(f"source must be a path (str or os.PathLike) or a bytes-like object, "
+                        f"not {type(source).__name__}") from None
     return Archive(_native.open_buffer(source, flags), None)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Set, Tuple
 
 import numpy as np
 
-from . import _native, _walk
+from . import _args, _native, _walk
 from ._archive import PathLike, _import_onnx
 from ._archive import open as _open
 from ._errors import Error
@@ -43,7 +43,7 @@ def load(path: PathLike, load_external_data: bool = True) -> "onnx.ModelProto":
     in the ModelProto (raw_data), the external references removed. With
     False, an archive's large tensors reference its entries and a classic
     model is returned as stored (its side files are not read)."""
-    path = os.fspath(path)
+    path = _args.path(path, "path")
     if not load_external_data:
         with open(path, "rb") as f:
             if f.read(4) != _ZIP_MAGIC:  # a classic model, as stored
@@ -164,7 +164,9 @@ def save(model: "onnx.ModelProto", path: PathLike, *, align: int = 64, size_thre
     fsyncs. Raises onnxzip.Error naming the tensor at fault."""
     if not hasattr(model, "DESCRIPTOR") or model.DESCRIPTOR.name != "ModelProto":
         raise TypeError(f"save() takes an onnx.ModelProto, not {type(model).__name__}")
-    writer = _native.writer(os.fspath(path), align, 0 if sync else 1)
+    size_threshold = _args.byte_count(size_threshold, "size_threshold")
+    writer = _native.writer(_args.path(path, "path"), _args.alignment(align, "align", _args.ARCHIVE_MIN_ALIGN),
+                            0 if sync else 1)
     try:
         saver = _Saver(writer, size_threshold, convert_attribute, dedup)
         skeleton = type(model)()

@@ -39,6 +39,49 @@ PyObject *raise_status(int rc)
 }
 
 /* ------------------------------------------------------------------------
+ * Integer arguments (see _native.h)
+ * ---------------------------------------------------------------------- */
+
+static int int_arg(PyObject *obj, const char *name, unsigned long long max, unsigned long long *out)
+{
+    PyObject *n = PyNumber_Index(obj);
+    if (!n) return 0;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    unsigned long long u = (unsigned long long)v;
+    if (overflow > 0) u = PyLong_AsUnsignedLongLong(n); /* past LLONG_MAX; fails past u64 */
+    int ok = 0;
+    if (overflow == 0 && v == -1 && PyErr_Occurred()) {
+        /* not a number PyLong can read: its own exception */
+    } else if (overflow < 0 || (overflow == 0 && v < 0)) {
+        PyErr_Format(PyExc_ValueError, "%s must be >= 0, not %S", name, n);
+    } else if ((overflow > 0 && PyErr_Occurred()) || u > max) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "%s must be at most %llu, not %S", name, max, n);
+    } else {
+        *out = u;
+        ok = 1;
+    }
+    Py_DECREF(n);
+    return ok;
+}
+
+#define INT_CONVERTER(fn, type, max, name)            \
+    int fn(PyObject *obj, void *out)                  \
+    {                                                 \
+        unsigned long long v;                         \
+        if (!int_arg(obj, name, (max), &v)) return 0; \
+        *(type *)out = (type)v;                       \
+        return 1;                                     \
+    }
+
+INT_CONVERTER(arg_size_threshold, uint64_t, UINT64_MAX, "size_threshold")
+INT_CONVERTER(arg_byte_count, uint64_t, UINT64_MAX, "offset or size")
+INT_CONVERTER(arg_alignment, uint32_t, UINT32_MAX, "alignment")
+INT_CONVERTER(arg_flags, uint32_t, UINT32_MAX, "flags")
+INT_CONVERTER(arg_index, unsigned, UINT_MAX, "index")
+
+/* ------------------------------------------------------------------------
  * Handle: one onnxzip_archive
  * ---------------------------------------------------------------------- */
 
@@ -141,9 +184,9 @@ static PyTypeObject RegionType = {
 static PyObject *native_open(PyObject *self, PyObject *args)
 {
     PyObject *path;
-    unsigned flags = 0;
+    uint32_t flags = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O&|I:open", PyUnicode_FSConverter, &path, &flags)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&|O&:open", PyUnicode_FSConverter, &path, arg_flags, &flags)) return NULL;
     Handle *h = handle_new();
     int rc = 0;
     if (h) {
@@ -163,9 +206,9 @@ static PyObject *native_open(PyObject *self, PyObject *args)
 static PyObject *native_open_buffer(PyObject *self, PyObject *args)
 {
     PyObject *obj;
-    unsigned flags = 0;
+    uint32_t flags = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O|I:open_buffer", &obj, &flags)) return NULL;
+    if (!PyArg_ParseTuple(args, "O|O&:open_buffer", &obj, arg_flags, &flags)) return NULL;
     Handle *h = handle_new();
     if (!h) return NULL;
     if (PyObject_GetBuffer(obj, &h->src, PyBUF_SIMPLE)) {
@@ -371,8 +414,8 @@ static PyObject *handle_check(Handle *h, PyObject *unused)
 static PyObject *handle_view(Handle *h, PyObject *args)
 {
     const char *location = NULL;
-    unsigned long long threshold;
-    if (!PyArg_ParseTuple(args, "zK:view", &location, &threshold)) return NULL;
+    uint64_t threshold;
+    if (!PyArg_ParseTuple(args, "zO&:view", &location, arg_size_threshold, &threshold)) return NULL;
     onnxzip_view_options o;
     onnxzip_view_options_init(&o);
     o.location = location;
@@ -393,8 +436,9 @@ static PyObject *handle_view(Handle *h, PyObject *args)
 static PyObject *handle_view_write(Handle *h, PyObject *args)
 {
     PyObject *path;
-    unsigned long long threshold;
-    if (!PyArg_ParseTuple(args, "O&K:view_write", PyUnicode_FSConverter, &path, &threshold)) return NULL;
+    uint64_t threshold;
+    if (!PyArg_ParseTuple(args, "O&O&:view_write", PyUnicode_FSConverter, &path, arg_size_threshold, &threshold))
+        return NULL;
     onnxzip_view_options o;
     onnxzip_view_options_init(&o);
     o.size_threshold = threshold;
@@ -483,7 +527,7 @@ static PyObject *native_entry_name_for(PyObject *self, PyObject *args)
     unsigned index;
     char buf[512];
     (void)self;
-    if (!PyArg_ParseTuple(args, "sI:entry_name_for", &name, &index)) return NULL;
+    if (!PyArg_ParseTuple(args, "sO&:entry_name_for", &name, arg_index, &index)) return NULL;
     int rc = onnxzip_entry_name_for(name, index, buf, sizeof buf);
     if (rc < 0) return raise_status(rc);
     return PyUnicode_FromStringAndSize(buf, rc);

@@ -10,6 +10,17 @@
  * made the failing call. */
 PyObject *raise_status(int rc);
 
+/* PyArg "O&" converters of integer arguments (_native.c): anything with
+ * __index__, never wrapped as PyArg's unsigned codes do (-5 read as
+ * 2**64 - 5, 2**32 + 64 as 64): ValueError when negative, OverflowError past
+ * the C field's range, each naming the argument. `out` points to the type
+ * named. */
+int arg_size_threshold(PyObject *obj, void *out); /* uint64_t */
+int arg_byte_count(PyObject *obj, void *out);     /* uint64_t: offsets, sizes */
+int arg_alignment(PyObject *obj, void *out);      /* uint32_t */
+int arg_flags(PyObject *obj, void *out);          /* uint32_t (unsigned) */
+int arg_index(PyObject *obj, void *out);          /* unsigned */
+
 /* _native_write.c: conversions and the Writer type. */
 PyObject *native_pack(PyObject *self, PyObject *args);
 PyObject *native_unpack(PyObject *self, PyObject *args);

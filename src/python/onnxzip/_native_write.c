@@ -39,8 +39,9 @@ PyObject *native_pack(PyObject *self, PyObject *args)
     onnxzip_pack_options o;
     onnxzip_pack_options_init(&o);
     (void)self;
-    if (!PyArg_ParseTuple(args, "O&O&IIKO&:pack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter, &out,
-                          &o.alignment, &o.flags, &o.size_threshold, opt_path, &data_dir))
+    if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&:pack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter, &out,
+                          arg_alignment, &o.alignment, arg_flags, &o.flags, arg_size_threshold, &o.size_threshold,
+                          opt_path, &data_dir))
         return NULL;
     o.data_dir = path_str(data_dir);
     int rc;
@@ -58,8 +59,9 @@ PyObject *native_unpack(PyObject *self, PyObject *args)
     onnxzip_unpack_options o;
     onnxzip_unpack_options_init(&o);
     (void)self;
-    if (!PyArg_ParseTuple(args, "O&O&iIO&IK:unpack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter, &out,
-                          &layout, &o.alignment, opt_path, &location, &o.flags, &o.size_threshold))
+    if (!PyArg_ParseTuple(args, "O&O&iO&O&O&O&:unpack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter, &out,
+                          &layout, arg_alignment, &o.alignment, opt_path, &location, arg_flags, &o.flags,
+                          arg_size_threshold, &o.size_threshold))
         return NULL;
     o.layout = (onnxzip_unpack_layout)layout;
     o.location = path_str(location);
@@ -77,8 +79,8 @@ PyObject *native_repack(PyObject *self, PyObject *args)
     onnxzip_write_options o;
     onnxzip_write_options_init(&o);
     (void)self;
-    if (!PyArg_ParseTuple(args, "O&O&II:repack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter, &out,
-                          &o.alignment, &o.flags))
+    if (!PyArg_ParseTuple(args, "O&O&O&O&:repack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter, &out,
+                          arg_alignment, &o.alignment, arg_flags, &o.flags))
         return NULL;
     int rc;
     CALL_UNLOCKED(rc, onnxzip_repack(PyBytes_AS_STRING(in), PyBytes_AS_STRING(out), &o));
@@ -119,7 +121,9 @@ PyObject *native_writer(PyObject *self, PyObject *args)
     onnxzip_write_options o;
     onnxzip_write_options_init(&o);
     (void)self;
-    if (!PyArg_ParseTuple(args, "O&II:writer", PyUnicode_FSConverter, &path, &o.alignment, &o.flags)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&O&O&:writer", PyUnicode_FSConverter, &path, arg_alignment, &o.alignment, arg_flags,
+                          &o.flags))
+        return NULL;
     Writer *w = PyObject_New(Writer, &WriterType);
     int rc = 0;
     if (w) {
@@ -167,8 +171,9 @@ static PyObject *writer_add_file_range(Writer *w, PyObject *args)
 {
     const char *name;
     int fd;
-    unsigned long long offset, size;
-    if (!PyArg_ParseTuple(args, "siKK:add_file_range", &name, &fd, &offset, &size)) return NULL;
+    uint64_t offset, size;
+    if (!PyArg_ParseTuple(args, "siO&O&:add_file_range", &name, &fd, arg_byte_count, &offset, arg_byte_count, &size))
+        return NULL;
     int rc = 0, ok = writer_enter(w);
     if (ok) CALL_UNLOCKED(rc, onnxzip_writer_add_file_range(w->w, name, fd, offset, size));
     w->busy = 0;

@@ -1,0 +1,71 @@
+"""Checks of the public functions' arguments, made in Python before anything
+reaches the C library, with messages naming the argument. One rule each:
+
+- integers: ``int`` or anything with ``__index__`` (numpy integers); not
+  ``bool`` (an alignment or byte count given as True is a mistake), not
+  ``float`` or ``str`` (TypeError);
+- byte counts: 0 .. 2**64 - 1 (ValueError);
+- alignments: a power of two within the C library's range (ValueError);
+- paths: ``str``, ``bytes`` or ``os.PathLike`` (TypeError), returned as
+  ``str`` (bytes decoded as ``os.fsdecode`` does: round-trips to the same
+  bytes when the C layer encodes it again);
+- choices: one of a fixed set of strings (ValueError listing them).
+"""
+from __future__ import annotations
+
+import operator
+import os
+from typing import Iterable, Union
+
+PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+_U64_MAX = 2**64 - 1
+# include/onnxzip/onnxzip.h: onnxzip_write_options.alignment (archives: pack,
+# repack, save) and onnxzip_unpack_options.alignment (unpack's data file)
+MAX_ALIGN = 65536
+ARCHIVE_MIN_ALIGN = 64
+
+
+def integer(value: object, name: str) -> int:
+    """``value`` as an int; TypeError for bools, floats, strings, None."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an integer, not bool")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]  # checked right here
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+
+
+def byte_count(value: object, name: str) -> int:
+    """A size in bytes: an integer in 0 .. 2**64 - 1."""
+    n = integer(value, name)
+    if n < 0:
+        raise ValueError(f"{name} must be >= 0, not {n}")
+    if n > _U64_MAX:
+        raise ValueError(f"{name} must be < 2**64, not {n}")
+    return n
+
+
+def alignment(value: object, name: str, low: int) -> int:
+    """A power of two in ``low`` .. 65536."""
+    n = integer(value, name)
+    if not low <= n <= MAX_ALIGN or n & (n - 1):
+        raise ValueError(f"{name} must be a power of two between {low} and {MAX_ALIGN}, not {n}")
+    return n
+
+
+def path(value: object, name: str) -> str:
+    """A file system path as str: from str, bytes or os.PathLike."""
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str, bytes or os.PathLike), not {type(value).__name__}")
+    return os.fsdecode(os.fspath(value))
+
+
+def choice(value: object, name: str, choices: Iterable[str]) -> str:
+    """One of ``choices`` (exact spelling)."""
+    options = list(choices)
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str (one of {', '.join(options)}), not {type(value).__name__}")
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(options)}, not {value!r}")
+    return value
