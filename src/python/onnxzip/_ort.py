@@ -2,35 +2,93 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Sequence
+import threading
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from ._archive import PathLike
+from . import _args
 from ._archive import open as _open
+
+if TYPE_CHECKING:  # pragma: no cover
+    import onnxruntime
 
 # ONNX Runtime's session config key for the directory that external data
 # locations of a model given as bytes are relative to.
 _FOLDER_KEY = "session.model_external_initializers_file_folder_path"
 
+# Serializes the set-and-restore of the folder entry on a caller's options
+# (see _folder_entry) across threads calling ort_session().
+_OPTIONS_LOCK = threading.Lock()
 
-def ort_session(path: PathLike, sess_options: Optional[Any] = None, providers: Optional[Sequence[Any]] = None,
-                **kwargs: Any) -> Any:
-    """An ``onnxruntime.InferenceSession`` for the model at ``path``.
+
+def _config_entry(options: "onnxruntime.SessionOptions", key: str) -> str:
+    try:
+        return str(options.get_session_config_entry(key))
+    except RuntimeError:  # "SessionOptions does not have configuration with key"
+        return ""
+
+
+class _folder_entry:
+    """The caller's SessionOptions with the folder entry set while a session
+    is built, then set back. ONNX Runtime's SessionOptions can be neither
+    copied (no copy(), no pickling; custom op libraries, providers and free
+    dimension overrides cannot be read back) nor have an entry removed; the
+    session copies the options when it is created, so the entry is needed
+    only then. An entry the caller did not have reads "" afterwards, which
+    ONNX Runtime takes as unset."""
+
+    def __init__(self, options: "onnxruntime.SessionOptions", folder: str) -> None:
+        self.options, self.folder, self.previous = options, folder, ""
+
+    def __enter__(self) -> "onnxruntime.SessionOptions":
+        _OPTIONS_LOCK.acquire()
+        try:
+            self.previous = _config_entry(self.options, _FOLDER_KEY)
+            self.options.add_session_config_entry(_FOLDER_KEY, self.folder)
+        except BaseException:
+            _OPTIONS_LOCK.release()
+            raise
+        return self.options
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.options.add_session_config_entry(_FOLDER_KEY, self.previous)
+        finally:
+            _OPTIONS_LOCK.release()
+
+
+def ort_session(path: _args.PathArg, sess_options: Optional["onnxruntime.SessionOptions"] = None,
+                providers: Optional[Sequence[Any]] = None, **kwargs: Any) -> "onnxruntime.InferenceSession":
+    """An ``onnxruntime.InferenceSession`` for the model at ``path`` (str,
+    bytes or os.PathLike).
 
     For an archive the session is built from its view (``Archive.view()``):
     the graph with every large tensor referencing the archive file by offset,
-    which ONNX Runtime reads (or maps) itself; ``sess_options`` gets the
-    config entry naming the archive's directory (a new SessionOptions when
-    None). A classic model is given to ONNX Runtime by path as it is.
-    ``providers`` and other keyword arguments go to InferenceSession."""
+    which ONNX Runtime maps itself (the weights are not copied into the
+    process). The view is never written to disk. ONNX Runtime finds the
+    archive through the session config entry
+    ``session.model_external_initializers_file_folder_path`` naming the
+    archive's directory: on a new SessionOptions when ``sess_options`` is
+    None; on ``sess_options`` only while the session is created, after which
+    the entry is set back (to "", meaning unset, when it had none), so the
+    same options can be reused for other models (ONNX Runtime may log a
+    warning that the entry is overwritten). A classic model is given to ONNX
+    Runtime by path as it is. ``providers`` and other keyword arguments go
+    to InferenceSession."""
     try:
         import onnxruntime
     except ImportError as e:
         raise ImportError("onnxzip.ort_session() needs onnxruntime: pip install onnxruntime") from e
-    path = os.fspath(path)
+    path = _args.path(path, "path")
+    if sess_options is not None and not isinstance(sess_options, onnxruntime.SessionOptions):
+        raise TypeError(f"sess_options must be an onnxruntime.SessionOptions, not {type(sess_options).__name__}")
     with _open(path) as archive:
         if archive.layout != "archive":
             return onnxruntime.InferenceSession(path, sess_options=sess_options, providers=providers, **kwargs)
         view = archive.view()
-    options = sess_options if sess_options is not None else onnxruntime.SessionOptions()
-    options.add_session_config_entry(_FOLDER_KEY, os.path.dirname(os.path.abspath(path)))
-    return onnxruntime.InferenceSession(view, sess_options=options, providers=providers, **kwargs)
+    folder = os.path.dirname(os.path.abspath(path))
+    if sess_options is None:
+        options = onnxruntime.SessionOptions()
+        options.add_session_config_entry(_FOLDER_KEY, folder)
+        return onnxruntime.InferenceSession(view, sess_options=options, providers=providers, **kwargs)
+    with _folder_entry(sess_options, folder) as options:
+        return onnxruntime.InferenceSession(view, sess_options=options, providers=providers, **kwargs)
