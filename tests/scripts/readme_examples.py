@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""readme_examples — the README's command-line examples run as written.
+
+    readme_examples.py ONNXZIP_EXE [VENV_PYTHON]
+
+Every line of README.md's ```sh blocks that runs `onnxzip` (the "Command
+line" and "Running an archive" sections) runs through bash, in order, in a
+fresh directory, with the built CLI first on PATH, and must exit 0. The
+directory starts with what a reader of the README has: model.onnx (the demo's
+tiny MLP, tools/make_example_model.py) and big/model.onnx whose external data
+lies in weights/ (the `--data-dir` example). Files the examples take as given
+are made just before the line that reads them, by independent tools:
+new.onnx is the archive's __MODEL_PROTO read with Python's zipfile (its
+producer_version changed, so set-model is seen to take effect), rezipped.zip
+is model.onnxzip deflated by zipfile.
+
+Placeholders are filled in, and only these: `[--json]` -> `--json`,
+`TENSOR` -> `fc1.weight`, `[--tensors 'PATTERN']` dropped. Lines naming an
+https:// URL are left to tests/remote/run.py (they need a server).
+
+Afterwards independent readers check the results: onnx.load for the unpacked
+models and the new graph, numpy for the extracted tensor, zipfile for the
+archive. The ```python block of "Running an archive" runs with VENV_PYTHON
+(onnxruntime), when it is given and exists.
+Prints "readme_examples: N passed, M failed"; exits 1 on any failure.
+"""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+SUBST = [("[--json]", "--json"), (" TENSOR ", " fc1.weight "), (" [--tensors 'PATTERN']", "")]
+passed = failed = 0
+
+
+def check(ok, what, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL", what, detail)
+    return ok
+
+
+def blocks(lang):
+    """(section heading, block text) of every ```lang block of the README."""
+    heading, out, body = "", [], None
+    for line in README.read_text(encoding="utf-8").splitlines():
+        if body is None and line.startswith("#"):
+            heading = line.lstrip("#").strip()
+        elif body is None and line == "```" + lang:
+            body = []
+        elif body is not None and line.startswith("```"):
+            out.append((heading, "\n".join(body)))
+            body = None
+        elif body is not None:
+            body.append(line)
+    return out
+
+
+def cli_lines():
+    """The onnxzip command lines of the sh blocks, continuations joined."""
+    lines = []
+    for _, text in blocks("sh"):
+        for line in text.replace("\\\n", " ").splitlines():
+            if line.startswith("onnxzip "):
+                lines.append(line)
+    return lines
+
+
+def setup(work):
+    subprocess.run([sys.executable, str(REPO / "tools" / "make_example_model.py"), "model.onnx"], cwd=work,
+                   check=True, stdout=subprocess.DEVNULL)
+    big = onnx.load(str(work / "model.onnx"))
+    (work / "big").mkdir()
+    onnx.save_model(big, str(work / "big" / "model.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="model.onnx.data", size_threshold=1024)
+    (work / "weights").mkdir()
+    os.rename(work / "big" / "model.onnx.data", work / "weights" / "model.onnx.data")
+
+
+def before(line, work):
+    """Makes the inputs the README takes as given, just before their line."""
+    if " set-model model.onnxzip new.onnx" in line:
+        with zipfile.ZipFile(work / "model.onnxzip") as z:
+            model = onnx.ModelProto.FromString(z.read("__MODEL_PROTO"))
+        model.producer_version = "edited"
+        (work / "new.onnx").write_bytes(model.SerializeToString())
+    if " repack rezipped.zip" in line:
+        with zipfile.ZipFile(work / "model.onnxzip") as src, \
+                zipfile.ZipFile(work / "rezipped.zip", "w", zipfile.ZIP_DEFLATED) as dst:
+            for info in src.infolist():
+                dst.writestr(info.filename, src.read(info))
+
+
+def after(line, work, env):
+    """What independent readers say of the line's output."""
+    if " set-model " in line:
+        with zipfile.ZipFile(work / "model.onnxzip") as z:
+            check(onnx.ModelProto.FromString(z.read("__MODEL_PROTO")).producer_version == "edited",
+                  "set-model: the archive's graph is new.onnx")
+    elif " extract " in line:
+        ref = {t.name: t for t in onnx.load(str(work / "model.onnx")).graph.initializer}["fc1.weight"]
+        check((work / "t.bin").read_bytes() == numpy_helper.to_array(ref).astype("<f4").tobytes(),
+              "extract: t.bin holds fc1.weight's bytes")
+    elif " unpack " in line:
+        ref = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(work / "model.onnx")).graph.initializer}
+        got = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(work / "out" / "model.onnx")).graph.initializer}
+        check(ref.keys() == got.keys() and all(np.array_equal(ref[k], got[k]) for k in ref),
+              f"{line.split('#')[0].strip()}: onnx.load reads the weights back")
+    elif line.startswith("onnxzip pack ") or " repack " in line:
+        out = re.search(r"-o (\S+)", line).group(1)
+        with zipfile.ZipFile(work / out) as z:
+            check(z.testzip() is None and z.namelist()[-1] == "__MODEL_PROTO", f"{out}: zipfile reads it")
+
+
+def run_python_block(work, python):
+    (heading, code), = [(h, c) for h, c in blocks("python") if h.startswith("Running an archive")]
+    if not python or not os.access(python, os.X_OK):
+        print(f"readme_examples: skipped the python block of '{heading}': no venv python ({python or 'not given'})")
+        return
+    proc = subprocess.run([python, "-c", code], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check(proc.returncode == 0, f"python block of '{heading}'", proc.stdout[-2000:])
+
+
+def main(argv):
+    if len(argv) not in (2, 3):
+        print(__doc__, file=sys.stderr)
+        return 2
+    exe = pathlib.Path(argv[1]).resolve()
+    env = dict(os.environ, PATH=f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    if exe.name != "onnxzip":  # the examples call it by name
+        print(f"readme_examples: {exe}: expected the onnxzip executable", file=sys.stderr)
+        return 2
+    work = pathlib.Path(tempfile.mkdtemp(prefix="readme_examples."))
+    try:
+        setup(work)
+        lines = cli_lines()
+        check(len(lines) >= 15, "README: the command-line examples were found", str(len(lines)))
+        for line in lines:
+            if "https://" in line:
+                continue
+            for a, b in SUBST:
+                line = line.replace(a, b)
+            before(line, work)
+            proc = subprocess.run(["bash", "-c", line], cwd=work, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, timeout=120)
+            if check(proc.returncode == 0, f"$ {line}", f"exit {proc.returncode}:\n{proc.stdout[-2000:]}"):
+                after(line, work, env)
+        run_python_block(work, os.path.abspath(argv[2]) if len(argv) == 3 else None)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"readme_examples: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
