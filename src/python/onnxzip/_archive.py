@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, 
 
 import numpy as np
 
-from . import _args, _dtypes, _native, _walk
+from . import _args, _dtypes, _native, _torch, _walk
 from ._errors import Error
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -113,6 +113,17 @@ def _import_onnx() -> Any:
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("this onnxzip function returns onnx.ModelProto: install the onnx package") from e
     return onnx
+
+
+def set_loaded_location(tensor: Any, storage: str) -> None:
+    """data_location of a tensor whose referenced bytes were just put in its
+    raw_data. An archive entry's reference is the archive's, not the model's:
+    the field is cleared, as the model had it before save() or pack() moved
+    the tensor. A classic model's side file: DEFAULT, as onnx.load sets it."""
+    if storage == "entry":
+        tensor.ClearField("data_location")
+    else:
+        tensor.data_location = tensor.DEFAULT
 
 
 class Archive:
@@ -328,31 +339,88 @@ class Archive:
                 found.setdefault((t.entry, t.offset), []).append(t)
         return found
 
+    def _resolve(self, tensor: Any, regions: Dict[Tuple[str, int], List[TensorInfo]]) -> TensorInfo:
+        """The tensor of this model holding the bytes an EXTERNAL TensorProto
+        references (its keys naming an entry of this archive, or a side file
+        of a classic model), as open() resolved it; ``regions`` is
+        :meth:`_external_regions`. onnxzip.Error (EREF) naming the tensor when
+        none does."""
+        keys = {kv.key: kv.value for kv in tensor.external_data}  # the last of a key wins, as in onnx
+        location = keys.get("location", "")
+        try:
+            key = (location, int(keys.get("offset") or 0))
+            length = int(keys["length"]) if keys.get("length") else None
+        except ValueError:
+            key, length = (location, -1), None
+        # tensors may share an offset with other lengths (overlapping views of one file)
+        info = next((t for t in regions.get(key, ()) if length is None or t.nbytes == length), None)
+        if info is None:
+            where = f"offset {keys.get('offset') or 0}" + (f" length {length}" if length is not None else "")
+            raise Error(f"{self._path or '(buffer)'}: tensor '{tensor.name}': no data at location "
+                        f"'{location}' {where}", status="EREF", code=-21)
+        return info
+
+    def _region(self, info: TensorInfo) -> Any:
+        """The bytes of ``info`` (not TYPED): a read-only buffer over the
+        mapping, not copied."""
+        return self._handle().region(info.index)
+
     def _load_data(self, model: Any) -> None:
-        h = self._handle()
         regions: Optional[Dict[Tuple[str, int], List[TensorInfo]]] = None
         for tensor, _ in _walk.iter_tensors(model):
             if tensor.data_location != tensor.EXTERNAL:
                 continue
-            keys = {kv.key: kv.value for kv in tensor.external_data}  # the last of a key wins, as in onnx
             if regions is None:
                 regions = self._external_regions()
-            key = (keys.get("location", ""), int(keys.get("offset") or 0))
-            length = int(keys["length"]) if keys.get("length") else None
-            # tensors may share an offset with other lengths (overlapping views of one file)
-            info = next((t for t in regions.get(key, ()) if length is None or t.nbytes == length), None)
-            if info is None:  # open() resolved every reference: a model parsed differently
-                raise Error(f"{self._path or '(buffer)'}: tensor '{tensor.name}': no data at location "
-                            f"'{key[0]}' offset {key[1]}", status="EREF", code=-21)
-            tensor.raw_data = bytes(h.region(info.index))
+            info = self._resolve(tensor, regions)
+            tensor.raw_data = bytes(self._region(info))
             del tensor.external_data[:]
-            if info.storage == "entry":
-                # The reference is the archive's, not the model's: without it the
-                # tensor is as it was before packing (save() and pack() leave
-                # data_location unset then, so load(save(m)) == m).
-                tensor.ClearField("data_location")
-            else:
-                tensor.data_location = tensor.DEFAULT  # classic external data: as onnx.load sets it
+            set_loaded_location(tensor, info.storage)
+
+
+    # -- writable arrays and torch (_torch.py) ----------------------------------
+
+    def _info_of(self, tensor: Union[str, int, TensorInfo]) -> TensorInfo:
+        if isinstance(tensor, TensorInfo):
+            return self._infos[tensor.index]
+        if isinstance(tensor, str):
+            return self.info(tensor)
+        self.array(tensor)  # its index checks (IndexError, TypeError)
+        return self._infos[_args.integer(tensor, "tensor") % len(self._raw)]
+
+    def writable_array(self, tensor: Union[str, int, TensorInfo]) -> np.ndarray:
+        """The tensor (as :meth:`array` takes it) as a WRITABLE numpy array
+        of its own: an archive entry over copy-on-write pages of the file (a
+        private mapping: reads share the page cache, each page written is
+        copied into the process, the file is never changed), any other
+        tensor as a copy. onnxzip.Error ENOMEM when the system refuses the
+        mapping (Linux: one larger than about RAM + swap)."""
+        self._handle()
+        return _torch.writable_arrays(self, [self._info_of(tensor)])[0]
+
+    def torch(self, tensor: Union[str, int, TensorInfo], writable: bool = False) -> Any:  # a torch.Tensor
+        """The tensor as a torch.Tensor of its torch dtype (bfloat16 and
+        float8 included, where the installed torch has them; packed 4-bit
+        and 2-bit types as their uint8 bytes) and logical shape; needs torch.
+
+        ``writable=False``: over the read-only mapping, no copy. torch has no
+        read-only tensors: the caller promises not to write to it; a write
+        (``t.add_(1)``) is undefined and in practice kills the process
+        (SIGSEGV). ``writable=True``: over copy-on-write pages, as
+        :meth:`writable_array`; writes stay in the process."""
+        self._handle()
+        info = self._info_of(tensor)
+        array = _torch.writable_arrays(self, [info])[0] if writable else self.array(info)
+        return _torch.to_torch(self, info, array)
+
+    def state_dict(self, writable: bool = False) -> Dict[str, Any]:
+        """{name: torch.Tensor} of the model's dense initializers (outside
+        subgraphs), each as :meth:`torch` gives it, for
+        ``module.load_state_dict()``. ``writable=False``: read-only use only
+        (see :meth:`torch`); ``writable=True``: copy-on-write, one private
+        mapping per tensor."""
+        self._handle()
+        return _torch.state_dict(self, writable)
 
     def view(self, location: Optional[str] = None, size_threshold: int = 1024) -> bytes:
         """The model as a classic ONNX model whose large tensors reference

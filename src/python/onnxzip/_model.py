@@ -1,14 +1,16 @@
 """onnxzip.load() and onnxzip.save(): onnx.ModelProto in and out."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from typing import TYPE_CHECKING, Any, Dict, Optional, Set, Tuple
+import warnings
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import numpy as np
 
 from . import _args, _native, _walk
-from ._archive import PathLike, _import_onnx
+from ._archive import Archive, PathLike, TensorInfo, _import_onnx, set_loaded_location
 from ._archive import open as _open
 from ._errors import Error
 
@@ -86,15 +88,40 @@ def _pack6(values: "np.ndarray") -> bytes:
     return packed[:(6 * n + 7) // 8]
 
 
+def copy_metadata(src: Any, dst: Any) -> None:
+    """Copies every field of TensorProto ``src`` into ``dst`` but its data
+    and references (_DATA_FIELDS), without copying raw_data."""
+    for fd in src.DESCRIPTOR.fields:  # not ListFields(): it would copy raw_data once more
+        if fd.name in _DATA_FIELDS:
+            continue
+        if _walk.is_repeated(fd):
+            if len(getattr(src, fd.name)):
+                _walk.copy_field(dst, fd, getattr(src, fd.name))
+        elif src.HasField(fd.name):
+            _walk.copy_field(dst, fd, getattr(src, fd.name))
+
+
+def set_reference(dst: Any, entry: str) -> None:
+    """Makes ``dst`` (its data fields empty) a reference to a whole entry."""
+    kv = dst.external_data.add()
+    kv.key, kv.value = "location", entry
+    dst.data_location = dst.EXTERNAL
+
+
 class _Saver:
     """Writes each large tensor's bytes as an entry while copying the rest of
-    the model, so the model is never serialized with its weights."""
+    the model, so the model is never serialized with its weights. Tensors
+    referencing ``source`` (an open Archive) take their bytes from its
+    mapping."""
 
-    def __init__(self, writer: Any, size_threshold: int, convert_attribute: bool, dedup: bool) -> None:
+    def __init__(self, writer: Any, size_threshold: int, convert_attribute: bool, dedup: bool,
+                 source: Optional[Archive]) -> None:
         self.writer = writer
         self.threshold = size_threshold
         self.convert_attribute = convert_attribute
         self.dedup = dedup
+        self.source = source
+        self.regions: Optional[Dict[Tuple[str, int], List[TensorInfo]]] = None
         self.taken: Set[str] = set()
         self.seen: Dict[Tuple[int, bytes], str] = {}
 
@@ -108,7 +135,7 @@ class _Saver:
                 return name
             index += 1
 
-    def store(self, tensor: Any, payload: bytes) -> str:
+    def store(self, tensor: Any, payload: Any) -> str:
         key = None
         if self.dedup:
             key = (len(payload), hashlib.blake2b(payload, digest_size=32).digest())
@@ -122,10 +149,8 @@ class _Saver:
 
     def on_tensor(self, src: Any, dst: Any, kind: str) -> None:
         if src.data_location == src.EXTERNAL:
-            raise Error(f"tensor '{src.name}': its data is in an external file "
-                        f"('{next((kv.value for kv in src.external_data if kv.key == 'location'), '')}'); "
-                        "load the model with its data first (onnx.load(path) or onnxzip.load(path)), "
-                        "or convert the file with onnxzip.pack()", status="EINVAL", code=-1)
+            self.on_reference(src, dst, kind)
+            return
         payload = None
         if kind != _walk.ATTRIBUTE or self.convert_attribute:
             payload = _payload(src)
@@ -134,21 +159,46 @@ class _Saver:
             return
         name = self.store(src, payload)
         del payload
-        for fd in src.DESCRIPTOR.fields:  # not ListFields(): it would copy raw_data once more
-            if fd.name in _DATA_FIELDS:
-                continue
-            if _walk.is_repeated(fd):
-                if len(getattr(src, fd.name)):
-                    _walk.copy_field(dst, fd, getattr(src, fd.name))
-            elif src.HasField(fd.name):
-                _walk.copy_field(dst, fd, getattr(src, fd.name))
-        kv = dst.external_data.add()
-        kv.key, kv.value = "location", name
-        dst.data_location = dst.EXTERNAL
+        copy_metadata(src, dst)
+        set_reference(dst, name)
+
+    def on_reference(self, src: Any, dst: Any, kind: str) -> None:
+        """A tensor whose bytes are elsewhere: in ``source`` (streamed from
+        its mapping into an entry, or put inline when small), else refused."""
+        if self.source is None:
+            location = next((kv.value for kv in src.external_data if kv.key == "location"), "")
+            raise Error(f"tensor '{src.name}': its data is in an external file or entry ('{location}'); "
+                        "give the archive or classic model it came from as save(model, path, source=...), "
+                        "load the model with its data first (onnx.load(path) or onnxzip.load(path)), "
+                        "or convert the file with onnxzip.pack()", status="EINVAL", code=-1)
+        if self.regions is None:
+            self.regions = self.source._external_regions()
+        info = self.source._resolve(src, self.regions)
+        region = self.source._region(info)
+        copy_metadata(src, dst)
+        if len(region) < self.threshold or (kind == _walk.ATTRIBUTE and not self.convert_attribute):
+            dst.raw_data = bytes(region)
+            set_loaded_location(dst, info.storage)
+        else:
+            set_reference(dst, self.store(src, region))
+
+
+@contextlib.contextmanager
+def _source(source: Union[Archive, PathLike, None]) -> Iterator[Optional[Archive]]:
+    """save()'s source as an open Archive for the duration of the save: the
+    caller's (left open), or one opened from a path (closed after)."""
+    if source is None or isinstance(source, Archive):
+        if source is not None:
+            source._handle()  # ValueError when closed, before anything is written
+        yield source
+        return
+    with _open(source) as archive:
+        yield archive
 
 
 def save(model: "onnx.ModelProto", path: PathLike, *, align: int = 64, size_threshold: int = 1024,
-         convert_attribute: bool = True, dedup: bool = False, sync: bool = True) -> None:
+         convert_attribute: bool = True, dedup: bool = False, sync: bool = True,
+         source: Union[Archive, PathLike, None] = None) -> None:
     """Writes ``model`` as an onnxzip archive at ``path``.
 
     Every tensor whose payload has at least ``size_threshold`` bytes
@@ -161,16 +211,26 @@ def save(model: "onnx.ModelProto", path: PathLike, *, align: int = 64, size_thre
     without ever being serialized whole. ``dedup`` stores identical payloads
     once. ``model`` is not modified. The archive appears at ``path`` only
     when complete (temporary file and rename); ``sync=False`` skips the
-    fsyncs. Raises onnxzip.Error naming the tensor at fault."""
+    fsyncs. Raises onnxzip.Error naming the tensor at fault.
+
+    Tensors with data_location EXTERNAL (a model from ``Archive.model()``, or
+    ``onnx.load(..., load_external_data=False)``) need ``source``: the open
+    Archive, or the path of the archive or classic model, the references
+    name entries or side files of. Their bytes are streamed from its mapping
+    into the new archive (never loaded whole; small ones become inline
+    raw_data), so ``m = a.model()``, edits, then ``save(m, "new.onnxzip",
+    source=a)`` writes an edited copy. Without ``source`` such a tensor is
+    an error."""
     if not hasattr(model, "DESCRIPTOR") or model.DESCRIPTOR.name != "ModelProto":
         raise TypeError(f"save() takes an onnx.ModelProto, not {type(model).__name__}")
     size_threshold = _args.byte_count(size_threshold, "size_threshold")
     writer = _native.writer(_args.path(path, "path"), _args.alignment(align, "align", _args.ARCHIVE_MIN_ALIGN),
                             0 if sync else 1)
     try:
-        saver = _Saver(writer, size_threshold, convert_attribute, dedup)
-        skeleton = type(model)()
-        _walk.rebuild(model, skeleton, saver.on_tensor)
+        with _source(source) as archive:
+            saver = _Saver(writer, size_threshold, convert_attribute, dedup, archive)
+            skeleton = type(model)()
+            _walk.rebuild(model, skeleton, saver.on_tensor)
         size = skeleton.ByteSize()
         if size > _MAX_MODEL:
             raise Error(f"{os.fspath(path)}: the model without its large tensors has {size} bytes, over "
@@ -182,3 +242,92 @@ def save(model: "onnx.ModelProto", path: PathLike, *, align: int = 64, size_thre
     except BaseException:
         writer.abort()
         raise
+
+
+# update_model(): inline payloads found in no entry are warned about from this
+# total on (they grow __MODEL_PROTO, and so the archive, by as much).
+_INLINE_WARNING_BYTES = 1 << 20
+_COMPARE_CHUNK = 16 << 20
+
+
+def _same_bytes(region: Any, data: bytes) -> bool:
+    """Whether a buffer over the mapping holds exactly ``data``, compared in
+    chunks (no copy of the whole entry)."""
+    a, b = np.frombuffer(region, dtype=np.uint8), np.frombuffer(data, dtype=np.uint8)
+    if len(a) != len(b):
+        return False
+    return all(np.array_equal(a[i:i + _COMPARE_CHUNK], b[i:i + _COMPARE_CHUNK])
+               for i in range(0, len(a), _COMPARE_CHUNK))
+
+
+class _EntryMatcher:
+    """update_model(): turns each inline tensor whose raw_data is
+    byte-identical to the payload of an entry tensor of ``archive`` back into
+    a reference to it (the archive keeps those bytes; the new model need
+    not), counting the inline bytes that match no entry."""
+
+    def __init__(self, archive: Archive) -> None:
+        self.archive = archive
+        entries = {e.name: e for e in archive.entries}
+        self.by_name: Dict[str, List[TensorInfo]] = {}
+        self.by_size: Dict[int, List[TensorInfo]] = {}
+        self.keys: Dict[int, List[Tuple[str, str]]] = {}
+        for t in archive._infos:
+            if t.storage != "entry" or t.entry is None or t.nbytes == 0:
+                continue
+            self.by_name.setdefault(t.name, []).append(t)
+            self.by_size.setdefault(t.nbytes, []).append(t)
+            entry = entries[t.entry]
+            keys = [("location", t.entry)]
+            if t.offset != entry.data_offset or t.nbytes != entry.size:
+                keys += [("offset", str(t.offset - entry.data_offset)), ("length", str(t.nbytes))]
+            self.keys[t.index] = keys
+        self.threshold = 1024  # save()'s default: smaller inline tensors are not counted
+        self.inline_bytes = 0
+        self.inline_largest = ("", 0)
+
+    def find(self, tensor: Any, data: bytes) -> Optional[TensorInfo]:
+        named = [t for t in self.by_name.get(tensor.name, ()) if t.nbytes == len(data)]
+        for t in named + [t for t in self.by_size.get(len(data), ()) if t not in named]:
+            region = memoryview(self.archive._region(t))
+            if region[:64] == data[:64] and _same_bytes(region, data):  # the first bytes: a quick reject
+                return t
+        return None
+
+    def on_tensor(self, src: Any, dst: Any, kind: str) -> None:
+        if src.data_location == src.EXTERNAL or not src.HasField("raw_data"):
+            dst.CopyFrom(src)
+            return
+        data = src.raw_data  # one copy (protobuf hands out a new bytes object each time)
+        info = self.find(src, data) if len(data) else None
+        if info is None:
+            dst.CopyFrom(src)
+            if len(data) >= self.threshold:
+                self.inline_bytes += len(data)
+                self.inline_largest = max(self.inline_largest, (src.name, len(data)), key=lambda x: x[1])
+            return
+        copy_metadata(src, dst)
+        for key, value in self.keys[info.index]:
+            kv = dst.external_data.add()
+            kv.key, kv.value = key, value
+        dst.data_location = dst.EXTERNAL
+
+
+def model_for_update(path: str, model: Any) -> bytes:
+    """update_model()'s bytes for ``model`` (a ModelProto, not modified):
+    inline tensors byte-identical to entries of the archive at ``path``
+    become references to them (_EntryMatcher); a UserWarning when other
+    inline payloads of 1 MiB or more in total will go into __MODEL_PROTO."""
+    with _open(path) as archive:
+        if archive.layout != "archive":  # the C call refuses it with its own message
+            return model.SerializeToString()
+        matcher = _EntryMatcher(archive)
+        skeleton = type(model)()
+        _walk.rebuild(model, skeleton, matcher.on_tensor)
+    if matcher.inline_bytes >= _INLINE_WARNING_BYTES:
+        name, size = matcher.inline_largest
+        warnings.warn(f"{path}: update_model writes {matcher.inline_bytes} bytes of tensor data that no entry of "
+                      f"the archive holds (the largest: tensor '{name}', {size} bytes) inline into __MODEL_PROTO, "
+                      "growing the archive by as much; onnxzip.save(model, new_path, source=archive) would store "
+                      "them as entries", UserWarning, stacklevel=3)
+    return skeleton.SerializeToString()
