@@ -1,5 +1,6 @@
 /* The reader API: open from path, fd and borrowed buffer; lookups; model
  * bytes and parsed proto; NULL handling; verify-on-open; error details. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,7 +141,8 @@ static void nulls(void)
     CHECK_RC(onnxzip_open_fd(-1, 0, &a), ONNXZIP_EINVAL);
     CHECK_RC(onnxzip_open_buffer(NULL, 0, 0, &a), ONNXZIP_EINVAL);
     CHECK_RC(onnxzip_open_buffer("", 0, 0, &a), ONNXZIP_ENOTZIP);
-    CHECK_RC(onnxzip_open("/", 0, &a), ONNXZIP_EINVAL);
+    CHECK_RC(onnxzip_open("/", 0, &a), ONNXZIP_ENOTREG); /* as an output that is a directory */
+    CHECK(onnxzip_last_error()->sys_errno == EISDIR && !strcmp(onnxzip_last_error()->path, "/"));
     CHECK_RC(onnxzip_verify(NULL), ONNXZIP_EINVAL);
 }
 

@@ -1,6 +1,7 @@
 /* onnxzip_repack(): foreign zips (deflated by libzip, with fillers, bad CRCs,
  * no model, odd names) back into aligned archives; onnxzip_extract_tensor();
  * the writer's stream source. Every refusal leaves no output and no temp file. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,7 +277,8 @@ static void refusals(const char *dir)
     spit(p, "", 0);
     refused(dir, p, ONNXZIP_ENOTZIP, "text.txt");
     refused(dir, P(dir, "missing.zip"), ONNXZIP_EIO, "missing.zip");
-    refused(dir, dir, ONNXZIP_EINVAL, NULL); /* a directory */
+    refused(dir, dir, ONNXZIP_ENOTREG, NULL); /* a directory */
+    CHECK(onnxzip_last_error()->sys_errno == EISDIR);
 
     tu_tensor ta = { "a", 2, { 64 }, 1, "a", 0 };
     size_t mlen;

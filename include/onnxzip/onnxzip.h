@@ -181,6 +181,14 @@ typedef struct onnxzip_error_info {
 /* The calling thread's last error. Never NULL. The pointers inside stay valid
  * until the next failing onnxzip call in this thread. */
 ONNXZIP_API const onnxzip_error_info *onnxzip_last_error(void);
+    /* Appended in 0.1 (the struct is only ever returned by pointer, so
+     * fields are only appended, never reordered): */
+    int sys_errno;       /* the errno of the failing system call (ENOENT,
+                          * EACCES, ENOSPC...), or 0 when the failure is not
+                          * a system call's. A directory where a file is
+                          * expected is ONNXZIP_ENOTREG with EISDIR, whether
+                          * it is read (open) or written (outputs). */
+    const char *path;    /* the file that system call was about, or NULL */
 
 /* ---------------------------------------------------------------------------
  * Reading
@@ -227,7 +235,22 @@ enum {
  *
  * On success *out is a handle to release with onnxzip_close(); on failure
  * *out is NULL. Returns 0, or a negative onnxzip_status naming the first
- * violation found.
+ * violation found. Files that are not onnxzip archives are named for what
+ * they are:
+ *   - a file that starts with a zip local header but has no end records:
+ *     ONNXZIP_ETRUNC, with the size its local headers imply (a cut download);
+ *   - a zip without a __MODEL_PROTO entry: ONNXZIP_ENOTONNXZIP, whatever
+ *     onnxzip layout rule its entries break first;
+ *   - an ONNX model zip of another tool or re-zipped (deflated entries, data
+ *     descriptors, the model not last, unaligned data, "__MODEL_PROTO.onnx"):
+ *     the status of the first such reason (ONNXZIP_EMETHOD, ONNXZIP_EFLAGS,
+ *     ONNXZIP_EMODELPOS, ONNXZIP_EALIGN, ONNXZIP_EOVERLAP,
+ *     ONNXZIP_ENOTONNXZIP), the message saying so and naming the conversion
+ *     (onnxzip_repack()) when repack can do it;
+ *   - a missing file: ONNXZIP_EIO with sys_errno ENOENT; a directory:
+ *     ONNXZIP_ENOTREG with sys_errno EISDIR (onnxzip_error_info);
+ *   - a missing external data file: ONNXZIP_ENOTFOUND with sys_errno ENOENT
+ *     and the file's path.
  *
  * mmap hazard (spec §11.4): views are zero-copy pointers into a MAP_SHARED
  * mapping, so they show the file as it is now. If another process truncates

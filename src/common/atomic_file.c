@@ -111,7 +111,7 @@ int oz_tmp_create(const char *path, char **tmp, int *fd)
     }
     int e = errno;
     oz_sys_close(dirfd);
-    rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary file beside it (%s): %s", path, name,
+    rc = oz_err_errno(e, ONNXZIP_EIO, -1, path, "%s: cannot create a temporary file beside it (%s): %s", path, name,
                 strerror(e));
     free(name); /* never created: nothing to remove */
     return rc;
@@ -163,7 +163,7 @@ int oz_atomic_write(oz_atomic_file *af, const void *data, size_t n)
         ssize_t k = oz_sys_write(af->fd, p, n < (1u << 30) ? n : (1u << 30));
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0)
-            return oz_err(ONNXZIP_EIO, -1, "%s: cannot write the temporary file %s: %s", af->path, af->tmp,
+            return oz_err_errno(k < 0 ? errno : 0, ONNXZIP_EIO, -1, af->tmp, "%s: cannot write the temporary file %s: %s", af->path, af->tmp,
                           k < 0 ? strerror(errno) : "no progress");
         p += k;
         n -= (size_t)k;
@@ -189,7 +189,7 @@ int oz_atomic_commit(oz_atomic_file *af)
     if (!what && oz_sys_rename_at(OZ_AT_CWD, af->tmp, OZ_AT_CWD, af->path))
         what = "cannot rename the temporary file into place", e = errno;
     if (what) {
-        rc = oz_err(ONNXZIP_EIO, -1, "%s: %s (%s): %s", af->path, what, af->tmp, strerror(e));
+        rc = oz_err_errno(e, ONNXZIP_EIO, -1, af->path, "%s: %s (%s): %s", af->path, what, af->tmp, strerror(e));
         oz_atomic_abort(af);
         return rc;
     }

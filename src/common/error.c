@@ -5,11 +5,13 @@
 
 #include "common/error.h"
 #include "common/internal.h"
+#include "common/sys.h"
 
 static _Thread_local struct {
     onnxzip_error_info info;
     char message[1024];
-} last = { { ONNXZIP_OK, "no error", -1 }, "no error" };
+    char path[1024];
+} last = { { ONNXZIP_OK, "no error", -1, 0, NULL }, "no error", "" };
 
 /* Length of the well-formed UTF-8 sequence at p (1..4; NUL-terminated), or 0
  * when p starts none or starts a C1 control character (U+0080..U+009F). */
@@ -54,17 +56,49 @@ static void escape_message(const char *in, char *out, size_t cap)
     out[o] = '\0';
 }
 
-int oz_err(int status, int64_t offset, const char *fmt, ...)
+/* The one place the last error is recorded: every oz_err*() ends here. */
+static int record(int status, int64_t offset, int sys_errno, const char *path, const char *fmt, va_list ap)
 {
     char raw[sizeof last.message];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
     escape_message(raw, last.message, sizeof last.message);
     last.info.status = status;
     last.info.message = last.message;
     last.info.offset = offset;
+    last.info.sys_errno = sys_errno;
+    last.info.path = NULL;
+    if (path) {
+        snprintf(last.path, sizeof last.path, "%s", path); /* the caller's string may not outlive the call */
+        last.info.path = last.path;
+    }
+    return status;
+}
+
+int oz_err(int status, int64_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(status, offset, 0, NULL, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int oz_err_sys(int status, int64_t offset, const char *path, const char *fmt, ...)
+{
+    int e = errno; /* before anything below can change it */
+    va_list ap;
+    va_start(ap, fmt);
+    record(status, offset, e, path, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int oz_err_errno(int sys_errno, int status, int64_t offset, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(status, offset, sys_errno, path, fmt, ap);
+    va_end(ap);
     return status;
 }
 
@@ -72,10 +106,18 @@ int oz_err_map(const char *what, uint64_t len)
 {
     int e = errno;
     if (e == EFBIG || e == ENOMEM || e == EOVERFLOW)
-        return oz_err(ONNXZIP_ELIMIT, -1, "%s: cannot map %llu bytes: more than this process's address space "
+        return oz_err_errno(e, ONNXZIP_ELIMIT, -1, what, "%s: cannot map %llu bytes: more than this process's address space "
                       "holds (%zu-bit pointers): %s", what, (unsigned long long)len, sizeof(void *) * 8,
                       e == EFBIG ? "file too large" : strerror(e));
-    return oz_err(ONNXZIP_EIO, -1, "%s: cannot map %llu bytes: %s", what, (unsigned long long)len, strerror(e));
+    return oz_err_errno(e, ONNXZIP_EIO, -1, what, "%s: cannot map %llu bytes: %s", what, (unsigned long long)len,
+                        strerror(e));
+}
+
+int oz_err_not_regular(const char *path, int kind)
+{
+    if (kind == OZ_KIND_DIR)
+        return oz_err_errno(EISDIR, ONNXZIP_ENOTREG, -1, path, "%s: a directory, not a regular file", path);
+    return oz_err_errno(0, ONNXZIP_ENOTREG, -1, path, "%s: not a regular file (a device, FIFO or socket)", path);
 }
 
 const onnxzip_error_info *onnxzip_last_error(void)

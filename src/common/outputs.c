@@ -14,7 +14,7 @@ int oz_same_stat(const oz_stat *a, const oz_stat *b)
 int oz_input_fd(oz_input *in, int fd, const char *role, const char *dir, const char *path, const char *tensor)
 {
     oz_stat st;
-    if (oz_sys_fstat(fd, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", path, strerror(errno));
+    if (oz_sys_fstat(fd, &st)) return oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot stat: %s", path, strerror(errno));
     *in = (oz_input){ .dev = st.dev, .ino = st.ino, .role = role, .dir = dir, .path = path, .tensor = tensor };
     return 0;
 }
@@ -54,7 +54,7 @@ int oz_output_check(int dirfd, const char *dir, const char *name, const oz_input
     if (oz_sys_stat_at(dirfd, name, 1, &st)) return 0; /* nothing there, or a dangling link: rename replaces it */
     if (st.kind != OZ_KIND_REG) {
         int via_link = !oz_sys_stat_at(dirfd, name, 0, &link) && link.kind == OZ_KIND_LINK;
-        return oz_err(ONNXZIP_ENOTREG, -1, "%s: the output %s%s, not a regular file; refusing to replace it", out,
+        return oz_err_errno(st.kind == OZ_KIND_DIR ? EISDIR : 0, ONNXZIP_ENOTREG, -1, out, "%s: the output %s%s, not a regular file; refusing to replace it", out,
                       via_link ? "is a symbolic link to " : "exists and is ", kind(st.kind));
     }
     for (size_t i = 0; i < n; i++)

@@ -87,7 +87,7 @@ static int write_meta(fetch *f)
     if (fd >= 0) oz_sys_close(fd);
     f->recorded = f->done;
     f->recorded_at = time(NULL);
-    return ok ? 0 : oz_err(ONNXZIP_EIO, -1, "%s: cannot write: %s", f->meta, strerror(errno));
+    return ok ? 0 : oz_err_sys(ONNXZIP_EIO, -1, f->meta, "%s: cannot write: %s", f->meta, strerror(errno));
 }
 
 /* The entry (index in file order) whose local header is at `off`, or the
@@ -187,7 +187,7 @@ static int open_part(fetch *f)
     if (rc) return rc;
     f->fd = oz_sys_open_rw(f->part);
     if (f->fd < 0 && errno == ENOENT) f->fd = oz_sys_create_at(OZ_AT_CWD, f->part);
-    if (f->fd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", f->part, strerror(errno));
+    if (f->fd < 0) return oz_err_sys(ONNXZIP_EIO, -1, f->part, "%s: cannot open: %s", f->part, strerror(errno));
     if (oz_sys_lock_file(f->fd, 0))
         return oz_err(ONNXZIP_EBUSY, -1, "%s: another download to %s is running", f->part, f->path);
     return 0;
@@ -200,7 +200,7 @@ static int sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
     int rc = oz_stream_feed(&g->s, p, n);
     if (rc) return rc;
     if (oz_sys_pwrite(f->fd, p, n, (int64_t)at) != (ssize_t)n)
-        return oz_err(ONNXZIP_EIO, (int64_t)at, "%s: cannot write: %s", f->part, strerror(errno ? errno : ENOSPC));
+        return oz_err_errno(errno ? errno : ENOSPC, ONNXZIP_EIO, (int64_t)at, f->part, "%s: cannot write: %s", f->part, strerror(errno ? errno : ENOSPC));
     f->done += n;
     if ((f->done - f->recorded >= RECORD_EVERY || time(NULL) != f->recorded_at) && (rc = write_meta(f))) return rc;
     if (f->progress) f->progress(f->user, f->done, f->a->size);
@@ -251,13 +251,13 @@ static int run(fetch *f)
         free_parts(f);
         if ((rc = plan(f)) || (rc = write_meta(f))) return rc;
         if (oz_sys_truncate(f->fd, 0))
-            return oz_err(ONNXZIP_EIO, -1, "%s: cannot truncate: %s", f->part, strerror(errno));
+            return oz_err_sys(ONNXZIP_EIO, -1, f->part, "%s: cannot truncate: %s", f->part, strerror(errno));
     }
     if ((rc = fetch_parts(f))) return rc;
-    if (oz_sys_sync(f->fd)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot sync: %s", f->part, strerror(errno));
+    if (oz_sys_sync(f->fd)) return oz_err_sys(ONNXZIP_EIO, -1, f->part, "%s: cannot sync: %s", f->part, strerror(errno));
     if ((rc = oz_output_check(OZ_AT_CWD, NULL, f->path, NULL, 0))) return rc;
     if (oz_sys_rename_at(OZ_AT_CWD, f->part, OZ_AT_CWD, f->path))
-        return oz_err(ONNXZIP_EIO, -1, "%s: cannot rename to %s: %s", f->part, f->path, strerror(errno));
+        return oz_err_sys(ONNXZIP_EIO, -1, f->path, "%s: cannot rename to %s: %s", f->part, f->path, strerror(errno));
     oz_sys_unlink_at(OZ_AT_CWD, f->meta, 0);
     return 0;
 }

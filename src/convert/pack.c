@@ -147,7 +147,7 @@ static int read_at(const payload *s, uint64_t at, uint8_t *buf, size_t n)
     }
     for (size_t got = 0; got < n;) {
         ssize_t k = oz_sys_pread(s->fd, buf + got, n - got, (int64_t)(s->offset + at + got));
-        if (k <= 0) return oz_err(ONNXZIP_EIO, -1, "cannot read a payload: %s", k ? strerror(errno) : "end of file");
+        if (k <= 0) return oz_err_errno(k ? errno : 0, ONNXZIP_EIO, -1, NULL, "cannot read a payload: %s", k ? strerror(errno) : "end of file");
         got += (size_t)k;
     }
     return 0;
@@ -313,9 +313,9 @@ static int pack_mapped(pack *p, uint64_t size, const char *out_path)
 
 static int pack_fd(pack *p, const char *out_path)
 {
-    oz_stat st;
+    oz_stat st = { 0 };
     if (oz_sys_fstat(p->fd, &st) || st.kind != OZ_KIND_REG)
-        return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", p->in_path);
+        return oz_err_not_regular(p->in_path, st.kind);
     if (st.size == 0) return oz_err(ONNXZIP_EPROTO, -1, "%s: empty file, not an ONNX model", p->in_path);
     void *base = oz_sys_map(p->fd, 0, st.size);
     if (!base) return oz_err_map(p->in_path, st.size);
@@ -339,7 +339,7 @@ int onnxzip_pack(const char *in_path, const char *out_path, const onnxzip_pack_o
     int rc = oz_check_alignment(p.opts->alignment);
     if (rc) return rc;
     if ((p.fd = oz_sys_open_read(in_path)) < 0)
-        return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", in_path, strerror(errno));
+        return oz_err_sys(ONNXZIP_EIO, -1, in_path, "%s: cannot open: %s", in_path, strerror(errno));
     rc = pack_fd(&p, out_path);
     oz_sys_close(p.fd);
     if (p.ext_open) oz_extdata_free(&p.ext);

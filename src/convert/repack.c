@@ -168,6 +168,8 @@ static int check_name(repack *r, zip_int64_t i, const char *name, oz_name_class 
 static int copy_entries(repack *r)
 {
     zip_int64_t model = r->model = zip_name_locate(r->za, OZ_MODEL_NAME, ZIP_FL_ENC_RAW);
+    if (model < 0) /* tf2onnx names it so: the same model, under another name */
+        model = r->model = zip_name_locate(r->za, OZ_MODEL_NAME ".onnx", ZIP_FL_ENC_RAW);
     if (model < 0)
         return oz_err(ONNXZIP_ENOTONNXZIP, -1, "%s: a zip archive, but without a %s entry: not an onnxzip archive",
                       r->in, OZ_MODEL_NAME);
@@ -175,8 +177,8 @@ static int copy_entries(repack *r)
     for (zip_int64_t i = 0; i < n; i++) {
         const char *name = zip_get_name(r->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
         if (!name) return zip_fail(zip_get_error(r->za), r->in, NULL, "cannot read an entry name");
-        oz_name_class cls;
-        int rc = check_name(r, i, name, &cls);
+        oz_name_class cls = OZ_NAME_MODEL;
+        int rc = i == model ? 0 : check_name(r, i, name, &cls);
         if (rc) return rc;
         if (cls != OZ_NAME_TENSOR) continue;
         uint64_t size;
@@ -195,8 +197,9 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
     int rc = oz_check_alignment(opts ? opts->alignment : 64);
     if (rc) return rc;
     oz_stat st;
-    if (oz_sys_stat(in_path, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", in_path, strerror(errno));
-    if (st.kind != OZ_KIND_REG) return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", in_path);
+    if (oz_sys_stat(in_path, &st))
+        return oz_err_sys(ONNXZIP_EIO, -1, in_path, "%s: cannot open: %s", in_path, strerror(errno));
+    if (st.kind != OZ_KIND_REG) return oz_err_not_regular(in_path, st.kind);
     if (st.size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a zip archive", in_path);
     oz_input in = { .dev = st.dev, .ino = st.ino, .role = "the input archive", .path = in_path };
     if ((rc = oz_output_check(OZ_AT_CWD, NULL, out_path, &in, 1))) return rc;

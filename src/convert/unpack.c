@@ -61,7 +61,7 @@ static const uint8_t zeros[MAX_ALIGN]; /* padding is always shorter */
 
 static int io_err(const char *dir, const char *name, const char *what)
 {
-    return oz_err(ONNXZIP_EIO, -1, "%s/%s: %s: %s", dir, name, what, strerror(errno));
+    return oz_err_sys(ONNXZIP_EIO, -1, name, "%s/%s: %s: %s", dir, name, what, strerror(errno));
 }
 
 static int nomem(void)
@@ -156,7 +156,7 @@ static int prepare(unpack *u)
     int rc = onnxzip_open(u->archive_path, 0, &u->a);
     if (rc) return rc;
     if ((u->arcfd = oz_sys_open_read(u->archive_path)) < 0)
-        return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", u->archive_path, strerror(errno));
+        return oz_err_sys(ONNXZIP_EIO, -1, u->archive_path, "%s: cannot open: %s", u->archive_path, strerror(errno));
     if (onnxzip_archive_layout(u->a) != ONNXZIP_LAYOUT_ARCHIVE)
         return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive but a classic ONNX model; there is "
                       "nothing to unpack", u->archive_path);
@@ -451,14 +451,14 @@ static int make_tmpdir(unpack *u)
         *tail = '\0';
         if (oz_sys_mkdir_at(u->dirfd, base)) {
             if (errno == EEXIST) continue;
-            int rc = oz_err(ONNXZIP_EIO, -1, "%s: cannot create a temporary directory in %s: %s", u->model_path,
+            int rc = oz_err_sys(ONNXZIP_EIO, -1, u->dir, "%s: cannot create a temporary directory in %s: %s", u->model_path,
                             u->dir, strerror(errno));
             free(u->tmp);
             u->tmp = NULL;
             return rc;
         }
         u->tmpfd = oz_sys_dir_fd_at(u->dirfd, base);
-        if (u->tmpfd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", u->tmp, strerror(errno));
+        if (u->tmpfd < 0) return oz_err_sys(ONNXZIP_EIO, -1, u->tmp, "%s: cannot open: %s", u->tmp, strerror(errno));
         if (!oz_tmp_claim(u->dirfd, base, u->tmpfd)) return 0;
         oz_sys_close(u->tmpfd); /* swept before we locked it: try another name */
         u->tmpfd = -1;

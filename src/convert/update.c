@@ -62,7 +62,7 @@ typedef struct update {
 
 static int io_fail(const update *u, const char *what)
 {
-    return oz_err(ONNXZIP_EIO, -1, "%s: model update: %s: %s", u->path, what, strerror(errno));
+    return oz_err_sys(ONNXZIP_EIO, -1, u->path, "%s: model update: %s: %s", u->path, what, strerror(errno));
 }
 
 static int pwrite_all(const update *u, const void *p, size_t n, uint64_t off)
@@ -184,7 +184,7 @@ static int reserve(update *u, uint64_t from, uint64_t to)
     int e = errno;
     while (oz_sys_truncate(u->fd, u->old_size) && errno == EINTR) { /* frees what was claimed */
     }
-    return oz_err(ONNXZIP_EIO, -1, "%s: model update: cannot reserve the %llu bytes it needs: %s; the archive is "
+    return oz_err_errno(e, ONNXZIP_EIO, -1, u->path, "%s: model update: cannot reserve the %llu bytes it needs: %s; the archive is "
                   "unchanged", u->path, (unsigned long long)(to - from), strerror(e));
 }
 
@@ -242,11 +242,11 @@ static int roll_back(const update *u, int rc)
     int e = errno;
     oz_update_lock(u->fd, OZ_LOCK_UNLOCK);
     if (bad)
-        return oz_err(ONNXZIP_EIO, -1, "%s; the update could not be undone (cannot truncate: %s): the file may "
+        return oz_err_errno(e, ONNXZIP_EIO, -1, u->path, "%s; the update could not be undone (cannot truncate: %s): the file may "
                       "be left in a transient form that onnxzip reads as the old model; run set-model again",
                       why, strerror(e));
     if (oz_sys_sync(u->fd))
-        return oz_err(rc, -1, "%s; the update was rolled back: the archive is unchanged (but the rollback could not "
+        return oz_err_sys(rc, -1, u->path, "%s; the update was rolled back: the archive is unchanged (but the rollback could not "
                       "be synced: %s)", why, strerror(errno));
     return oz_err(rc, -1, "%s; the update was rolled back: the archive is unchanged", why);
 }
@@ -313,8 +313,8 @@ static int open_archive(update *u)
         return 0;
     }
     if (errno == EISDIR)
-        return oz_err(ONNXZIP_ENOTREG, -1, "%s: a directory; set-model updates archive files", u->path);
-    return oz_err(ONNXZIP_EIO, -1, "%s: cannot open for update: %s", u->path, strerror(errno));
+        return oz_err_sys(ONNXZIP_ENOTREG, -1, u->path, "%s: a directory; set-model updates archive files", u->path);
+    return oz_err_sys(ONNXZIP_EIO, -1, u->path, "%s: cannot open for update: %s", u->path, strerror(errno));
 }
 
 int onnxzip_update_model(const char *path, const void *model, size_t size)
@@ -326,7 +326,7 @@ int onnxzip_update_model(const char *path, const void *model, size_t size)
     int rc = open_archive(&u);
     if (!rc && oz_sys_lock_file(u.fd, 0))
         rc = errno == EWOULDBLOCK ? oz_err(ONNXZIP_EBUSY, -1, "%s: another update of this archive is running", path)
-                                  : oz_err(ONNXZIP_EIO, -1, "%s: cannot lock: %s", path, strerror(errno));
+                                  : oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot lock: %s", path, strerror(errno));
     if (!rc) rc = onnxzip_open(path, 0, &u.a);
     if (!rc && u.a->layout != ONNXZIP_LAYOUT_ARCHIVE)
         rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive; set-model updates archives", path);

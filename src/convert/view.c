@@ -46,11 +46,11 @@ int oz_view_real_archive(const onnxzip_archive *a, char **real, oz_stat *dir)
     oz_stat lst, here;
     if (oz_sys_stat_at(OZ_AT_CWD, a->path, 0, &lst) || !(*real = oz_sys_realpath(a->path)) ||
         oz_stat_dir_of(*real, dir))
-        return oz_err(ONNXZIP_EIO, -1, "%s: %s", a->path, strerror(errno));
+        return oz_err_sys(ONNXZIP_EIO, -1, a->path, "%s: %s", a->path, strerror(errno));
     if (lst.kind != OZ_KIND_LINK) return 0;
     /* ONNX Runtime and onnx check the resolved path of external data: a link
      * into another directory would be refused there, so it is refused here. */
-    if (oz_stat_dir_of(a->path, &here)) return oz_err(ONNXZIP_EIO, -1, "%s: its directory: %s", a->path, strerror(errno));
+    if (oz_stat_dir_of(a->path, &here)) return oz_err_sys(ONNXZIP_EIO, -1, a->path, "%s: its directory: %s", a->path, strerror(errno));
     if (oz_same_stat(&here, dir)) return 0;
     int rc = oz_err(ONNXZIP_EPATH, -1, "%s is a symbolic link to %s in another directory; ONNX loaders check the "
                     "resolved path of external data and a view must not depend on a link: write the view beside %s",

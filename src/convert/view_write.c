@@ -49,7 +49,7 @@ int onnxzip_view_write(const onnxzip_archive *a, const char *view_path, const on
     int rc = oz_view_real_archive(a, &real, &dir);
     if (!rc) rc = check_view_path(view_path, real, &dir);
     oz_input in = { .role = "the archive", .path = real };
-    if (!rc && oz_sys_stat(real, &st)) rc = oz_err(ONNXZIP_EIO, -1, "%s: %s", real, strerror(errno));
+    if (!rc && oz_sys_stat(real, &st)) rc = oz_err_sys(ONNXZIP_EIO, -1, real, "%s: %s", real, strerror(errno));
     if (!rc) {
         in.dev = st.dev;
         in.ino = st.ino;

@@ -143,12 +143,11 @@ static int map_locked(int fd, int by_path, const char *path, unsigned flags, onn
 {
     oz_stat st;
     if (oz_sys_fstat(fd, &st))
-        return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", path, strerror(errno));
-    if (st.kind != OZ_KIND_REG)
-        return oz_err(ONNXZIP_EINVAL, -1, "%s: not a regular file", path);
+        return oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot stat: %s", path, strerror(errno));
+    if (st.kind != OZ_KIND_REG) return oz_err_not_regular(path, st.kind);
     if (st.size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", path);
     int keep = oz_sys_dup(fd); /* for onnxzip_check() */
-    if (keep < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot duplicate its descriptor: %s", path, strerror(errno));
+    if (keep < 0) return oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot duplicate its descriptor: %s", path, strerror(errno));
     void *base = oz_sys_map_aligned(fd, st.size, MAP_ALIGN);
     if (!base) {
         int rc = oz_err_map(path, st.size);
@@ -177,7 +176,7 @@ int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out)
     if (out) *out = NULL;
     if (!path || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open: NULL argument");
     int fd = oz_sys_open_read(path);
-    if (fd < 0) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open: %s", path, strerror(errno));
+    if (fd < 0) return oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot open: %s", path, strerror(errno));
     int rc = map_fd(fd, 1, path, flags, out);
     oz_sys_close(fd); /* the mapping keeps the file */
     return rc;
@@ -225,7 +224,7 @@ int onnxzip_check(onnxzip_archive *a)
     if (a->remote) return oz_remote_check(a);
     if (!a->mapped || a->fd < 0) return 0; /* the caller's buffer */
     oz_stat st;
-    if (oz_sys_fstat(a->fd, &st)) return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat: %s", a->path, strerror(errno));
+    if (oz_sys_fstat(a->fd, &st)) return oz_err_sys(ONNXZIP_EIO, -1, a->path, "%s: cannot stat: %s", a->path, strerror(errno));
     if (st.size < a->size)
         return oz_err(ONNXZIP_ETRUNC, (int64_t)st.size, "%s: the file was truncated to %llu bytes since it was "
                       "opened (%llu bytes mapped): touching a view past the new end would raise SIGBUS; reopen it",

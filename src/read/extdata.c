@@ -9,7 +9,8 @@ int oz_extdata_init(oz_extdata *x, const char *dir)
 {
     memset(x, 0, sizeof *x);
     x->dirh = oz_sys_dir_open(dir);
-    if (!x->dirh) return oz_err(ONNXZIP_EIO, -1, "%s: cannot open the data directory: %s", dir, strerror(errno));
+    if (!x->dirh)
+        return oz_err_sys(ONNXZIP_EIO, -1, dir, "%s: cannot open the data directory: %s", dir, strerror(errno));
     if (!(x->dir = strdup(dir))) {
         oz_sys_dir_close(x->dirh);
         x->dirh = NULL;
@@ -40,6 +41,22 @@ static int refuse(const ref *r, int status, const char *rule)
 {
     return oz_err(status, -1, "%s: tensor '%s': external data location '%s' refused: %s", r->model, r->tensor,
                   r->location, rule);
+}
+
+/* A side file the rules allow but the system cannot open: missing (not a
+ * rule's refusal: ONNXZIP_ENOTFOUND) or unreadable (ONNXZIP_EIO), with the
+ * errno and the file's path. */
+static int cannot_open(const oz_extdata *x, const ref *r, const char *loc, size_t len)
+{
+    int e = errno;
+    char path[4096];
+    snprintf(path, sizeof path, "%s%s%.*s", x->dir, *x->dir && x->dir[strlen(x->dir) - 1] == '/' ? "" : "/",
+             (int)len, loc);
+    if (e == ENOENT)
+        return oz_err_errno(e, ONNXZIP_ENOTFOUND, -1, path, "%s: tensor '%s': external data file '%s' does not "
+                            "exist (resolved in %s)", r->model, r->tensor, r->location, x->dir);
+    return oz_err_errno(e, ONNXZIP_EIO, -1, path, "%s: tensor '%s': external data file '%s' cannot be opened "
+                        "(resolved in %s): %s", r->model, r->tensor, r->location, x->dir, strerror(e));
 }
 
 /* Lexical rules, before touching the file system. */
@@ -84,9 +101,7 @@ static int open_file(oz_extdata *x, const ref *r, const char *loc, size_t len, o
     if (fd < 0) {
         if (errno == ELOOP) return refuse(r, ONNXZIP_EPATH, "symbolic link");
         if (errno == EXDEV) return refuse(r, ONNXZIP_EPATH, "resolves outside the data directory");
-        char why[160];
-        snprintf(why, sizeof why, "cannot open beneath %s: %s", x->dir, strerror(errno));
-        return refuse(r, errno == ENOENT ? ONNXZIP_ENOTFOUND : ONNXZIP_EIO, why);
+        return cannot_open(x, r, loc, len);
     }
     oz_stat st;
     const char *bad = oz_sys_fstat(fd, &st) ? "cannot stat" : st.kind != OZ_KIND_REG ? "not a regular file"

@@ -119,7 +119,7 @@ static int compare(const onnxzip_archive *a, const record *r, int fd)
     char what[160], shown[OZ_PRINTABLE_CAP];
     oz_stat st;
     if (oz_sys_fstat(fd, &st))
-        return oz_err(ONNXZIP_EIO, -1, "%s: cannot stat its archive: %s", a->path, strerror(errno));
+        return oz_err_sys(ONNXZIP_EIO, -1, r->archive, "%s: cannot stat its archive: %s", a->path, strerror(errno));
     if (st.kind != OZ_KIND_REG)
         return oz_err(ONNXZIP_ENOTREG, -1, "%s: its archive '%s' is not a regular file", a->path,
                       oz_printable(r->archive, strlen(r->archive), shown, sizeof shown));
@@ -165,7 +165,7 @@ int oz_view_check(const onnxzip_archive *a)
     /* Never through a symbolic link, as ONNX's own external-data rules. */
     int fd = oz_sys_open_beneath(a->ext.dirh, r.archive); /* a plain name (parse_record) */
     if (fd < 0)
-        rc = oz_err(errno == ENOENT ? ONNXZIP_ENOTFOUND : ONNXZIP_EIO, -1, "%s: the archive '%s' its '" OZ_VIEW_KEY
+        rc = oz_err_sys(errno == ENOENT ? ONNXZIP_ENOTFOUND : ONNXZIP_EIO, -1, r.archive, "%s: the archive '%s' its '" OZ_VIEW_KEY
                     "' record names cannot be opened beside it: %s", a->path,
                     oz_printable(r.archive, strlen(r.archive), shown, sizeof shown),
                     errno == ELOOP ? "it is a symbolic link" : strerror(errno));

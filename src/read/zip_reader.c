@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include "common/sys.h"
+#include "read/zip_diagnose.h"
 #include "read/zip_reader.h"
 #include "common/zip_format.h"
 
@@ -83,7 +84,7 @@ static const uint8_t *fetch(ctx *c, uint64_t off, size_t n)
         if (k < 0) k = oz_sys_pread(c->fd, c->lbuf + got, n - got, (int64_t)(off + got));
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0)
-            return oz_err(k < 0 ? ONNXZIP_EIO : ONNXZIP_ETRUNC, (int64_t)(off + got), "%s: cannot read %zu bytes at "
+            return oz_err_errno(k < 0 ? errno : 0, k < 0 ? ONNXZIP_EIO : ONNXZIP_ETRUNC, (int64_t)(off + got), k < 0 ? c->path : NULL, "%s: cannot read %zu bytes at "
                           "offset %llu: %s", c->path, n, (unsigned long long)off,
                           k < 0 ? strerror(errno) : "the file shrank while it was being opened"), NULL;
         got += (size_t)k;
@@ -720,9 +721,13 @@ static int parse(ctx *c)
     memset(z, 0, sizeof *z);
     oz_strmap_init(&z->names, 1);
     c->size = archive_size(c->base, c->win_off, c->size);
-    int rc = read_eocd(c);
+    int rc = read_eocd(c), have_cd = !rc;
     if (!rc) rc = read_entries(c);
     free(c->lbuf);
+    if (rc && !c->needs) {
+        oz_zip_dx d = { c->base, c->win_off, c->size, c->path, have_cd, c->cd_offset, c->cd_size, c->n_entries };
+        rc = oz_zip_diagnose(&d, rc);
+    }
     if (rc) {
         oz_zip_free(z);
         return rc;

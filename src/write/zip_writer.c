@@ -41,7 +41,7 @@ struct onnxzip_writer {
 
 static int io_err(onnxzip_writer *w, const char *what)
 {
-    return oz_err(ONNXZIP_EIO, (int64_t)w->pos, "%s: %s: %s", w->path, what, strerror(errno));
+    return oz_err_sys(ONNXZIP_EIO, (int64_t)w->pos, w->path, "%s: %s: %s", w->path, what, strerror(errno));
 }
 
 static int pwrite_all(onnxzip_writer *w, const void *p, size_t n, uint64_t off)

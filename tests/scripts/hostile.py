@@ -546,10 +546,11 @@ F8 = 17  # FLOAT8E4M3FN
 CASES = [
     ("control: good archive rebuilt by zipbuild", VALID, c_rebuilt),
     # 2.3 / 6: end records
-    ("truncated inside the EOCD (2.3 #4)", ["ENOTZIP"], lambda b: b.good[:-10]),
-    ("truncated inside the central directory (2.3 #4)", ["ENOTZIP"],
+    # no end records, but local headers from offset 0: a cut file (11.2 #1)
+    ("truncated inside the EOCD (2.3 #4)", ["ETRUNC"], lambda b: b.good[:-10]),
+    ("truncated inside the central directory (2.3 #4)", ["ETRUNC"],
      lambda b: b.good[:b.arc.cd_offset + b.arc.cd_size // 2]),
-    ("truncated inside entry data (2.3 #4)", ["ENOTZIP"],
+    ("truncated inside entry data (2.3 #4)", ["ETRUNC"],
      lambda b: b.good[:b.arc.by_name("b").data_offset + 10]),
     ("truncated inside the archive comment (2.3 #4)", ["EEOCD"], c_trunc_in_comment),
     ("last central record cut out, EOCD kept: CD past EOF (6.5 #1)", ["EBOUNDS"],

@@ -1,0 +1,256 @@
+/* What a zip the reader refused is, for its user: cut short, a zip of
+ * something else, or another tool's ONNX model zip (see zip_diagnose.h).
+ * Runs only after a failure; reads headers only, leniently: it judges
+ * files the strict reader already refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/entry_name.h"
+#include "common/internal.h"
+#include "common/zip_format.h"
+#include "read/zip_diagnose.h"
+
+#define MODEL_ALT OZ_MODEL_NAME ".onnx" /* the model entry as tf2onnx names it */
+
+static const uint8_t *at(const oz_zip_dx *d, uint64_t off)
+{
+    return d->base + (off - d->win_off);
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The data of extra field `id` in the `len` bytes at `p` (its size in
+ * *n), or NULL; framing errors end the search. */
+static const uint8_t *find_extra(const uint8_t *p, uint64_t len, uint16_t id, uint16_t *n)
+{
+    for (uint64_t i = 0; len - i >= 4;) {
+        uint16_t k = oz_rd16(p + i), m = oz_rd16(p + i + 2);
+        if (m > len - i - 4) return NULL;
+        if (k == id) {
+            *n = m;
+            return p + i + 4;
+        }
+        i += 4u + m;
+    }
+    return NULL;
+}
+
+/* ---- a truncated archive: local headers, no end records ---------------- */
+
+/* The local header at `h` (`avail` bytes at hand from it): its length and
+ * its data's (compressed) size, 0 when a data descriptor gives it after. */
+static void local_sizes(const uint8_t *h, uint64_t avail, uint64_t *hdr, uint64_t *data)
+{
+    uint64_t nlen = oz_rd16(h + LH_NAMELEN), elen = oz_rd16(h + LH_EXTRALEN);
+    *hdr = ZIP_LOCAL_SIZE + nlen + elen;
+    *data = oz_rd32(h + LH_CSIZE);
+    uint16_t n = 0;
+    const uint8_t *z64 = *hdr <= avail ? find_extra(h + ZIP_LOCAL_SIZE + nlen, elen, EF_ZIP64, &n) : NULL;
+    if (*data == U32_MARK && z64 && n >= 16) *data = oz_rd64(z64 + 8);
+}
+
+/* Central records from `*pos` on, as far as the file goes: *pos moves past
+ * the whole ones; returns how many were seen (a cut one included, its
+ * length then added to *need). */
+static uint64_t walk_central(const oz_zip_dx *d, uint64_t *pos, uint64_t *need)
+{
+    uint64_t k = 0;
+    while (d->size - *pos >= 4 && oz_rd32(at(d, *pos)) == ZIP_CENTRAL_SIG && k < OZ_MAX_ENTRIES) {
+        k++;
+        if (d->size - *pos < ZIP_CENTRAL_SIZE) {
+            *need = ZIP_CENTRAL_SIZE;
+            break;
+        }
+        const uint8_t *h = at(d, *pos);
+        uint64_t len = ZIP_CENTRAL_SIZE + (uint64_t)oz_rd16(h + CH_NAMELEN) + oz_rd16(h + CH_EXTRALEN) +
+                       oz_rd16(h + CH_COMMENTLEN);
+        if (d->size - *pos < len) {
+            *need = len;
+            break;
+        }
+        *pos += len;
+    }
+    return k;
+}
+
+/* The least size the local headers from offset 0 on (and any central
+ * records after them) imply: each entry's header and data, a central
+ * record of at least 46 bytes and its name per entry, the end record. */
+static uint64_t implied_size(const oz_zip_dx *d)
+{
+    uint64_t pos = 0, need = 0, central = 0, n = 0;
+    while (n < OZ_MAX_ENTRIES && d->size - pos >= 4 && oz_rd32(at(d, pos)) == ZIP_LOCAL_SIG) {
+        n++;
+        uint64_t avail = d->size - pos, hdr, data;
+        if (avail < ZIP_LOCAL_SIZE) {
+            need = ZIP_LOCAL_SIZE;
+            central += ZIP_CENTRAL_SIZE;
+            break;
+        }
+        const uint8_t *h = at(d, pos);
+        local_sizes(h, avail, &hdr, &data);
+        central += ZIP_CENTRAL_SIZE + oz_rd16(h + LH_NAMELEN);
+        if (hdr > avail || data > avail - hdr) {
+            need = add_sat(hdr, data);
+            break;
+        }
+        pos += hdr + data;
+        if (oz_rd16(h + LH_FLAGS) & FLAG_DATA_DESCRIPTOR) break; /* where the next header is is unsure */
+    }
+    if (!need && n) {
+        uint64_t k = walk_central(d, &pos, &need); /* what of the central directory is there */
+        if (k) central = n > k ? (n - k) * ZIP_CENTRAL_SIZE : 0;
+    }
+    return add_sat(add_sat(pos, need), add_sat(central, ZIP_EOCD_SIZE));
+}
+
+static int truncated(const oz_zip_dx *d, int rc)
+{
+    if (rc != ONNXZIP_ENOTZIP || d->have_cd || d->win_off || d->size < 4 || oz_rd32(d->base) != ZIP_LOCAL_SIG)
+        return rc;
+    uint64_t least = implied_size(d);
+    if (least <= d->size) return rc; /* no sign of a cut: something else follows the entries */
+    return oz_err(ONNXZIP_ETRUNC, (int64_t)d->size, "%s: truncated: %llu bytes, but its local headers describe at "
+                  "least %llu bytes (no end of central directory record); the download or copy was cut short",
+                  d->path, (unsigned long long)d->size, (unsigned long long)least);
+}
+
+/* ---- a zip of another kind: its central directory --------------------- */
+
+typedef struct census {
+    uint64_t n;
+    int64_t model, alt;           /* index of __MODEL_PROTO, of __MODEL_PROTO.onnx; -1: none */
+    int64_t compressed, descriptor; /* first entry with method != 0, with a data descriptor; -1: none */
+    uint16_t method;              /* the compressed one's */
+    uint64_t digests, encrypted;  /* entries with a 0x5A4F field; encrypted entries */
+    uint64_t models;              /* entries named as a model (more than one: the reader's EDUPNAME stands) */
+    int bad_name;                 /* an entry name repack cannot carry over */
+    char first[OZ_PRINTABLE_CAP], comp_name[OZ_PRINTABLE_CAP], desc_name[OZ_PRINTABLE_CAP];
+    char bad[OZ_PRINTABLE_CAP];
+} census;
+
+static int named(const uint8_t *name, uint64_t len, const char *s)
+{
+    return len == strlen(s) && !memcmp(name, s, len);
+}
+
+static void count_entry(census *s, uint64_t i, const uint8_t *h)
+{
+    uint64_t nlen = oz_rd16(h + CH_NAMELEN);
+    const uint8_t *name = h + ZIP_CENTRAL_SIZE;
+    uint16_t flags = oz_rd16(h + CH_FLAGS), method = oz_rd16(h + CH_METHOD), dn;
+    if (i == 0) oz_printable(name, nlen, s->first, sizeof s->first);
+    if (named(name, nlen, OZ_MODEL_NAME) && !s->models++) s->model = (int64_t)i;
+    if (named(name, nlen, MODEL_ALT) && s->alt < 0) s->alt = (int64_t)i;
+    if (method && s->compressed < 0) {
+        s->compressed = (int64_t)i;
+        s->method = method;
+        oz_printable(name, nlen, s->comp_name, sizeof s->comp_name);
+    }
+    if ((flags & FLAG_DATA_DESCRIPTOR) && s->descriptor < 0) {
+        s->descriptor = (int64_t)i;
+        oz_printable(name, nlen, s->desc_name, sizeof s->desc_name);
+    }
+    if (flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION)) s->encrypted++;
+    oz_name_class cls = oz_classify_name((const char *)name, nlen);
+    if ((cls == OZ_NAME_INVALID || cls == OZ_NAME_TOO_LONG || cls == OZ_NAME_RESERVED) && !named(name, nlen, MODEL_ALT) &&
+        !s->bad_name++)
+        oz_printable(name, nlen, s->bad, sizeof s->bad);
+    if (find_extra(name + nlen, oz_rd16(h + CH_EXTRALEN), EF_DIGEST, &dn)) s->digests++;
+}
+
+/* Walks every central record; -1 when they are not all well framed. */
+static int take_census(const oz_zip_dx *d, census *s)
+{
+    memset(s, 0, sizeof *s);
+    s->model = s->alt = s->compressed = s->descriptor = -1;
+    if (!d->have_cd || d->cd_offset < d->win_off) return -1;
+    uint64_t pos = d->cd_offset, stop = d->cd_offset + d->cd_size;
+    for (uint64_t i = 0; i < d->n_entries; i++) {
+        if (stop - pos < ZIP_CENTRAL_SIZE || oz_rd32(at(d, pos)) != ZIP_CENTRAL_SIG) return -1;
+        const uint8_t *h = at(d, pos);
+        uint64_t len = ZIP_CENTRAL_SIZE + (uint64_t)oz_rd16(h + CH_NAMELEN) + oz_rd16(h + CH_EXTRALEN) +
+                       oz_rd16(h + CH_COMMENTLEN);
+        if (stop - pos < len) return -1;
+        count_entry(s, i, h);
+        pos += len;
+    }
+    s->n = d->n_entries;
+    return 0;
+}
+
+/* Statuses an intact zip of other content or layout gets: a rule of the
+ * onnxzip layout, not damage to the zip. */
+static int layout_status(int rc)
+{
+    return rc == ONNXZIP_ENOTONNXZIP || rc == ONNXZIP_EMETHOD || rc == ONNXZIP_EFLAGS || rc == ONNXZIP_EALIGN ||
+           rc == ONNXZIP_ENAME || rc == ONNXZIP_EDUPNAME || rc == ONNXZIP_ELIMIT || rc == ONNXZIP_EMODELPOS ||
+           rc == ONNXZIP_EOVERLAP;
+}
+
+static int not_onnxzip(const oz_zip_dx *d, const census *s)
+{
+    if (!s->n)
+        return oz_err(ONNXZIP_ENOTONNXZIP, -1, "%s: a zip archive, but not an onnxzip archive: it has no "
+                      "__MODEL_PROTO entry (an empty zip: no entries)", d->path);
+    return oz_err(ONNXZIP_ENOTONNXZIP, -1, "%s: a zip archive, but not an onnxzip archive: it has no __MODEL_PROTO "
+                  "entry (%llu entr%s, e.g. '%s')", d->path, (unsigned long long)s->n, s->n == 1 ? "y" : "ies",
+                  s->first);
+}
+
+/* The reader's own message without its leading "PATH: ". */
+static const char *reason_of(const oz_zip_dx *d, char *buf, size_t cap)
+{
+    const char *m = onnxzip_last_error()->message;
+    size_t n = strlen(d->path);
+    if (!strncmp(m, d->path, n) && m[n] == ':' && m[n + 1] == ' ') m += n + 2;
+    snprintf(buf, cap, "%s", m);
+    return buf;
+}
+
+static int foreign(const oz_zip_dx *d, const census *s, int rc)
+{
+    char why[640];
+    int status = rc;
+    if (s->model < 0) {
+        status = ONNXZIP_ENOTONNXZIP;
+        snprintf(why, sizeof why, "its model entry is named '" MODEL_ALT "' (as tf2onnx names it), not '"
+                 OZ_MODEL_NAME "'");
+    } else if (s->compressed >= 0) {
+        status = ONNXZIP_EMETHOD;
+        if (s->method == 8) snprintf(why, sizeof why, "entry '%s' is deflated", s->comp_name);
+        else snprintf(why, sizeof why, "entry '%s' is compressed (method %u)", s->comp_name, s->method);
+    } else if (s->descriptor >= 0) {
+        status = ONNXZIP_EFLAGS;
+        snprintf(why, sizeof why, "entry '%s' has a data descriptor (its sizes follow its data)", s->desc_name);
+    } else if ((uint64_t)s->model != s->n - 1) {
+        status = ONNXZIP_EMODELPOS;
+        snprintf(why, sizeof why, OZ_MODEL_NAME " is entry %llu of %llu, not the last",
+                 (unsigned long long)s->model + 1, (unsigned long long)s->n);
+    } else if (rc == ONNXZIP_EALIGN || rc == ONNXZIP_EOVERLAP || rc == ONNXZIP_EMODELPOS) {
+        reason_of(d, why, sizeof why);
+    } else {
+        return rc; /* e.g. a name repack cannot carry over either: the reader's message says it */
+    }
+    const char *lead = "an ONNX model zip written by another tool (or re-zipped), not an onnxzip archive as is";
+    const char *marks = s->digests ? "" : " (no entry has onnxzip's digest field)";
+    if (s->bad_name) /* repack keeps entry names: it would refuse this one */
+        return oz_err(status, -1, "%s: %s%s: %s; and onnxzip repack cannot convert it: entry '%s' is not an onnxzip "
+                      "entry name (a C identifier); export the model again as a classic .onnx file and convert that "
+                      "with: onnxzip pack", d->path, lead, marks, why, s->bad);
+    return oz_err(status, -1, "%s: %s%s: %s; convert it with: onnxzip repack %s -o OUT.onnxzip", d->path, lead, marks,
+                  why, d->path);
+}
+
+int oz_zip_diagnose(const oz_zip_dx *d, int rc)
+{
+    if (!d->have_cd) return truncated(d, rc);
+    census s;
+    if (!layout_status(rc) || take_census(d, &s)) return rc;
+    if (s.model < 0 && s.alt < 0) return not_onnxzip(d, &s);
+    if (s.encrypted || s.models > 1) return rc; /* repack cannot read it either; a damaged archive */
+    return foreign(d, &s, rc);
+}

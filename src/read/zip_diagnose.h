@@ -1,0 +1,33 @@
+/* Why a zip that oz_zip_parse() refused is not an onnxzip archive, in the
+ * terms its user needs: a truncated download, a zip of something else, or
+ * an ONNX model zip of another tool that `onnxzip repack` converts. */
+#ifndef ONNXZIP_ZIP_DIAGNOSE_H
+#define ONNXZIP_ZIP_DIAGNOSE_H
+
+#include <stdint.h>
+
+typedef struct oz_zip_dx {
+    const uint8_t *base; /* the bytes from file offset win_off to size */
+    uint64_t win_off, size;
+    const char *path;
+    int have_cd; /* the end records were read: the central directory is */
+    uint64_t cd_offset, cd_size, n_entries;
+} oz_zip_dx;
+
+/* Called with the status `rc` of a failed parse (its error recorded).
+ * Returns `rc` with the error left as it is, or a status whose error now
+ * says what the file is:
+ *   - ONNXZIP_ETRUNC: no end records, but the file starts with a local
+ *     header: the sizes its local headers give show it was cut short;
+ *   - ONNXZIP_ENOTONNXZIP: a zip without a __MODEL_PROTO entry (its count of
+ *     entries and one name), whichever layout rule its entries broke first;
+ *   - a zip with a model entry that another tool wrote (deflated entries,
+ *     data descriptors, the model not last, unaligned data, the name
+ *     "__MODEL_PROTO.onnx"): the specific status of the first such reason,
+ *     and a message pointing to `onnxzip repack`.
+ * Damage (bad records, local headers disagreeing with the central
+ * directory) and system errors keep their own error. Bounded work: the
+ * central directory once, or the local headers up to the file's end. */
+int oz_zip_diagnose(const oz_zip_dx *d, int rc);
+
+#endif
