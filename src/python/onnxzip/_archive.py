@@ -5,7 +5,7 @@ from __future__ import annotations
 import mmap
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
 
 import numpy as np
 
@@ -136,7 +136,7 @@ class Archive:
     """
 
     def __init__(self, handle: Any, path: Optional[str]) -> None:
-        self._h = handle
+        self._h: Optional[_native.Handle] = handle
         self._path = path
         self._raw = handle.tensors()  # tuples; TensorInfo objects are made when asked for
         self._info_list: Optional[List[TensorInfo]] = None
@@ -147,7 +147,7 @@ class Archive:
 
     # -- state -------------------------------------------------------------
 
-    def _handle(self) -> Any:
+    def _handle(self) -> "_native.Handle":
         if self._h is None:
             raise ValueError("I/O operation on a closed onnxzip archive")
         return self._h
@@ -320,8 +320,7 @@ class Archive:
         before :func:`onnxzip.save` or :func:`onnxzip.pack` moved the tensor,
         so that ``onnxzip.load(path) == model`` after ``onnxzip.save(model,
         path)``."""
-        onnx = _import_onnx()
-        model = onnx.ModelProto()
+        model: "onnx.ModelProto" = _import_onnx().ModelProto()
         model.ParseFromString(self.model_bytes)
         if load_data:
             self._load_data(model)
@@ -489,7 +488,7 @@ def open(source: Source, *, verify: bool = False, populate: bool = False, sequen
         path = _args.path(source, "source")
         return Archive(_native.open(path, flags), path)
     try:
-        memoryview(source).release()  # the buffer protocol, checked before the C call
+        memoryview(cast(Any, source)).release()  # the buffer protocol, checked before the C call
     except TypeError:
         raise TypeError(f"source must be a path (str or os.PathLike) or a bytes-like object, "
                         f"not {type(source).__name__}") from None

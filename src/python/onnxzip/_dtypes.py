@@ -1,12 +1,15 @@
 """ONNX TensorProto.DataType codes and the numpy dtypes of their raw_data."""
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import Optional
 
 import numpy as np
 
+_ml: Optional[ModuleType]
 try:  # bfloat16 and float8 as numpy dtypes, as onnx >= 1.17 uses them
-    import ml_dtypes as _ml
+    _ml = importlib.import_module("ml_dtypes")
 except ImportError:  # pragma: no cover - depends on the environment
     _ml = None
 

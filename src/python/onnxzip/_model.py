@@ -5,7 +5,7 @@ import contextlib
 import hashlib
 import os
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple, Union, cast
 
 import numpy as np
 
@@ -29,9 +29,10 @@ _DATA_FIELDS = frozenset(("float_data", "int32_data", "int64_data", "raw_data", 
 # the bits kept from each value): ONNX's raw_data form of typed data, as the C
 # library converts it (src/onnx/typed.c).
 _TYPED_FIELDS = ("float_data", "int32_data", "int64_data", "double_data", "uint64_data")
-_TYPED = {1: ("float_data", "<f4", None), 14: ("float_data", "<f4", None), 7: ("int64_data", "<i8", None),
-          11: ("double_data", "<f8", None), 15: ("double_data", "<f8", None), 12: ("uint64_data", "<u4", None),
-          13: ("uint64_data", "<u8", None), 6: ("int32_data", "<i4", None)}
+_TYPED: Dict[int, Tuple[str, str, Optional[int]]] = {
+    1: ("float_data", "<f4", None), 14: ("float_data", "<f4", None), 7: ("int64_data", "<i8", None),
+    11: ("double_data", "<f8", None), 15: ("double_data", "<f8", None), 12: ("uint64_data", "<u4", None),
+    13: ("uint64_data", "<u8", None), 6: ("int32_data", "<i4", None)}
 _TYPED.update({t: ("int32_data", "<u2", 0xFFFF) for t in (4, 5, 10, 16)})
 _TYPED.update({t: ("int32_data", "u1", 0xFF) for t in (2, 3, 9, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26)})
 _TYPED.update({t: ("int32_data", "u1", 0x3F) for t in (27, 28)})
@@ -49,7 +50,7 @@ def load(path: PathLike, load_external_data: bool = True) -> "onnx.ModelProto":
     if not load_external_data:
         with open(path, "rb") as f:
             if f.read(4) != _ZIP_MAGIC:  # a classic model, as stored
-                model = _import_onnx().ModelProto()
+                model: "onnx.ModelProto" = _import_onnx().ModelProto()
                 f.seek(0)
                 model.ParseFromString(f.read())
                 return model
@@ -61,7 +62,7 @@ def _payload(tensor: Any) -> Optional[bytes]:
     """The tensor's bytes in raw_data form, or None when it stays as it is
     (STRING, no data, or typed data in a field its type does not use)."""
     if tensor.HasField("raw_data"):
-        return tensor.raw_data
+        return cast(bytes, tensor.raw_data)
     spec = _TYPED.get(tensor.data_type)
     if spec is None:
         return None
@@ -80,9 +81,9 @@ def _payload(tensor: Any) -> Optional[bytes]:
 
 def _pack6(values: "np.ndarray") -> bytes:
     n = len(values)
-    groups = np.zeros(-(-n // 4) * 4, dtype=np.uint32)
-    groups[:n] = values
-    groups = groups.reshape(-1, 4)
+    flat = np.zeros(-(-n // 4) * 4, dtype=np.uint32)
+    flat[:n] = values
+    groups = flat.reshape(-1, 4)
     words = groups[:, 0] | groups[:, 1] << 6 | groups[:, 2] << 12 | groups[:, 3] << 18
     packed = words.astype("<u4").view(np.uint8).reshape(-1, 4)[:, :3].tobytes()
     return packed[:(6 * n + 7) // 8]
@@ -320,7 +321,7 @@ def model_for_update(path: str, model: Any) -> bytes:
     inline payloads of 1 MiB or more in total will go into __MODEL_PROTO."""
     with _open(path) as archive:
         if archive.layout != "archive":  # the C call refuses it with its own message
-            return model.SerializeToString()
+            return cast(bytes, model.SerializeToString())
         matcher = _EntryMatcher(archive)
         skeleton = type(model)()
         _walk.rebuild(model, skeleton, matcher.on_tensor)
@@ -330,4 +331,4 @@ def model_for_update(path: str, model: Any) -> bytes:
                       f"the archive holds (the largest: tensor '{name}', {size} bytes) inline into __MODEL_PROTO, "
                       "growing the archive by as much; onnxzip.save(model, new_path, source=archive) would store "
                       "them as entries", UserWarning, stacklevel=3)
-    return skeleton.SerializeToString()
+    return cast(bytes, skeleton.SerializeToString())

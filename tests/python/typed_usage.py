@@ -1,0 +1,43 @@
+"""The public API as a user's typed code uses it: checked by mypy --strict
+(tests/python/meson.build: mypy_strict), never run. A wrong type here, or
+in the package's annotations, fails the check; the reveal_type-free
+assignments below pin what each call returns."""
+import mmap
+import pathlib
+from typing import List, Mapping, Optional
+
+import numpy as np
+import onnx
+import onnxruntime
+
+import onnxzip
+
+
+def use(path: pathlib.Path, raw: bytes, mapped: mmap.mmap, so: onnxruntime.SessionOptions) -> None:
+    with onnxzip.open(path) as a:
+        w: np.ndarray = a.tensors["w"]
+        tensors: Mapping[str, np.ndarray] = a.tensors
+        last: np.ndarray = a.array(-1)
+        infos: List[onnxzip.TensorInfo] = a.tensor_infos
+        entries: List[onnxzip.Entry] = a.entries
+        model: onnx.ModelProto = a.model()
+        view: bytes = a.view(size_threshold=0)
+        closed: bool = a.closed
+        where: Optional[str] = a.path
+        a.write_view(path.with_suffix(".view.onnx"))
+        del w, tensors, last, infos, entries, model, view, closed, where
+    onnxzip.open(raw).close()
+    onnxzip.open(mapped).close()
+    onnxzip.open(np.frombuffer(raw, dtype=np.uint8)).close()
+    loaded: onnx.ModelProto = onnxzip.load(path)
+    onnxzip.save(loaded, str(path), align=128, size_threshold=0)
+    onnxzip.pack(path, b"out.onnxzip", align=64)
+    onnxzip.unpack(path, "out/model.onnx", layout="per-tensor")
+    onnxzip.unpack(path, "out/model.onnx", layout="per_tensor")
+    onnxzip.repack(path, pathlib.Path("r.onnxzip"))
+    onnxzip.update_model(path, loaded)
+    onnxzip.verify(path)
+    session: onnxruntime.InferenceSession = onnxzip.ort_session(path, so)
+    del session
+    version: str = onnxzip.__version__
+    del version
