@@ -504,7 +504,9 @@ static void test_errors(const char *root, const char *arc)
     unpack_fails(arc, d, &o, ONNXZIP_EINVAL);
     CHECK_RC(onnxzip_unpack(NULL, tu_path(d, "m.onnx"), NULL), ONNXZIP_EINVAL);
     CHECK_RC(onnxzip_unpack(arc, NULL, NULL), ONNXZIP_EINVAL);
-    CHECK_RC(onnxzip_unpack(arc, tu_path(d, "missing/m.onnx"), NULL), ONNXZIP_EIO);
+    char below_file[4096]; /* a missing directory is created (test_output_dirs.c); a file as one is refused */
+    snprintf(below_file, sizeof below_file, "%s/m.onnx", arc);
+    CHECK_RC(onnxzip_unpack(arc, below_file, NULL), ONNXZIP_EIO);
     CHECK_RC(onnxzip_unpack(arc, tu_path(d, ""), NULL), ONNXZIP_EINVAL); /* "DIR/" */
     CHECK_RC(onnxzip_unpack(arc, tu_path(d, ".."), NULL), ONNXZIP_EINVAL);
     CHECK_RC(onnxzip_unpack(tu_path(d, "no.onnxzip"), tu_path(d, "m.onnx"), NULL), ONNXZIP_EIO);

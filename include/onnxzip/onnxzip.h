@@ -33,7 +33,12 @@
  *     opened, so a FIFO cannot block). Both are checked before anything is
  *     written and again just before the rename. A symbolic link to a regular
  *     file at the output path is replaced by the new file; the file it
- *     pointed to is left unchanged.
+ *     pointed to is left unchanged. Missing parent directories of an output
+ *     are created as `mkdir -p` does (mode 0777 & ~umask; symbolic links to
+ *     directories followed; existing directories untouched), before
+ *     the temporary file, and those the call created are removed again
+ *     when it fails (each only while still empty). A parent that exists but
+ *     is not a directory is ONNXZIP_EIO, the message naming it.
  *   - Handles are not thread-safe for concurrent mutation; a reader handle may
  *     be used by several threads at once once onnxzip_model_proto() has been
  *     called (before that, the lazy parse is the only mutation).
@@ -176,11 +181,6 @@ typedef struct onnxzip_error_info {
                           * one line: control characters (C0, DEL, C1) and
                           * bytes that are not UTF-8 appear as \xHH */
     int64_t offset;      /* byte offset in the file at fault, or -1 */
-} onnxzip_error_info;
-
-/* The calling thread's last error. Never NULL. The pointers inside stay valid
- * until the next failing onnxzip call in this thread. */
-ONNXZIP_API const onnxzip_error_info *onnxzip_last_error(void);
     /* Appended in 0.1 (the struct is only ever returned by pointer, so
      * fields are only appended, never reordered): */
     int sys_errno;       /* the errno of the failing system call (ENOENT,
@@ -189,6 +189,11 @@ ONNXZIP_API const onnxzip_error_info *onnxzip_last_error(void);
                           * expected is ONNXZIP_ENOTREG with EISDIR, whether
                           * it is read (open) or written (outputs). */
     const char *path;    /* the file that system call was about, or NULL */
+} onnxzip_error_info;
+
+/* The calling thread's last error. Never NULL. The pointers inside stay valid
+ * until the next failing onnxzip call in this thread. */
+ONNXZIP_API const onnxzip_error_info *onnxzip_last_error(void);
 
 /* ---------------------------------------------------------------------------
  * Reading
@@ -573,9 +578,11 @@ ONNXZIP_API int onnxzip_remote_get_stats(const onnxzip_archive *a, onnxzip_remot
  * that was interrupted (network failure, kill) leaves the .part files, and
  * the next call for the same `path` resumes it when the origin still serves
  * the same file (same validator and size): the bytes already there are
- * checked again from disk, and only the rest is fetched. `progress` may be
- * NULL. Returns 0; the errors of onnxzip_open_url() and onnxzip_verify(); or
- * the outputs' (ONNXZIP_ESAMEFILE, ONNXZIP_ENOTREG, ONNXZIP_EIO). */
+ * checked again from disk, and only the rest is fetched. Missing parent
+ * directories of `path` are created; removed again on failure, unless the
+ * .part files are kept for resuming. `progress` may be NULL. Returns 0; the
+ * errors of onnxzip_open_url() and onnxzip_verify(); or the outputs'
+ * (ONNXZIP_ESAMEFILE, ONNXZIP_ENOTREG, ONNXZIP_EIO). */
 ONNXZIP_API int onnxzip_fetch(onnxzip_archive *a, const char *path,
                               void (*progress)(void *user, uint64_t done, uint64_t total), void *user);
 
@@ -595,7 +602,8 @@ ONNXZIP_API int onnxzip_fetch(onnxzip_archive *a, const char *path,
  * model's other fields are copied byte for byte. `progress` (may be NULL)
  * gets bytes of kept entries done and their total. Returns 0;
  * ONNXZIP_ENOTFOUND when no such initializer matches; ONNXZIP_EINVAL for a
- * classic model; or the errors of reading `a` and of the writer. */
+ * classic model; or the errors of reading `a` and of the writer. Missing
+ * parent directories of `path` are created; removed again on failure. */
 ONNXZIP_API int onnxzip_fetch_tensors(onnxzip_archive *a, const char *path, const char *const *patterns,
                                       size_t npatterns,
                                       void (*progress)(void *user, uint64_t done, uint64_t total), void *user);
@@ -666,7 +674,8 @@ ONNXZIP_API int onnxzip_view_model(const onnxzip_archive *a, const onnxzip_view_
  * `view_path` must name a file in the directory of the archive's file:
  * ONNX loaders resolve `location` relative to the view's directory and
  * refuse '..' and absolute paths (ONNXZIP_EPATH otherwise, as for an archive
- * path that is a symbolic link into another directory). ONNXZIP_EINVAL for
+ * path that is a symbolic link into another directory, or a directory that
+ * does not exist: none is created for a view). ONNXZIP_EINVAL for
  * a classic model (it is its own view) or a handle opened from a buffer or
  * fd (no file name: use onnxzip_view_model() with a location). Cost as
  * onnxzip_view_model(), plus writing the view. */
@@ -710,7 +719,9 @@ ONNXZIP_API void onnxzip_write_options_init(onnxzip_write_options *opts);
  * succeeds. Until then everything goes to a temporary file in the same
  * directory, so `path` never holds a partial archive; an existing file at
  * `path` is replaced atomically at finish (see "Outputs" above: an existing
- * non-regular `path` is ONNXZIP_ENOTREG here). `opts` may be NULL for defaults.
+ * non-regular `path` is ONNXZIP_ENOTREG here). Missing parent directories of
+ * `path` are created here; _abort() (or a failed _finish()) removes them
+ * again. `opts` may be NULL for defaults.
  * On success *out is the writer; release it with _finish() or _abort(). */
 ONNXZIP_API int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts,
                                       onnxzip_writer **out);
@@ -803,7 +814,8 @@ ONNXZIP_API void onnxzip_pack_options_init(onnxzip_pack_options *opts);
  * ONNXZIP_ERANGE. `out_path` must not be the model nor any of its external
  * data files, under any name (ONNXZIP_ESAMEFILE, naming the tensor of a data
  * file; see "Outputs" above): all of them are resolved before anything is
- * written. `opts` may be NULL for defaults. */
+ * written. Missing parent directories of `out_path` are created; removed
+ * again on failure. `opts` may be NULL for defaults. */
 ONNXZIP_API int onnxzip_pack(const char *in_path, const char *out_path,
                              const onnxzip_pack_options *opts);
 
@@ -851,7 +863,9 @@ ONNXZIP_API void onnxzip_unpack_options_init(onnxzip_unpack_options *opts);
  * offset, length (and checksum on request). Everything is built in a
  * temporary directory beside the target and renamed into place, model last;
  * nothing is written outside the model's directory, and an existing file is
- * only replaced by a complete one. ONNXZIP_ELIMIT when an inline model would
+ * only replaced by a complete one. The model's directory and its missing
+ * parents are created (all layouts); removed again on failure (those still
+ * empty). ONNXZIP_ELIMIT when an inline model would
  * exceed protobuf's 2 GiB. Neither the model nor any data file may be the
  * archive (ONNXZIP_ESAMEFILE) or an existing special file (ONNXZIP_ENOTREG),
  * as "Outputs" above says. `opts` may be NULL for defaults. */
@@ -889,7 +903,9 @@ ONNXZIP_API int onnxzip_update_model(const char *archive_path, const void *model
 /* Writes the payload of the first tensor named `tensor_name` (any storage but
  * TYPED) to `out_path`, atomically (temporary file + rename). `out_path` must
  * not be the file `a` was opened from nor one of its external data files
- * (ONNXZIP_ESAMEFILE), nor special (ONNXZIP_ENOTREG): see "Outputs" above. */
+ * (ONNXZIP_ESAMEFILE), nor special (ONNXZIP_ENOTREG): see "Outputs" above.
+ * Missing parent directories of `out_path` are created; removed again on
+ * failure. */
 ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name,
                                        const char *out_path);
 
@@ -899,7 +915,8 @@ ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_na
  * defaults). Entries are decompressed and streamed; the input must hold a
  * __MODEL_PROTO entry whose references resolve. `out_path` must not be the
  * input (ONNXZIP_ESAMEFILE) nor special (ONNXZIP_ENOTREG): see "Outputs".
- * ONNXZIP_EUNSUPPORTED in builds without libzip
+ * Missing parent directories of `out_path` are created; removed again on
+ * failure. ONNXZIP_EUNSUPPORTED in builds without libzip
  * (onnxzip_has_feature(ONNXZIP_FEATURE_REPACK) == 0). */
 ONNXZIP_API int onnxzip_repack(const char *in_path, const char *out_path,
                                const onnxzip_write_options *opts);

@@ -75,10 +75,11 @@ void oz_tmp_sweep(int dirfd, const char *prefix, size_t tail, int dirs)
     oz_sys_list_dir(dirfd, sweep_one, &sw);
 }
 
-int oz_tmp_create(const char *path, char **tmp, int *fd)
+int oz_tmp_create(const char *path, char **tmp, int *fd, oz_made_dirs *made)
 {
     *tmp = NULL;
     *fd = -1;
+    *made = (oz_made_dirs){ 0 };
     const char *slash = oz_last_sep(path);
     const char *base = slash ? slash + 1 : path;
     int dirlen = slash ? (int)(slash - path) + 1 : 0;
@@ -87,10 +88,16 @@ int oz_tmp_create(const char *path, char **tmp, int *fd)
     if (rc) return rc;
     char *name = malloc(cap);
     if (!name) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    if ((rc = oz_mkdirs_parent(path, made))) {
+        free(name);
+        return rc;
+    }
     int dirfd = oz_open_parent(path);
     if (dirfd < 0) {
+        rc = oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot open its directory: %s", path, strerror(errno));
         free(name);
-        return oz_err(ONNXZIP_EIO, -1, "%s: cannot open its directory: %s", path, strerror(errno));
+        oz_mkdirs_undo(made);
+        return rc;
     }
     snprintf(name, cap, ".%s.tmp-", base);
     oz_tmp_sweep(dirfd, name, OZ_TMP_FILE_TAIL, 0); /* stale ones of dead writers */
@@ -114,6 +121,7 @@ int oz_tmp_create(const char *path, char **tmp, int *fd)
     rc = oz_err_errno(e, ONNXZIP_EIO, -1, path, "%s: cannot create a temporary file beside it (%s): %s", path, name,
                 strerror(e));
     free(name); /* never created: nothing to remove */
+    oz_mkdirs_undo(made);
     return rc;
 }
 
@@ -150,8 +158,8 @@ int oz_atomic_open(const char *path, oz_atomic_file *af)
     if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: not a file name", path);
     if (!(af->path = strdup(path))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    int rc = oz_tmp_create(path, &af->tmp, &af->fd);
-    if (rc) oz_atomic_abort(af); /* releases path; no temporary was left */
+    int rc = oz_tmp_create(path, &af->tmp, &af->fd, &af->made);
+    if (rc) oz_atomic_abort(af); /* releases path; no temporary or directory was left */
     return rc;
 }
 
@@ -197,6 +205,7 @@ int oz_atomic_commit(oz_atomic_file *af)
     af->fd = -1;
     free(af->tmp);
     af->tmp = NULL; /* renamed: nothing left to remove */
+    oz_mkdirs_keep(&af->made, 1);
     oz_sync_parent(af->path);
     oz_atomic_abort(af);
     return 0;
@@ -209,6 +218,7 @@ void oz_atomic_abort(oz_atomic_file *af)
         oz_sys_unlink_at(OZ_AT_CWD, af->tmp, 0); /* before closing: still locked */
         if (af->fd >= 0) oz_sys_close(af->fd);
     }
+    oz_mkdirs_undo(&af->made); /* after the close: Windows removes no directory with a file open in it */
     free(af->tmp);
     free(af->path);
     *af = (oz_atomic_file){ .fd = -1 };

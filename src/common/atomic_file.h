@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/mkdirs.h"
+
 #define OZ_TMP_FILE_TAIL 8   /* ".NAME.tmp-" + 8 hex digits */
 #define OZ_TMP_DIR_TAIL 6    /* ".NAME.unpack-" + 6 mkdtemp characters */
 
@@ -19,16 +21,20 @@ typedef struct oz_atomic_file {
     char *path; /* the target */
     char *tmp;  /* the temporary file, NULL when none is left to remove */
     int fd;     /* open on tmp, or -1 */
+    oz_made_dirs made; /* the target's parents created by the open: removed by abort */
 } oz_atomic_file;
 
 /* Creates and claims (oz_tmp_claim) the temporary file ".BASE.tmp-XXXXXXXX"
- * beside `path`, first sweeping stale ones of the same target. On success
- * *tmp is its path (malloc'd) and *fd is open for writing; on failure nothing
- * is left on disk, *tmp is NULL and *fd is -1. Shared by the archive writer
- * and oz_atomic_open(). An existing `path` that is not a regular file
- * (symbolic links followed: device, FIFO, socket, directory) is refused with
- * ONNXZIP_ENOTREG before anything is created (outputs.h). */
-int oz_tmp_create(const char *path, char **tmp, int *fd);
+ * beside `path`, first creating the missing parent directories of `path`
+ * (recorded in *made: the caller removes them with oz_mkdirs_undo() when it
+ * fails later, or keeps them) and sweeping stale temporaries of the same
+ * target. On success *tmp is its path (malloc'd) and *fd is open for
+ * writing; on failure nothing is left on disk, *tmp is NULL, *fd is -1 and
+ * *made is empty. Shared by the archive writer and oz_atomic_open(). An
+ * existing `path` that is not a regular file (symbolic links followed:
+ * device, FIFO, socket, directory) is refused with ONNXZIP_ENOTREG before
+ * anything is created (outputs.h). */
+int oz_tmp_create(const char *path, char **tmp, int *fd, oz_made_dirs *made);
 
 /* fsyncs the directory holding `path`, so that a rename into it is durable.
  * Best effort: the rename already happened. */
@@ -38,8 +44,9 @@ void oz_sync_parent(const char *path);
  * Returns 0, or -1 with errno set (ENOSPC when a write makes no progress). */
 int oz_pwrite_full(int fd, const void *data, size_t n, uint64_t off);
 
-/* Creates the temporary file beside `path`. On failure nothing is left on
- * disk and *af needs no abort (though one is harmless). */
+/* Creates the temporary file beside `path` (and the missing directories
+ * above it). On failure nothing is left on disk and *af needs no abort
+ * (though one is harmless). */
 int oz_atomic_open(const char *path, oz_atomic_file *af);
 
 /* Writes all `n` bytes at the current position of the temporary file. */
@@ -51,8 +58,9 @@ int oz_atomic_write(oz_atomic_file *af, const void *data, size_t n);
  * temporary file is removed and the target is untouched. */
 int oz_atomic_commit(oz_atomic_file *af);
 
-/* Closes and removes the temporary file and releases *af. Harmless on an
- * *af already released (by commit, abort or a failed open) or zeroed. */
+/* Closes and removes the temporary file, removes the directories the open
+ * created (those still empty) and releases *af. Harmless on an *af already
+ * released (by commit, abort or a failed open) or zeroed. */
 void oz_atomic_abort(oz_atomic_file *af);
 
 /* Removes, in directory `dirfd`, the entries named `prefix` followed by

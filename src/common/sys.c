@@ -325,6 +325,11 @@ int oz_sys_mkdir_at(int dirfd, const char *name)
     return mkdirat(at(dirfd), name, 0700);
 }
 
+int oz_sys_mkdir_umask_at(int dirfd, const char *name)
+{
+    return mkdirat(at(dirfd), name, 0777);
+}
+
 int oz_sys_unlink_at(int dirfd, const char *name, int dir)
 {
     return unlinkat(at(dirfd), name, dir ? AT_REMOVEDIR : 0);

@@ -117,6 +117,9 @@ int oz_sys_open_at(int dirfd, const char *name, int dir);
 int oz_sys_stat_at(int dirfd, const char *name, int follow, oz_stat *st);
 /* Creates the directory `name` in `dirfd`, mode 0700 (EEXIST when taken). */
 int oz_sys_mkdir_at(int dirfd, const char *name);
+/* The same, mode 0777 & ~umask as mkdir(1) (an output's parents, mkdirs.h);
+ * on Windows the same as oz_sys_mkdir_at (permissions inherited). */
+int oz_sys_mkdir_umask_at(int dirfd, const char *name);
 /* Removes the file (or, `dir` set, the empty directory) `name`. */
 int oz_sys_unlink_at(int dirfd, const char *name, int dir);
 /* Renames `from` in `from_dir` to `to` in `to_dir`, replacing an existing

@@ -480,6 +480,11 @@ int oz_sys_mkdir_at(int dirfd, const char *name)
     return path_call(dirfd, name, make_dir);
 }
 
+int oz_sys_mkdir_umask_at(int dirfd, const char *name)
+{
+    return oz_sys_mkdir_at(dirfd, name);
+}
+
 static BOOL remove_file(const wchar_t *w)
 {
     return DeleteFileW(w);

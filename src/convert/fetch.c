@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "common/mkdirs.h"
 #include "common/outputs.h"
 #include "read/remote.h"
 #if ONNXZIP_HAVE_CURL
@@ -45,6 +46,7 @@ struct fetch {
     const char *path;
     char *part, *meta;
     int fd;
+    oz_made_dirs made; /* PATH's missing parents, created by open_part */
     part g[PARTS_MAX];
     size_t n;
     uint64_t done, recorded;
@@ -184,6 +186,7 @@ static int open_part(fetch *f)
 {
     int rc = oz_output_check(OZ_AT_CWD, NULL, f->path, NULL, 0);
     if (!rc) rc = oz_output_check(OZ_AT_CWD, NULL, f->part, NULL, 0);
+    if (!rc) rc = oz_mkdirs_parent(f->part, &f->made);
     if (rc) return rc;
     f->fd = oz_sys_open_rw(f->part);
     if (f->fd < 0 && errno == ENOENT) f->fd = oz_sys_create_at(OZ_AT_CWD, f->part);
@@ -276,6 +279,10 @@ int onnxzip_fetch(onnxzip_archive *a, const char *path, void (*progress)(void *,
         oz_sys_unlink_at(OZ_AT_CWD, f.meta, 0);
     }
     if (f.fd >= 0) oz_sys_close(f.fd);
+    if (rc) /* those still empty: not when the part is kept for resuming */
+        oz_mkdirs_undo(&f.made);
+    else
+        oz_mkdirs_keep(&f.made, 1);
     free_parts(&f);
     free(f.part);
     free(f.meta);

@@ -10,6 +10,7 @@
 #include "read/archive.h"
 #include "common/atomic_file.h"
 #include "common/copy_range.h"
+#include "common/mkdirs.h"
 #include "onnx/onnx_walk.h"
 #include "common/outputs.h"
 #include "common/sha1.h"
@@ -41,6 +42,7 @@ typedef struct unpack {
     const char *archive_path, *model_path;
     const char *name;              /* the model's file name within dir */
     char *dir, *tmp;               /* tmp: dir/.NAME.unpack-XXXXXX */
+    oz_made_dirs made;             /* dir and those above it that prepare created */
     int dirfd, tmpfd;
     int arcfd;                     /* the archive, for oz_copy_range */
     int sync;                      /* fsync files and directory (not ONNXZIP_UNPACK_NO_SYNC) */
@@ -140,7 +142,8 @@ static int check_targets(const unpack *u)
     return rc;
 }
 
-/* Splits model_path, opens its directory, opens the archive. */
+/* Splits model_path, opens the archive, creates the model's directory if
+ * missing (removed again by cleanup() on failure) and opens it. */
 static int prepare(unpack *u)
 {
     const char *slash = oz_last_sep(u->model_path);
@@ -150,9 +153,6 @@ static int prepare(unpack *u)
     size_t n = slash ? (size_t)(slash - u->model_path) : 0;
     u->dir = !slash ? strdup(".") : n ? oz_strndup(u->model_path, n) : strdup("/");
     if (!u->dir) return nomem();
-    if ((u->dirfd = oz_sys_dir_fd(u->dir)) < 0)
-        return oz_err(ONNXZIP_EIO, -1, "%s: the model's directory %s cannot be opened: %s", u->model_path, u->dir,
-                      strerror(errno));
     int rc = onnxzip_open(u->archive_path, 0, &u->a);
     if (rc) return rc;
     if ((u->arcfd = oz_sys_open_read(u->archive_path)) < 0)
@@ -160,6 +160,10 @@ static int prepare(unpack *u)
     if (onnxzip_archive_layout(u->a) != ONNXZIP_LAYOUT_ARCHIVE)
         return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive but a classic ONNX model; there is "
                       "nothing to unpack", u->archive_path);
+    if ((rc = oz_mkdirs_parent(u->model_path, &u->made))) return rc;
+    if ((u->dirfd = oz_sys_dir_fd(u->dir)) < 0)
+        return oz_err_sys(ONNXZIP_EIO, -1, u->dir, "%s: the model's directory %s cannot be opened: %s", u->model_path, u->dir,
+                      strerror(errno));
     return 0;
 }
 
@@ -496,6 +500,10 @@ static void cleanup(unpack *u, int ok)
         if (ok && u->sync) oz_sys_sync(u->dirfd);
         oz_sys_close(u->dirfd);
     }
+    if (ok) /* closed first: Windows removes no directory open here */
+        oz_mkdirs_keep(&u->made, u->sync);
+    else
+        oz_mkdirs_undo(&u->made);
     for (size_t i = 0; u->ents && i < u->nents; i++) free(u->ents[i].own);
     free(u->ents);
     free((void *)u->files);

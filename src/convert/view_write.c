@@ -8,11 +8,15 @@
 #include "common/outputs.h"
 #include "convert/view.h"
 
+/* The view's directory is the archive's, so it exists: no directory is
+ * created for a view (a missing one cannot be the archive's). */
 static int check_view_path(const char *view_path, const char *real, const oz_stat *archive_dir)
 {
     oz_stat dir;
-    if (oz_stat_dir_of(view_path, &dir)) return oz_err(ONNXZIP_EIO, -1, "%s: its directory: %s", view_path, strerror(errno));
-    if (!oz_same_stat(&dir, archive_dir))
+    int missing = oz_stat_dir_of(view_path, &dir) != 0;
+    if (missing && errno != ENOENT && errno != ENOTDIR)
+        return oz_err_sys(ONNXZIP_EIO, -1, view_path, "%s: its directory: %s", view_path, strerror(errno));
+    if (missing || !oz_same_stat(&dir, archive_dir))
         return oz_err(ONNXZIP_EPATH, -1, "%s: a view must be in its archive's directory (that of %s): ONNX loaders "
                       "resolve external data locations relative to the model's directory and refuse '..' and "
                       "absolute paths", view_path, real);

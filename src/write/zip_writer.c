@@ -23,6 +23,7 @@
 struct onnxzip_writer {
     char *path, *tmp;
     int fd;
+    oz_made_dirs made;   /* the parents of path created at create: removed by abort */
     uint64_t pos;
     uint32_t align;
     int failed;
@@ -98,7 +99,7 @@ int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts, o
     w->chunk = malloc(IO_CHUNK);
     w->header = malloc(ZIP_LOCAL_SIZE + OZ_MAX_NAME + MAX_EXTRA);
     if (!w->path || !w->chunk || !w->header) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    if (!rc) rc = oz_tmp_create(w->path, &w->tmp, &w->fd);
+    if (!rc) rc = oz_tmp_create(w->path, &w->tmp, &w->fd, &w->made);
     if (rc) {
         onnxzip_writer_abort(&w);
         return rc;
@@ -422,6 +423,7 @@ static int finish(onnxzip_writer *w)
     w->tmp = NULL; /* nothing left to remove */
     oz_sys_close(w->fd); /* synced: a close error could lose nothing */
     w->fd = -1;
+    oz_mkdirs_keep(&w->made, w->sync);
     if (w->sync) oz_sync_parent(w->path); /* durability of the rename, best effort */
     return 0;
 }
@@ -441,6 +443,7 @@ void onnxzip_writer_abort(onnxzip_writer **wp)
     oz_bg_hash_stop(w->hash); /* before the descriptor it reads goes */
     if (w->tmp) oz_sys_unlink_at(OZ_AT_CWD, w->tmp, 0); /* before closing: still locked */
     if (w->fd >= 0) oz_sys_close(w->fd);
+    oz_mkdirs_undo(&w->made); /* after the close: Windows removes no directory with a file open in it */
     for (size_t i = 0; i < w->zip.n; i++) free((char *)w->zip.entries[i].pub.name);
     free(w->zip.entries);
     oz_strmap_free(&w->zip.names);

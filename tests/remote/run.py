@@ -189,6 +189,30 @@ def cli_shard(oz: str, ng: Nginx, out: str, name: str, pattern: str, checker: bo
           r.returncode == 0 and c.returncode == 0, r.stderr.strip() + c.stderr.strip()[-300:])
 
 
+def cli_fetch_dirs(oz: str, ng: Nginx, fs: FaultServer, docroot: str, out: str, name: str) -> None:
+    """fetch -o into missing directories: made as mkdir -p, whole or --tensors;
+    a fetch refused after it made them (the file changed under it: ECHANGED,
+    the .part discarded) leaves none behind."""
+    dst = os.path.join(out, "new", "sub", name)
+    r = run(oz, "fetch", "-q", "--allow-http", ng.url("files", name), "-o", dst)
+    with open(os.path.join(docroot, name), "rb") as a, open(dst if os.path.isfile(dst) else os.devnull, "rb") as b:
+        identical = os.path.isfile(dst) and b.read() == a.read()
+    check(f"fetch -o new/sub/{name}: directories made, byte for byte", r.returncode == 0 and identical,
+          r.stderr.strip())
+    shard = os.path.join(out, "new", "other", "shard.onnxzip")
+    r = run(oz, "fetch", "-q", "--allow-http", ng.url("files", name), "-o", shard, "--tensors", "w1")
+    check("fetch --tensors -o new/other/shard.onnxzip: directories made",
+          r.returncode == 0 and os.path.isfile(shard), r.stderr.strip())
+    shutil.rmtree(os.path.join(out, "new"))
+    before = sorted(os.listdir(out))
+    fs.reset()
+    r = run(oz, "fetch", "-q", "--allow-http", "--retries", "0", fs.url("changing", name), "-o",
+            os.path.join(out, "gone", "sub", name))
+    check("fetch refused (ECHANGED) into new directories: none left",
+          r.returncode == 1 and "[ONNXZIP_ECHANGED]" in r.stderr and sorted(os.listdir(out)) == before,
+          r.stderr.strip() + f" {sorted(os.listdir(out))}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--test-remote", required=True)
@@ -210,6 +234,7 @@ def main() -> int:
                 cli_archive(a.onnxzip, ng, docroot, out, name)
             cli_faults(a.onnxzip, fs, ng, "f.onnxzip")
             cli_resume(a.onnxzip, ng, docroot, out, "syn.onnxzip")
+            cli_fetch_dirs(a.onnxzip, ng, fs, docroot, out, "syn.onnxzip")
             cli_shard(a.onnxzip, ng, out, "syn.onnxzip", "w1", checker=False)  # a minimal model, not valid ONNX
             if "silero_vad_legacy.onnxzip" in names:  # its weights are initializers in entries
                 cli_shard(a.onnxzip, ng, out, "silero_vad_legacy.onnxzip", "*first_layer*")
