@@ -879,7 +879,10 @@ ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
  * instant leaves the archive readable with either the old or the new model,
  * and readers opening concurrently see one or the other. Every EXTERNAL
  * reference of the new model must resolve to an entry of the archive, and
- * sizes must match (ONNXZIP_EREF, ONNXZIP_ERANGE, ONNXZIP_ESIZE). The archive
+ * sizes must match (ONNXZIP_EREF, ONNXZIP_ERANGE, ONNXZIP_ESIZE), and the
+ * model must have what onnxzip_verify() requires of it (ir_version, an
+ * opset_import, a graph: ONNXZIP_EPROTO with verify's message), all checked
+ * before a byte changes. The archive
  * must be a regular file (ONNXZIP_ENOTREG otherwise). Concurrent updates of
  * one archive are not supported (an advisory lock makes the second one fail
  * with ONNXZIP_EBUSY).
@@ -913,7 +916,9 @@ ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_na
  * re-zipped with deflate by another tool, read through libzip — into an
  * aligned onnxzip archive at `out_path` with the given options (NULL:
  * defaults). Entries are decompressed and streamed; the input must hold a
- * __MODEL_PROTO entry whose references resolve. `out_path` must not be the
+ * __MODEL_PROTO entry (or, as tf2onnx names it, "__MODEL_PROTO.onnx")
+ * whose references resolve, and other entries named as onnxzip names
+ * entries (C identifiers). `out_path` must not be the
  * input (ONNXZIP_ESAMEFILE) nor special (ONNXZIP_ENOTREG): see "Outputs".
  * Missing parent directories of `out_path` are created; removed again on
  * failure. ONNXZIP_EUNSUPPORTED in builds without libzip

@@ -331,6 +331,7 @@ int onnxzip_update_model(const char *path, const void *model, size_t size)
     if (!rc && u.a->layout != ONNXZIP_LAYOUT_ARCHIVE)
         rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive; set-model updates archives", path);
     if (!rc) rc = oz_tensors_check(&u.a->zip, u.model, size, path); /* refs resolve */
+    if (!rc) rc = oz_check_model_fields(u.model, size, path, 1, -1); /* as verify will check it */
     if (!rc) {
         oz_checksum cs;
         oz_checksum_init(&cs);

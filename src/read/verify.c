@@ -62,9 +62,9 @@ enum { MODEL_IR_VERSION = 1, MODEL_GRAPH = 7, MODEL_OPSET_IMPORT = 8 };
  * opset_import from IR version 3 on, a graph. open() accepts a model without
  * them, so that tools can inspect any file; verify names each one missing.
  * The model was parsed at open, so a malformed field cannot occur here. */
-static int check_model_fields(const onnxzip_archive *a)
+int oz_check_model_fields(const uint8_t *model, size_t len, const char *path, int archive, int64_t offset)
 {
-    pb_reader r = { a->model, a->model + a->model_len };
+    pb_reader r = { model, model + len };
     pb_field f;
     int64_t ir = 0;
     int graph = 0, opset = 0;
@@ -83,10 +83,15 @@ static int check_model_fields(const onnxzip_archive *a)
     if (!graph)
         snprintf(why + n, sizeof why - n, "%sno graph", n ? ", " : "");
     if (!why[0]) return 0;
+    return oz_err(ONNXZIP_EPROTO, offset, "%s: %s: %s (onnx.checker requires ir_version > 0, opset_import from "
+                  "ir_version 3 on, and a graph)", path, archive ? "entry '" OZ_MODEL_NAME "'" : "model", why);
+}
+
+static int check_model_fields(const onnxzip_archive *a)
+{
     int archive = a->layout == ONNXZIP_LAYOUT_ARCHIVE;
-    return oz_err(ONNXZIP_EPROTO, archive ? (int64_t)a->zip.entries[a->zip.model_index].pub.data_offset : 0,
-                  "%s: %s: %s (onnx.checker requires ir_version > 0, opset_import from ir_version 3 on, and a "
-                  "graph)", a->path, archive ? "entry '" OZ_MODEL_NAME "'" : "model", why);
+    return oz_check_model_fields(a->model, a->model_len, a->path, archive,
+                                 archive ? (int64_t)a->zip.entries[a->zip.model_index].pub.data_offset : 0);
 }
 
 /* Below this many bytes a second thread costs more than it saves. */

@@ -18,11 +18,17 @@ The functions mirror the C library (include/onnxzip/onnxzip.h) and the
 from . import _native
 from ._archive import Archive, Entry, TensorInfo, open
 from ._convert import pack, repack, unpack, update_model, verify
-from ._errors import Error
+from ._errors import (DirectoryError, Error, FileSystemError, FormatError, InvalidArgumentError, LimitError,
+                      NameNotFoundError, NetworkError, NetworkTimeoutError, NotDirectoryError, NotFoundError,
+                      OutOfMemoryError, PermissionDeniedError, UnsupportedError)
 from ._model import load, save
 from ._ort import ort_session
 
 __version__: str = _native.version()
 
 __all__ = ["Archive", "Entry", "Error", "TensorInfo", "load", "open", "ort_session", "pack", "repack", "save",
-           "unpack", "update_model", "verify", "__version__"]
+           "unpack", "update_model", "verify", "__version__",
+           # the classes of Error, each also a builtin exception (_errors.py's table)
+           "DirectoryError", "FileSystemError", "FormatError", "InvalidArgumentError", "LimitError",
+           "NameNotFoundError", "NetworkError", "NetworkTimeoutError", "NotDirectoryError", "NotFoundError",
+           "OutOfMemoryError", "PermissionDeniedError", "UnsupportedError"]

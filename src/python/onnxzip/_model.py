@@ -13,6 +13,7 @@ from . import _args, _native, _walk
 from ._archive import Archive, PathLike, TensorInfo, _import_onnx, set_loaded_location
 from ._archive import open as _open
 from ._errors import Error
+from ._errors import open_file as _open_file
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnx
@@ -48,7 +49,7 @@ def load(path: PathLike, load_external_data: bool = True) -> "onnx.ModelProto":
     model is returned as stored (its side files are not read)."""
     path = _args.path(path, "path")
     if not load_external_data:
-        with open(path, "rb") as f:
+        with _open_file(path) as f:  # its failure as the library's (onnxzip.NotFoundError...)
             if f.read(4) != _ZIP_MAGIC:  # a classic model, as stored
                 model: "onnx.ModelProto" = _import_onnx().ModelProto()
                 f.seek(0)

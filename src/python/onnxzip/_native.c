@@ -20,8 +20,9 @@
 /* ONNX tensors have at most 64 dims (the library refuses more). */
 #define OZ_PY_MAX_RANK 64
 
-/* Called as factory(code, status_name, message, offset) to build the
- * exception raised for a failing call: the package's onnxzip.Error. */
+/* Called as factory(code, status_name, message, offset, sys_errno, path) to
+ * build the exception raised for a failing call: the package's onnxzip.Error
+ * subclass for them (_errors.py). path: str (file system encoding) or None. */
 static PyObject *error_factory;
 
 PyObject *raise_status(int rc)
@@ -29,8 +30,14 @@ PyObject *raise_status(int rc)
     const onnxzip_error_info *e = onnxzip_last_error();
     const char *msg = e->status == rc && e->message ? e->message : onnxzip_strerror(rc);
     int64_t offset = e->status == rc ? e->offset : -1;
+    int sys_errno = e->status == rc ? e->sys_errno : 0;
     if (!error_factory) return PyErr_Format(PyExc_RuntimeError, "%s", msg);
-    PyObject *exc = PyObject_CallFunction(error_factory, "issL", rc, onnxzip_status_name(rc), msg, (long long)offset);
+    PyObject *path = Py_None;
+    if (e->status == rc && e->path && !(path = PyUnicode_DecodeFSDefault(e->path))) return NULL;
+    if (path == Py_None) Py_INCREF(path);
+    PyObject *exc = PyObject_CallFunction(error_factory, "issLiO", rc, onnxzip_status_name(rc), msg, (long long)offset,
+                                          sys_errno, path);
+    Py_DECREF(path);
     if (exc) {
         PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
         Py_DECREF(exc);
@@ -539,7 +546,7 @@ static PyMethodDef native_methods[] = {
     { "version", native_version, METH_NOARGS, "The C library's version." },
     { "dtype_name", native_dtype_name, METH_VARARGS, "dtype_name(code) -> ONNX data type name." },
     { "entry_name_for", native_entry_name_for, METH_VARARGS, "entry_name_for(tensor_name, index) -> entry name." },
-    { "set_error_factory", native_set_error_factory, METH_O, "set_error_factory(fn(code, name, message, offset))." },
+    { "set_error_factory", native_set_error_factory, METH_O, "set_error_factory(fn(code, name, message, offset, sys_errno, path))." },
     NATIVE_WRITE_METHODS
     { NULL, NULL, 0, NULL },
 };
