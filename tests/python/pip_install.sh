@@ -48,8 +48,17 @@ fi
 echo "$(find "$work/src" -type f | wc -l) files"
 
 step "pip wheel (meson-python from $pyvenv)"
-PATH="$pyvenv/bin:$PATH" "$pyvenv/bin/python" -m pip wheel --disable-pip-version-check --no-input \
-    --no-build-isolation --no-index --no-deps -w "$work/wheel" "$work/src"
+# -v: meson's log, to check that the library is compiled once (only the
+# static library the extension links, not the tests' onnxzip_internal)
+PATH="$pyvenv/bin:$PATH" "$pyvenv/bin/python" -m pip wheel -v --disable-pip-version-check --no-input \
+    --no-build-isolation --no-index --no-deps -w "$work/wheel" "$work/src" > "$work/wheel.log" 2>&1 ||
+    { cat "$work/wheel.log"; fail "pip wheel failed (its log above)"; }
+grep -q 'Linking static target src/libonnxzip.a' "$work/wheel.log" ||
+    { cat "$work/wheel.log"; fail "the wheel build's log does not show the library built"; }
+if grep -q 'onnxzip_internal' "$work/wheel.log"; then
+    fail "the wheel build compiled the library twice (onnxzip_internal): $(grep -c 'onnxzip_internal' "$work/wheel.log") lines in $work/wheel.log"
+fi
+echo "compiled: $(grep -c 'Compiling C object' "$work/wheel.log") C objects"
 wheels=("$work"/wheel/onnxzip-*.whl)
 [ "${#wheels[@]}" = 1 ] && [ -f "${wheels[0]}" ] || fail "expected one onnxzip wheel in $work/wheel"
 wheel=${wheels[0]}
@@ -97,6 +106,11 @@ fi
 if ldd "$ext" | grep -q 'not found'; then
     fail "the installed extension has unresolved libraries"
 fi
+# pyproject.toml builds the wheel with -Dcurl=disabled: Python has no remote API
+if ldd "$ext" | grep -q 'libcurl'; then
+    fail "the installed extension links libcurl (pyproject.toml: -Dcurl=disabled)"
+fi
+echo "$(ldd "$ext" | wc -l) libraries (ldd)"
 
 step "test_smoke.py against the installed package"
 ONNXZIP_CLI=$cli "$work/venv/bin/python" -m pytest -p no:cacheprovider --basetemp="$work/pytest" \
