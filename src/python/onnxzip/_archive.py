@@ -317,9 +317,14 @@ class Archive:
         ``onnx.load`` then sets data_location to DEFAULT explicitly, and so
         does this for a classic model's side files; a tensor read from an
         archive entry has data_location unset instead, as the model had it
-        before :func:`onnxzip.save` or :func:`onnxzip.pack` moved the tensor,
-        so that ``onnxzip.load(path) == model`` after ``onnxzip.save(model,
-        path)``."""
+        before :func:`onnxzip.save` or :func:`onnxzip.pack` moved the tensor.
+        So ``onnxzip.load(path) == model`` after ``onnxzip.save(model, path)``
+        when no tensor save() moves into an entry has data_location set in
+        ``model`` (models built in memory, or read by ``onnx.load`` from a
+        single .onnx file). The archive does not record an explicit DEFAULT
+        (its references are plain ONNX): for a model that ``onnx.load`` read
+        with external data, those tensors come back with the field unset,
+        equal in every other field (DEFAULT is the field's default value)."""
         model: "onnx.ModelProto" = _import_onnx().ModelProto()
         model.ParseFromString(self.model_bytes)
         if load_data:
