@@ -37,20 +37,13 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+import ozcommon
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 SUBST = [("[--json]", "--json"), (" TENSOR ", " fc1.weight "), (" [--tensors 'PATTERN']", "")]
-passed = failed = 0
-
-
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what, detail)
-    return ok
+TALLY = ozcommon.Tally()
+check = TALLY.check
 
 
 def blocks(lang):
@@ -161,8 +154,8 @@ def main(argv):
         run_python_block(work, os.path.abspath(argv[2]) if len(argv) == 3 else None)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"readme_examples: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"readme_examples: {TALLY.passed} passed, {TALLY.failed} failed")
+    return 1 if TALLY.failed else 0
 
 
 if __name__ == "__main__":
