@@ -23,9 +23,12 @@ static void usage(FILE *f)
     fputs("usage: onnxzip ls ARCHIVE|URL [--json]\n"
           "\n"
           "Lists the archive's zip entries (offsets, sizes, alignment, CRC-32) and\n"
-          "the model's tensors (type, shape, where their bytes live). Reads only\n"
-          "headers and the model: use 'onnxzip verify' to check the data. A URL\n"
-          "costs one or two range requests: the file's end, then the model.\n"
+          "the model's tensors (type, shape, where their bytes live). An unnamed\n"
+          "tensor is listed by its key, its path in the model (e.g. node#0/value;\n"
+          "JSON: \"name\" \"\" and \"key\"), which 'onnxzip extract' also takes.\n"
+          "Reads only headers and the model: use 'onnxzip verify' to check the\n"
+          "data. A URL costs one or two range requests: the file's end, then the\n"
+          "model.\n"
           "\n"
           "options:\n"
           "      --json     print one JSON object instead of tables\n"
@@ -85,6 +88,8 @@ static void json_tensor(const onnxzip_tensor *t)
 {
     fputs("{\"name\": ", stdout);
     cli_json_string(stdout, t->name);
+    fputs(", \"key\": ", stdout);
+    cli_json_string(stdout, t->key);
     printf(", \"data_type\": %" PRId32 ", \"dtype\": ", t->data_type);
     cli_json_string(stdout, onnxzip_dtype_name(t->data_type));
     fputs(", \"dims\": [", stdout);
@@ -180,7 +185,7 @@ static tensor_widths measure_tensors(const onnxzip_archive *a)
 
     for (size_t i = 0; i < n; i++) {
         const onnxzip_tensor *t = onnxzip_tensor_at(a, i);
-        w.name = max_size(w.name, cli_put_text(NULL, t->name));
+        w.name = max_size(w.name, cli_put_text(NULL, t->key));
         w.dtype = max_size(w.dtype, strlen(onnxzip_dtype_name(t->data_type)));
         w.shape = max_size(w.shape, strlen(format_shape(t, shape, sizeof shape)));
         if (t->storage == ONNXZIP_STORAGE_ENTRY && t->entry)
@@ -194,7 +199,7 @@ static void print_tensor(const onnxzip_tensor *t, const tensor_widths *w)
     char shape[64];
     const char *entry = t->storage == ONNXZIP_STORAGE_ENTRY && t->entry ? t->entry : NULL;
 
-    put_cell(t->name, w->name);
+    put_cell(t->key, w->name); /* an unnamed tensor's path in the model */
     printf("%-*s  %-*s  %-7s  ", (int)w->dtype, onnxzip_dtype_name(t->data_type),
            (int)w->shape, format_shape(t, shape, sizeof shape), storage_name(t->storage));
     if (entry)

@@ -363,6 +363,40 @@ typedef struct onnxzip_tensor {
                                 2, 4 or 8 on a big-endian host: reverse each
                                 unit of that many bytes first (complex values
                                 per component), e.g. into a copy */
+    const char *key;         /* what onnxzip_find_tensor(), `onnxzip ls` and
+                                Python's Archive.tensors name it by, never
+                                NULL: the name itself (the same pointer)
+                                when not empty. An unnamed tensor (e.g. a
+                                Constant's `value`) gets its path in the
+                                model, segments joined by "/": a node (its
+                                name, or "node#I" for the I-th node, from 0,
+                                of its graph or function), then the
+                                attribute (its name, or "attribute#J"),
+                                with "[K]" for the K-th element of a list
+                                attribute (`tensors`, `graphs`,
+                                `sparse_tensors`); a subgraph's tensors
+                                continue the path of the attribute holding
+                                the subgraph. Prefixes: "function:NAME" or
+                                "function:DOMAIN:NAME" (ModelProto.functions;
+                                their attribute defaults follow directly),
+                                "training_info#I/initialization" or
+                                "/algorithm"; none for the main graph.
+                                Unnamed initializers are "initializer#I",
+                                sparse ones "sparse_initializer#I", and a
+                                sparse tensor's parts end in "/values" and
+                                "/indices". E.g. "Constant_3/value",
+                                "node#0/value", "If_0/then_branch/node#2/value",
+                                "function:custom:F/node#1/value". Names are
+                                taken up to a NUL byte. A key an earlier
+                                tensor already has gets "~2", "~3", ...
+                                (e.g. two nodes of one name), so that unnamed
+                                tensors never share a key; a named tensor
+                                keeps its name even when an earlier tensor
+                                has it as its name or key (the first wins in
+                                lookups). Appended last: the library hands
+                                out views by pointer only (onnxzip_tensor_at(),
+                                onnxzip_find_tensor()), never as arrays, so
+                                fields are added at the end. */
 } onnxzip_tensor;
 
 /* The ONNX name of a TensorProto.DataType value ("FLOAT", "BFLOAT16",
@@ -377,8 +411,10 @@ ONNXZIP_API size_t onnxzip_tensor_count(const onnxzip_archive *a);
 /* The i-th tensor, in model order; NULL when i is out of range or a is NULL. */
 ONNXZIP_API const onnxzip_tensor *onnxzip_tensor_at(const onnxzip_archive *a, size_t i);
 
-/* The first tensor named `name` in model order (names may repeat across
- * subgraph scopes); NULL when there is none. O(1) expected (hash lookup). */
+/* The first tensor in model order whose key (onnxzip_tensor.key: its name,
+ * or an unnamed tensor's path) is `name` (names may repeat across subgraph
+ * scopes); NULL when there is none, also for "". O(1) expected (hash
+ * lookup). */
 ONNXZIP_API const onnxzip_tensor *onnxzip_find_tensor(const onnxzip_archive *a,
                                                       const char *name);
 

@@ -9,6 +9,7 @@ enum msg_type { T_NONE, T_MODEL, T_GRAPH, T_NODE, T_ATTR, T_FUNCTION, T_TRAINING
 typedef struct scope {
     unsigned depth;            /* graphs entered so far (main graph = 1) */
     onnxzip_tensor_kind kind;  /* kind for tensors met directly below */
+    const oz_where *where;     /* the message being walked (NULL: the model) */
 } scope;
 
 /* Which fields lead (transitively) to tensors, per message type. */
@@ -272,6 +273,7 @@ static int visit_tensor(oz_walk *w, const oz_span *pieces, size_t n, const scope
     t.name = (oz_span){ (const uint8_t *)"", 0 };
     t.kind = s->kind;
     t.graph_depth = s->depth ? s->depth - 1 : 0; /* main graph: 0 */
+    t.where = s->where;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) rc = read_tensor(w, pieces[i].p, pieces[i].len, &t);
     if (rc) return rc;
@@ -394,16 +396,20 @@ static int walk_fields(oz_walk *w, enum msg_type type, const oz_span *pieces, si
     pb_stream st;
     pb_stream_init(&st, pieces, n);
     uint32_t merged = 0; /* singular fields (numbers < 32) already walked */
+    uint32_t seen[32] = { 0 }; /* occurrences of each child field so far: child fields are < 32 */
     pb_field f;
     int k;
     while ((k = pb_stream_next(&st, &f)) == 0) {
         scope cs = s;
         enum msg_type child = child_type(type, f.num, &cs.kind);
         int rc;
-        if (child != T_NONE)
+        if (child != T_NONE) {
+            oz_where at = { s.where, (int)child, f.num, seen[f.num & 31]++, { f.data, f.len } };
+            cs.where = &at;
             rc = walk_field(w, type, &st, &f, cs, child, &merged);
-        else
+        } else {
             rc = w->out ? oz_buf_append(w->out, f.start, (size_t)(st.r.p - f.start)) : 0;
+        }
         if (rc) return rc;
     }
     return k < 0 ? proto_err(w, st.r.p, "bad field tag or length") : 0;
@@ -412,9 +418,97 @@ static int walk_fields(oz_walk *w, enum msg_type type, const oz_span *pieces, si
 int oz_walk_model(oz_walk *w, const uint8_t *model, size_t len)
 {
     if (!w->base) w->base = model;
-    scope s = { 0, ONNXZIP_KIND_INITIALIZER };
+    scope s = { 0, ONNXZIP_KIND_INITIALIZER, NULL };
     oz_span whole = { model, len };
     return walk_msg(w, T_MODEL, &whole, 1, s);
+}
+
+/* ---- keys of unnamed tensors (onnxzip_tensor.key) ---- */
+
+/* String field `num` of a message (the last occurrence, as protobuf reads
+ * it), up to a NUL byte it may hold, as onnxzip_tensor.name is; empty when
+ * absent. The walk has checked the message's framing. */
+static oz_span string_field(oz_span msg, uint32_t num)
+{
+    oz_span s = { (const uint8_t *)"", 0 };
+    pb_reader r = { msg.p, msg.p + msg.len };
+    pb_field f;
+    while (r.p < r.end && pb_next(&r, &f) == 0)
+        if (f.num == num && f.wt == PB_LEN) s = (oz_span){ f.data, f.len };
+    const uint8_t *nul = s.len ? memchr(s.p, 0, s.len) : NULL;
+    if (nul) s.len = (size_t)(nul - s.p);
+    return s;
+}
+
+static int put_str(oz_buf *out, const char *s)
+{
+    return oz_buf_append(out, s, strlen(s));
+}
+
+/* "/" between segments, none before the first. */
+static int put_segment(oz_buf *out, size_t start, const char *s)
+{
+    int rc = out->len > start ? put_str(out, "/") : 0;
+    return rc ? rc : put_str(out, s);
+}
+
+/* A name, or `what#index` when the name is empty. */
+static int put_named(oz_buf *out, size_t start, oz_span name, const char *what, uint32_t index)
+{
+    char num[40];
+    if (!name.len) {
+        snprintf(num, sizeof num, "%s#%lu", what, (unsigned long)index);
+        return put_segment(out, start, num);
+    }
+    int rc = put_segment(out, start, "");
+    return rc ? rc : oz_buf_append(out, name.p, name.len);
+}
+
+/* The segment a message adds to the key (see onnxzip_tensor.key). */
+static int put_where(oz_buf *out, size_t start, const oz_where *at)
+{
+    char num[24];
+    snprintf(num, sizeof num, "[%lu]", (unsigned long)at->index);
+    int parent = at->up ? at->up->type : T_MODEL, rc = 0;
+    switch (at->type) {
+    case T_TRAINING:
+        return put_named(out, start, (oz_span){ NULL, 0 }, "training_info", at->index);
+    case T_FUNCTION: {
+        oz_span domain = string_field(at->msg, 10), name = string_field(at->msg, 1);
+        rc = put_segment(out, start, "function:");
+        if (!rc && domain.len) rc = oz_buf_append(out, domain.p, domain.len);
+        if (!rc && domain.len) rc = put_str(out, ":");
+        return rc ? rc : oz_buf_append(out, name.p, name.len);
+    }
+    case T_NODE:
+        return put_named(out, start, string_field(at->msg, 3), "node", at->index);
+    case T_ATTR:
+        return put_named(out, start, string_field(at->msg, 1), "attribute", at->index);
+    case T_GRAPH:
+        if (parent == T_TRAINING) return put_segment(out, start, at->field == 1 ? "initialization" : "algorithm");
+        return parent == T_ATTR && at->field == 11 ? put_str(out, num) : 0;
+    case T_SPARSE:
+        if (parent == T_GRAPH) return put_named(out, start, (oz_span){ NULL, 0 }, "sparse_initializer", at->index);
+        return at->field == 23 ? put_str(out, num) : 0;
+    case T_TENSOR:
+        if (parent == T_GRAPH) return put_named(out, start, (oz_span){ NULL, 0 }, "initializer", at->index);
+        if (parent == T_SPARSE) return put_segment(out, start, at->field == 1 ? "values" : "indices");
+        return at->field == 10 ? put_str(out, num) : 0;
+    default:
+        return 0;
+    }
+}
+
+/* Outermost first; the depth is bounded by OZ_MAX_GRAPH_DEPTH. */
+static int put_path(oz_buf *out, size_t start, const oz_where *at)
+{
+    int rc = at->up ? put_path(out, start, at->up) : 0;
+    return rc ? rc : put_where(out, start, at);
+}
+
+int oz_walk_key(const oz_tensor_info *t, oz_buf *out)
+{
+    return t->where ? put_path(out, out->len, t->where) : 0;
 }
 
 int oz_parse_decimal(oz_span s, uint64_t *out)

@@ -17,6 +17,16 @@
 #include "common/internal.h"
 #include "onnx/pbwire.h"
 
+/* One message on the way from the model to a tensor, innermost first: what
+ * oz_walk_key() names an unnamed tensor by. Valid during the visit only. */
+typedef struct oz_where {
+    const struct oz_where *up; /* NULL: the ModelProto */
+    int type;                  /* the message's type (private to onnx_walk.c) */
+    uint32_t field;            /* its field number in `up` */
+    uint32_t index;            /* which occurrence of that field, from 0 */
+    oz_span msg;               /* its (first) bytes */
+} oz_where;
+
 typedef struct oz_tensor_info {
     oz_span msg;            /* the TensorProto's first occurrence (for messages) */
     const oz_span *pieces;  /* every occurrence, merged by protobuf in this */
@@ -35,6 +45,7 @@ typedef struct oz_tensor_info {
     oz_span unknown_key;
     onnxzip_tensor_kind kind;
     uint32_t graph_depth;
+    const oz_where *where;  /* the TensorProto's own frame */
 } oz_tensor_info;
 
 /* What a visitor wants done with a tensor when rewriting. Except for KEEP,
@@ -78,6 +89,11 @@ typedef struct oz_walk {
 /* Returns 0, the visitor's error, ONNXZIP_EPROTO for malformed protobuf or
  * ONNXZIP_ELIMIT beyond the nesting and rank limits. */
 int oz_walk_model(oz_walk *w, const uint8_t *model, size_t len);
+
+/* Appends to `out` the path that names tensor `t` when it has no name
+ * (onnxzip_tensor.key in include/onnxzip/onnxzip.h documents the format),
+ * not NUL-terminated. Returns 0 or ONNXZIP_ENOMEM. */
+int oz_walk_key(const oz_tensor_info *t, oz_buf *out);
 
 /* Appends field `field` holding one StringStringEntryProto {key, value}
  * (TensorProto.external_data = 13, ModelProto.metadata_props = 14). Returns 0

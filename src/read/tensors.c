@@ -40,12 +40,15 @@ typedef struct build {
     uint64_t model_offset;
     const char *path;
     int keep; /* an index for a handle (not oz_tensors_check()) */
+    const char *key; /* the current tensor's key (onnxzip_tensor.key) */
+    oz_buf scratch;  /* for keys */
 } build;
 
 static int fail(build *b, const oz_tensor_info *t, int status, const char *fmt, const char *detail)
 {
     char name[OZ_PRINTABLE_CAP];
-    oz_printable(t->name.p, t->name.len, name, sizeof name);
+    if (t->name.len || !b->key) oz_printable(t->name.p, t->name.len, name, sizeof name);
+    else oz_printable((const uint8_t *)b->key, strlen(b->key), name, sizeof name); /* unnamed: its path */
     return oz_err(status, (int64_t)(b->model_offset + (uint64_t)(t->msg.p - b->model)), "%s: tensor '%s': %s%s",
                   b->path, name, fmt, detail ? detail : "");
 }
@@ -148,6 +151,36 @@ static int resolve(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
     return check_size(b, t, t->raw.len);
 }
 
+/* Sets v->key and indexes it: the name; for an unnamed tensor its path
+ * (oz_walk_key()), made unique with "~2", "~3", ... when an earlier tensor
+ * has that key. The first tensor of a key keeps it (names may repeat). */
+static int set_key(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
+{
+    oz_tensors *ts = b->ts;
+    oz_buf *key = &b->scratch;
+    int rc = 0;
+    v->key = v->name;
+    if (!*v->name) {
+        key->len = 0;
+        rc = oz_walk_key(t, key);
+        size_t base = key->len;
+        uint32_t taken;
+        for (unsigned n = 1; !rc; n++) {
+            char suffix[16] = "";
+            if (n > 1) snprintf(suffix, sizeof suffix, "~%u", n);
+            key->len = base;
+            rc = oz_buf_append(key, suffix, strlen(suffix) + 1); /* with its NUL */
+            if (!rc && oz_strmap_get(&ts->by_name, (const char *)key->p, key->len - 1, &taken)) break;
+        }
+        char *copy = rc ? NULL : arena_alloc(ts, key->len);
+        if (!copy) return rc ? rc : oz_err(ONNXZIP_ENOMEM, -1, "out of memory (tensor keys)");
+        v->key = memcpy(copy, key->p, key->len);
+    }
+    b->key = v->key;
+    rc = oz_strmap_put(&ts->by_name, v->key, strlen(v->key), (uint32_t)ts->n, NULL);
+    return rc < 0 ? rc : 0;
+}
+
 static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
 {
     build *b = ctx;
@@ -175,7 +208,8 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     *v = (onnxzip_tensor){ .name = name, .data_type = t->data_type, .ndims = t->ndims, .dims = dims,
                            .kind = t->kind, .graph_depth = t->graph_depth,
                            .swap_width = oz_dtype_swap_width(t->data_type) };
-    int rc = resolve(b, t, v);
+    int rc = set_key(b, t, v);
+    if (!rc) rc = resolve(b, t, v);
     if (rc) return rc;
     ts->src[ts->n] = (oz_tensor_src){ NULL, 0, (uint64_t)(t->msg.p - b->model) };
     if (v->storage == ONNXZIP_STORAGE_TYPED && b->keep) { /* pieces point into the model bytes, kept until close */
@@ -190,8 +224,6 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     /* The address's alignment tells a runtime whether it must copy. */
     if (v->storage != ONNXZIP_STORAGE_TYPED)
         v->alignment = oz_alignment_of(v->data ? (uint64_t)(uintptr_t)v->data : v->file_offset);
-    rc = oz_strmap_put(&ts->by_name, name, strlen(name), (uint32_t)ts->n, NULL);
-    if (rc < 0) return rc;
     ts->n++;
     return 0;
 }
@@ -251,11 +283,12 @@ static int build_index(oz_tensors *ts, const oz_zip *z, oz_extdata *ext, const u
     /* An archive has about one entry per tensor. */
     int rc = z ? oz_strmap_reserve(&ts->by_name, z->n) : 0;
     if (rc) return rc;
-    build b = { ts, z, ext, file, model, model_offset, path, keep };
+    build b = { ts, z, ext, file, model, model_offset, path, keep, NULL, { 0 } };
     oz_walk w = { .visit = on_tensor, .ctx = &b, .path = path, .base = model, .base_offset = model_offset };
     /* Nesting first: onnxzip_model_proto()'s recursive parser must never meet a deeper model. */
     rc = oz_check_schema(path, model, len, model_offset);
     if (!rc) rc = oz_walk_model(&w, model, len);
+    oz_buf_free(&b.scratch);
     if (!rc) rc = sort_by_msg(ts);
     if (rc) oz_tensors_free(ts);
     return rc;

@@ -24,7 +24,7 @@ typedef struct oz_tensors {
     onnxzip_tensor *v;
     oz_tensor_src *src; /* parallel to v */
     size_t n, cap;
-    oz_strmap by_name; /* first tensor of each name */
+    oz_strmap by_name; /* first tensor of each key (onnxzip_tensor.key) */
     oz_arena_block *arena;
     size_t n_external; /* tensors in side files (classic external data) */
     uint32_t *by_msg;  /* indices in msg_off order; NULL when v already is */
