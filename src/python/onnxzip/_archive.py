@@ -43,6 +43,15 @@ class TensorInfo:
     offset in its file (0 for typed), ``entry`` the entry name or external
     location (else None), ``alignment`` the largest power of two (<= 65536)
     dividing the data's address.
+
+    ``key`` is what :attr:`Archive.tensors`, :meth:`Archive.info` and
+    ``onnxzip ls`` name it by: ``name``, or for an unnamed tensor (``name``
+    ``""``, e.g. a Constant's ``value``) its path in the model, such as
+    ``"Constant_3/value"`` (node name, attribute name), ``"node#0/value"``
+    (the first node of its graph has no name) or
+    ``"If_0/then_branch/node#2/value"`` (in a subgraph); the format is
+    ``onnxzip_tensor.key``'s in include/onnxzip/onnxzip.h. Unnamed tensors
+    never share a key (``"~2"``, ``"~3"``, ... are appended when needed).
     """
 
     index: int
@@ -56,6 +65,7 @@ class TensorInfo:
     storage: str
     kind: str
     graph_depth: int
+    key: str
 
     @property
     def dtype_name(self) -> str:
@@ -78,8 +88,9 @@ class Entry:
 
 
 class _Tensors(Mapping[str, np.ndarray]):
-    """Archive.tensors: name -> read-only array, the first tensor of each
-    name in model order (names may repeat across subgraphs)."""
+    """Archive.tensors: key -> read-only array, the first tensor of each
+    key in model order (names may repeat across subgraphs). A key is the
+    tensor's name, or an unnamed tensor's path (TensorInfo.key)."""
 
     def __init__(self, archive: "Archive") -> None:
         self._archive = archive
@@ -193,7 +204,7 @@ class Archive:
     def _infos(self) -> List[TensorInfo]:
         if self._info_list is None:
             self._info_list = [TensorInfo(i, t[0], t[1], t[2], t[3], t[4], t[5], t[6], _STORAGE[t[7]], _KIND[t[8]],
-                                          t[9]) for i, t in enumerate(self._raw)]
+                                          t[9], t[10]) for i, t in enumerate(self._raw)]
         return self._info_list
 
     @property
@@ -203,7 +214,8 @@ class Archive:
         return list(self._infos)
 
     def info(self, name: str) -> TensorInfo:
-        """The first tensor called ``name``; KeyError when there is none."""
+        """The first tensor whose key (a name, or an unnamed tensor's path:
+        TensorInfo.key) is ``name``; KeyError when there is none."""
         self._handle()
         index = self._by_name().get(name)
         if index is None:
@@ -223,10 +235,11 @@ class Archive:
         return memoryview(self._handle().model())
 
     def _by_name(self) -> Dict[str, int]:
+        """key -> index of its first tensor."""
         if self._first is None:
             first: Dict[str, int] = {}
             for i, t in enumerate(self._raw):
-                first.setdefault(t[0], i)
+                first.setdefault(t[10], i)
             self._first = first
         return self._first
 
@@ -289,7 +302,7 @@ class Archive:
         dtype = _dtypes.numpy_dtype(data_type)
         if dtype is None:
             info = self._infos[index]
-            raise Error(f"{self._path or '(buffer)'}: tensor '{info.name}': no numpy dtype for data type "
+            raise Error(f"{self._path or '(buffer)'}: tensor '{info.key}': no numpy dtype for data type "
                         f"{info.dtype_name} ({data_type})", status="EDTYPE", code=-28)
         if len(data) % dtype.itemsize:
             return self._reshape(index, np.frombuffer(data, dtype=np.uint8))  # fails: the byte count is off
@@ -301,7 +314,7 @@ class Archive:
             return flat.reshape(shape)
         except ValueError:
             info = self._infos[index]
-            raise Error(f"{self._path or '(buffer)'}: tensor '{info.name}': {flat.size} elements of data for "
+            raise Error(f"{self._path or '(buffer)'}: tensor '{info.key}': {flat.size} elements of data for "
                         f"shape {list(shape)} of {info.dtype_name}", status="ESIZE", code=-23) from None
 
     # -- the model ---------------------------------------------------------
@@ -458,8 +471,9 @@ class Archive:
         self._handle().check()
 
     def extract(self, name: str, path: _args.PathArg) -> None:
-        """Writes the payload of the first tensor ``name`` (a key of
-        :attr:`tensors`) to ``path`` (str, bytes or os.PathLike)."""
+        """Writes the payload of the first tensor of key ``name`` (a key of
+        :attr:`tensors`: a name, or an unnamed tensor's path) to ``path``
+        (str, bytes or os.PathLike)."""
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         self._handle().extract(name, _args.path(path, "path"))

@@ -267,7 +267,7 @@ static PyObject *tuple_of(PyObject **items, Py_ssize_t n)
     return t;
 }
 
-/* (name, data_type, dims, nbytes, file_offset, entry, alignment, storage, kind, graph_depth) */
+/* (name, data_type, dims, nbytes, file_offset, entry, alignment, storage, kind, graph_depth, key) */
 static PyObject *tensor_tuple(const onnxzip_tensor *t)
 {
     PyObject *dims[OZ_PY_MAX_RANK];
@@ -284,6 +284,7 @@ static PyObject *tensor_tuple(const onnxzip_tensor *t)
         PyLong_FromLong((long)t->storage),
         PyLong_FromLong((long)t->kind),
         PyLong_FromUnsignedLong(t->graph_depth),
+        str_or_none(t->key),
     };
     return tuple_of(items, (Py_ssize_t)(sizeof items / sizeof *items));
 }
@@ -475,7 +476,7 @@ static PyObject *handle_extract(Handle *h, PyObject *args)
 
 static PyMethodDef handle_methods[] = {
     { "tensors", (PyCFunction)handle_tensors, METH_NOARGS,
-      "[(name, data_type, dims, nbytes, file_offset, entry, alignment, storage, kind, graph_depth)] in model order." },
+      "[(name, data_type, dims, nbytes, file_offset, entry, alignment, storage, kind, graph_depth, key)] in model order." },
     { "entries", (PyCFunction)handle_entries, METH_NOARGS,
       "[(name, header_offset, data_offset, size, crc32, xxh3 or None)] in central-directory order." },
     { "region", (PyCFunction)handle_region, METH_VARARGS, "region(i): tensor i's payload in place, None if TYPED." },

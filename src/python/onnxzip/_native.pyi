@@ -3,7 +3,7 @@
 from typing import Any, Callable, List, Optional, Tuple, Union
 
 _Buffer = Union[bytes, bytearray, memoryview]
-_TensorTuple = Tuple[str, int, Tuple[int, ...], int, int, Optional[str], int, int, int, int]
+_TensorTuple = Tuple[str, int, Tuple[int, ...], int, int, Optional[str], int, int, int, int, str]
 _EntryTuple = Tuple[str, int, int, int, int, Optional[int]]
 
 class Region:
