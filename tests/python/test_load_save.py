@@ -396,11 +396,13 @@ def test_save_refuses_non_model(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
-def test_save_into_missing_directory(tmp_path):
+def test_save_below_a_file(tmp_path):
+    # a missing directory is created (test_outputs_dirs.py); a file in its place is refused
+    (tmp_path / "no").write_bytes(b"")
     with pytest.raises(onnxzip.Error) as e:
         onnxzip.save(structure_model(), tmp_path / "no" / "such" / "m.onnxzip")
-    assert "m.onnxzip" in str(e.value)
-    assert os.listdir(tmp_path) == []
+    assert "m.onnxzip" in str(e.value) and "not a directory" in str(e.value)
+    assert os.listdir(tmp_path) == ["no"]
 
 
 def test_save_replaces_existing(tmp_path, onnxzip_cli):
