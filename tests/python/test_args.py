@@ -103,8 +103,9 @@ def test_archive_alignment_checked(classic, archive, tmp_path, value, message):
         onnxzip.pack(classic, out, align=value)
     with pytest.raises(ValueError, match=re.escape(message)):
         onnxzip.save(make_model(), out, align=value)
-    with pytest.raises(ValueError, match=re.escape(message)):
+    with pytest.raises(ValueError, match=re.escape(message)) as e:
         onnxzip.repack(archive, out, align=value)
+    assert isinstance(e.value, onnxzip.Error) and e.value.status == "EINVAL"  # as the C library's bad options
     assert not out.exists()
 
 
