@@ -19,13 +19,14 @@ def use(path: pathlib.Path, raw: bytes, mapped: mmap.mmap, so: onnxruntime.Sessi
         tensors: Mapping[str, np.ndarray] = a.tensors
         last: np.ndarray = a.array(-1)
         infos: List[onnxzip.TensorInfo] = a.tensor_infos
+        key: str = a.info(infos[0].key).key  # an unnamed tensor's path in the model
         entries: List[onnxzip.Entry] = a.entries
         model: onnx.ModelProto = a.model()
         view: bytes = a.view(size_threshold=0)
         closed: bool = a.closed
         where: Optional[str] = a.path
         a.write_view(path.with_suffix(".view.onnx"))
-        del w, tensors, last, infos, entries, model, view, closed, where
+        del w, tensors, last, infos, key, entries, model, view, closed, where
     onnxzip.open(raw).close()
     onnxzip.open(mapped).close()
     onnxzip.open(np.frombuffer(raw, dtype=np.uint8)).close()
