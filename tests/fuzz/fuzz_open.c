@@ -23,6 +23,8 @@ static void check_tensor(const onnxzip_tensor *t, const uint8_t *data, size_t si
                          size_t model_size, uint64_t model_offset)
 {
     if (!t->name) fuzz_fail("tensor without a name pointer");
+    if (!t->key || (*t->name ? t->key != t->name : !*t->key))
+        fuzz_fail("a named tensor's key is not its name, or an unnamed one's is empty");
     sink ^= (uint8_t)strlen(t->name);
     for (uint32_t d = 0; d < t->ndims; d++) {
         if (!t->dims) fuzz_fail("tensor with ndims > 0 and no dims");
@@ -89,8 +91,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const onnxzip_tensor *t = onnxzip_tensor_at(a, i);
         if (!t) fuzz_fail("tensor_at(i < count) returned NULL");
         check_tensor(t, data, size, mb, ms, model_offset);
-        const onnxzip_tensor *f = onnxzip_find_tensor(a, t->name);
-        if (!f) fuzz_fail("find_tensor cannot find a listed tensor");
+        const onnxzip_tensor *f = onnxzip_find_tensor(a, t->key);
+        if (!f || strcmp(f->key, t->key)) fuzz_fail("find_tensor cannot find a listed tensor by its key");
+        if (!*t->name && f != t) fuzz_fail("an unnamed tensor's key is an earlier tensor's");
     }
     if (onnxzip_tensor_at(a, nt)) fuzz_fail("tensor_at(count) is not NULL");
 
