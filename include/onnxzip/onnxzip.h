@@ -939,8 +939,10 @@ ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
  * the update again completes it. */
 ONNXZIP_API int onnxzip_update_model(const char *archive_path, const void *model, size_t size);
 
-/* Writes the payload of the first tensor named `tensor_name` (any storage but
- * TYPED) to `out_path`, atomically (temporary file + rename). `out_path` must
+/* Writes the payload of the first tensor whose key is `tensor_name` (its
+ * name, or an unnamed tensor's path: onnxzip_tensor.key, as
+ * onnxzip_find_tensor() looks it up; any storage but TYPED) to `out_path`,
+ * atomically (temporary file + rename). `out_path` must
  * not be the file `a` was opened from nor one of its external data files
  * (ONNXZIP_ESAMEFILE), nor special (ONNXZIP_ENOTREG): see "Outputs" above.
  * Missing parent directories of `out_path` are created; removed again on
