@@ -22,20 +22,31 @@ static void has(const char *needle)
     CHECK(strstr(msg(), needle) != NULL);
 }
 
-/* A zip of `n` entries written by libzip: names[i] holding data[i], deflated
- * or stored. */
-static void libzip_write(const char *path, int n, const char *const *names, const char *const *data, int deflate)
+/* A zip of `n` entries written by libzip: names[i] holding the size[i] bytes
+ * at data[i], deflated or stored. */
+static void libzip_write_n(const char *path, int n, const char *const *names, const void *const *data,
+                           const size_t *size, int deflate)
 {
     int err = 0;
     zip_t *z = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
     CHECK(z != NULL);
     for (int i = 0; z && i < n; i++) {
-        zip_source_t *s = zip_source_buffer(z, data[i], strlen(data[i]), 0);
+        zip_source_t *s = zip_source_buffer(z, data[i], size[i], 0);
         zip_int64_t k = zip_file_add(z, names[i], s, ZIP_FL_ENC_UTF_8);
         CHECK(k >= 0);
         CHECK(zip_set_file_compression(z, (zip_uint64_t)k, deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) == 0);
     }
     CHECK(z && zip_close(z) == 0);
+}
+
+/* The same of strings. */
+static void libzip_write(const char *path, int n, const char *const *names, const char *const *data, int deflate)
+{
+    const void *d[4];
+    size_t size[4];
+    for (int i = 0; i < n && i < 4; i++) d[i] = data[i], size[i] = strlen(data[i]);
+    CHECK(n <= 4);
+    libzip_write_n(path, n, names, d, size, deflate);
 }
 
 static long file_size(const char *path)
@@ -86,7 +97,9 @@ static void plain_zip(const char *dir)
 /* PyTorch's old ZIP_ARCHIVE export: __MODEL_PROTO first, then the weights. */
 static void legacy_zip(const char *dir)
 {
-    const char *names[] = { "__MODEL_PROTO", "w0" }, *data[] = { "\x08\x07", "0123456789abcdef" };
+    /* ir_version 7, graph { name "g" }, opset_import { version 13 }: a model verify accepts */
+    const char *names[] = { "__MODEL_PROTO", "w0" },
+               *data[] = { "\x08\x07\x3a\x03\x12\x01g\x42\x02\x10\x0d", "0123456789abcdef" };
     const char *p = tu_path(dir, "legacy.zip");
     libzip_write(p, 2, names, data, 1);
     refused(p, ONNXZIP_EMETHOD);
@@ -206,6 +219,102 @@ static void set_model_checked(const char *dir)
     CHECK(strstr(said, p) == said);
 }
 
+/* A new empty directory dir/name: what a refused output leaves is counted there. */
+static const char *subdir(const char *dir, const char *name)
+{
+    const char *d = tu_path(dir, name);
+    CHECK(tu_mkdir(d) == 0);
+    return d;
+}
+
+/* The last error is verify's message for the archive `out` whose model lacks
+ * `fields`, and `dir` (unless NULL) holds `files` files: no output, no
+ * temporary file. */
+static void refused_as_verify(const char *out, const char *fields, const char *dir, int files)
+{
+    char want[4200];
+    snprintf(want, sizeof want, "%s: entry '__MODEL_PROTO': %s (onnx.checker requires ", out, fields);
+    if (strstr(msg(), want) != msg()) fprintf(stderr, "  want \"%s...\", got: %s\n", want, msg());
+    CHECK(strstr(msg(), want) == msg());
+    CHECK(!dir || tu_count_files(dir, "") == 2 + files); /* with "." and ".." */
+}
+
+/* Every writer refuses a model verify would refuse, with verify's message:
+ * the writer itself (save() in Python), pack, repack. */
+static void writers_checked(const char *dir)
+{
+    char out[4096];
+    const char *d = subdir(dir, "writer");
+    snprintf(out, sizeof out, "%s", tu_path(d, "a.onnxzip"));
+    uint8_t payload[100] = { 0 };
+    static const uint8_t ir_only[] = { 0x08, 0x08 };
+    const void *models[] = { "", ir_only };
+    const size_t sizes[] = { 0, sizeof ir_only };
+    const char *said[] = { "no ir_version, no graph",
+                           "no opset_import (required from ir_version 3 on, the model has 8), no graph" };
+    for (int i = 0; i < 2; i++) {
+        onnxzip_writer *w = NULL;
+        CHECK_RC(onnxzip_writer_create(out, NULL, &w), 0);
+        CHECK_RC(onnxzip_writer_add_memory(w, "w0", payload, sizeof payload), 0);
+        CHECK_RC(onnxzip_writer_set_model(w, models[i], sizes[i]), 0);
+        CHECK_RC(onnxzip_writer_finish(&w), ONNXZIP_EPROTO);
+        CHECK(w == NULL);
+        refused_as_verify(out, said[i], d, 0);
+    }
+
+    /* pack: a classic model without ir_version whose 4096-byte tensor goes
+     * into an entry (written before the model is checked) */
+    d = subdir(dir, "pack");
+    tu_tensor t = { "w", 2, { 4096 }, 1, NULL, 4096 };
+    size_t len;
+    uint8_t *m = tu_model(&t, 1, &len);
+    CHECK(len > 2 && m[0] == 0x08 && m[1] == 8); /* ir_version 8 first: dropped */
+    char in[4096];
+    snprintf(in, sizeof in, "%s", tu_path(d, "m.onnx"));
+    spit(in, m + 2, len - 2);
+    free(m);
+    snprintf(out, sizeof out, "%s", tu_path(d, "m.onnxzip"));
+    CHECK_RC(onnxzip_pack(in, out, NULL), ONNXZIP_EPROTO);
+    refused_as_verify(out, "no ir_version", d, 1);
+
+    /* repack of a libzip-made zip (deflated) whose model has no ir_version */
+    d = subdir(dir, "repack");
+    m = tu_model_entries(1, 100, 0, &len);
+    const char *names[] = { "w0", "__MODEL_PROTO" };
+    const void *data[] = { payload, m + 2 };
+    size_t size[] = { sizeof payload, len - 2 };
+    snprintf(in, sizeof in, "%s", tu_path(d, "in.zip"));
+    libzip_write_n(in, 2, names, data, size, 1);
+    snprintf(out, sizeof out, "%s", tu_path(d, "out.onnxzip"));
+    CHECK_RC(onnxzip_repack(in, out, NULL), ONNXZIP_EPROTO);
+    refused_as_verify(out, "no ir_version", d, 1);
+    data[1] = m, size[1] = len; /* the control: with its ir_version, repack takes it */
+    libzip_write_n(in, 2, names, data, size, 1);
+    CHECK_RC(onnxzip_repack(in, out, NULL), 0);
+    free(m);
+}
+
+/* verify of an archive (made by libzip) whose model lacks the fields: the
+ * same message as the writers', at the model entry's data. */
+static void verify_checked(const char *dir)
+{
+    uint8_t p00[100];
+    for (size_t i = 0; i < sizeof p00; i += 2) p00[i] = 'P', p00[i + 1] = 0; /* field 10 = 0, fifty times */
+    const char *names[] = { "__MODEL_PROTO" };
+    const void *data[] = { p00 };
+    const size_t size[] = { sizeof p00 };
+    char p[4096];
+    snprintf(p, sizeof p, "%s", tu_path(dir, "p00.zip"));
+    libzip_write_n(p, 1, names, data, size, 0);
+    onnxzip_archive *a = NULL;
+    CHECK_RC(onnxzip_open(p, ONNXZIP_OPEN_VERIFY, &a), 0); /* open accepts it */
+    if (!a) return;
+    CHECK_RC(onnxzip_verify(a), ONNXZIP_EPROTO);
+    refused_as_verify(p, "no ir_version, no graph", NULL, 0);
+    CHECK(onnxzip_last_error()->offset == (int64_t)onnxzip_entry_at(a, 0)->data_offset);
+    onnxzip_close(&a);
+}
+
 int main(void)
 {
     char *dir = tu_tmpdir();
@@ -215,6 +324,8 @@ int main(void)
     system_errors(dir);
     missing_external(dir);
     set_model_checked(dir);
+    writers_checked(dir);
+    verify_checked(dir);
     tu_rmtree(dir);
     free(dir);
     return tu_finish("errors");

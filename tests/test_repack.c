@@ -423,6 +423,7 @@ static void typed_model(pb *m)
     *m = (pb){ .n = 0 };
     pb_varint(m, 1 << 3), pb_varint(m, 8);
     pb_bytes(m, 7, graph.b, graph.n);
+    pb_bytes(m, 8, "\x10\x0d", 2); /* opset_import { version: 13 }: a model verify accepts */
 }
 
 /* (d) onnxzip_extract_tensor */

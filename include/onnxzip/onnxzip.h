@@ -39,6 +39,13 @@
  *     the temporary file, and those the call created are removed again
  *     when it fails (each only while still empty). A parent that exists but
  *     is not a directory is ONNXZIP_EIO, the message naming it.
+ *   - No call writes an archive that onnxzip_verify() would refuse: every
+ *     writer (onnxzip_writer_finish() and so save() in Python, pack, repack,
+ *     onnxzip_fetch_tensors(), onnxzip_update_model()) refuses a model
+ *     without what verify requires of it (ir_version > 0, an opset_import
+ *     from ir_version 3 on, a graph) with ONNXZIP_EPROTO and verify's own
+ *     message for the archive ("PATH: entry '__MODEL_PROTO': no ..."),
+ *     leaving no output (the target, if any, unchanged).
  *   - Handles are not thread-safe for concurrent mutation; a reader handle may
  *     be used by several threads at once once onnxzip_model_proto() has been
  *     called (before that, the lazy parse is the only mutation).
@@ -638,7 +645,9 @@ ONNXZIP_API int onnxzip_fetch(onnxzip_archive *a, const char *path,
  * model's other fields are copied byte for byte. `progress` (may be NULL)
  * gets bytes of kept entries done and their total. Returns 0;
  * ONNXZIP_ENOTFOUND when no such initializer matches; ONNXZIP_EINVAL for a
- * classic model; or the errors of reading `a` and of the writer. Missing
+ * classic model; ONNXZIP_EPROTO for a model onnxzip_verify() would refuse
+ * (verify's message, as onnxzip_writer_finish()); or the errors of reading
+ * `a` and of the writer. Missing
  * parent directories of `path` are created; removed again on failure. */
 ONNXZIP_API int onnxzip_fetch_tensors(onnxzip_archive *a, const char *path, const char *const *patterns,
                                       size_t npatterns,
@@ -778,13 +787,17 @@ ONNXZIP_API int onnxzip_writer_add_file_range(onnxzip_writer *w, const char *nam
 
 /* Sets the serialized onnx.ModelProto (copied) to be written as the last
  * entry, __MODEL_PROTO. Every EXTERNAL reference in it must name an entry
- * added to this writer; that is checked by onnxzip_writer_finish(). */
+ * added to this writer, and it must have what onnxzip_verify() requires of
+ * a model; both are checked by onnxzip_writer_finish(). */
 ONNXZIP_API int onnxzip_writer_set_model(onnxzip_writer *w, const void *model, size_t size);
 
-/* Writes the model and the central directory, checks the model's references,
- * fsyncs, and renames the temporary file to the target path. Frees the writer
- * and sets *w to NULL whether it succeeds or not; on failure the temporary
- * file is removed and the target path is untouched. */
+/* Checks the model's references (ONNXZIP_EREF, ONNXZIP_ERANGE, ...), then
+ * refuses a model onnxzip_verify() would refuse: ONNXZIP_EPROTO with verify's
+ * message, naming each field missing (ir_version, opset_import, graph).
+ * Then writes the model and the central directory, fsyncs, and renames the
+ * temporary file to the target path. Frees the writer and sets *w to NULL
+ * whether it succeeds or not; on failure the temporary file is removed and
+ * the target path is untouched. */
 ONNXZIP_API int onnxzip_writer_finish(onnxzip_writer **w);
 
 /* Abandons the archive: removes the temporary file, frees the writer, sets
@@ -850,8 +863,10 @@ ONNXZIP_API void onnxzip_pack_options_init(onnxzip_pack_options *opts);
  * ONNXZIP_ERANGE. `out_path` must not be the model nor any of its external
  * data files, under any name (ONNXZIP_ESAMEFILE, naming the tensor of a data
  * file; see "Outputs" above): all of them are resolved before anything is
- * written. Missing parent directories of `out_path` are created; removed
- * again on failure. `opts` may be NULL for defaults. */
+ * written. Refuses a model onnxzip_verify() would refuse (no ir_version,
+ * opset_import or graph): ONNXZIP_EPROTO with verify's message for the
+ * archive, no output written. Missing parent directories of `out_path` are
+ * created; removed again on failure. `opts` may be NULL for defaults. */
 ONNXZIP_API int onnxzip_pack(const char *in_path, const char *out_path,
                              const onnxzip_pack_options *opts);
 
@@ -956,7 +971,10 @@ ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_na
  * defaults). Entries are decompressed and streamed; the input must hold a
  * __MODEL_PROTO entry (or, as tf2onnx names it, "__MODEL_PROTO.onnx")
  * whose references resolve, and other entries named as onnxzip names
- * entries (C identifiers). `out_path` must not be the
+ * entries (C identifiers); a zip without either is ONNXZIP_ENOTONNXZIP, as
+ * onnxzip_open() says it. Refuses a model onnxzip_verify() would refuse (no
+ * ir_version, opset_import or graph): ONNXZIP_EPROTO with verify's message
+ * for the output archive, no output written. `out_path` must not be the
  * input (ONNXZIP_ESAMEFILE) nor special (ONNXZIP_ENOTREG): see "Outputs".
  * Missing parent directories of `out_path` are created; removed again on
  * failure. ONNXZIP_EUNSUPPORTED in builds without libzip

@@ -20,6 +20,7 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
 #include "common/entry_name.h"
 #include "common/outputs.h"
 #include "common/sys.h"
+#include "read/zip_diagnose.h"
 #include "write/zip_writer.h"
 
 /* The onnxzip status for a libzip error code. */
@@ -170,10 +171,13 @@ static int copy_entries(repack *r)
     zip_int64_t model = r->model = zip_name_locate(r->za, OZ_MODEL_NAME, ZIP_FL_ENC_RAW);
     if (model < 0) /* tf2onnx names it so: the same model, under another name */
         model = r->model = zip_name_locate(r->za, OZ_MODEL_NAME ".onnx", ZIP_FL_ENC_RAW);
-    if (model < 0)
-        return oz_err(ONNXZIP_ENOTONNXZIP, -1, "%s: a zip archive, but without a %s entry: not an onnxzip archive",
-                      r->in, OZ_MODEL_NAME);
     zip_int64_t n = zip_get_num_entries(r->za, 0);
+    if (model < 0) {
+        const char *first = n > 0 ? zip_get_name(r->za, 0, ZIP_FL_ENC_RAW) : "";
+        char shown[OZ_PRINTABLE_CAP];
+        oz_printable(first ? first : "", first ? strlen(first) : 0, shown, sizeof shown);
+        return oz_err_no_model(r->in, n > 0 ? (uint64_t)n : 0, shown);
+    }
     for (zip_int64_t i = 0; i < n; i++) {
         const char *name = zip_get_name(r->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
         if (!name) return zip_fail(zip_get_error(r->za), r->in, NULL, "cannot read an entry name");

@@ -42,6 +42,7 @@
 #include "common/atomic_file.h"
 #include "common/checksum.h"
 #include "common/zip_format.h"
+#include "onnx/model_fields.h"
 #include "write/zip_records.h"
 
 #define PAGE 4096u

@@ -37,12 +37,4 @@ struct onnxzip_archive {
  * models without them. */
 int oz_verify_data(const onnxzip_archive *a);
 
-/* verify.c: the model fields onnxzip_verify() requires (what onnx.checker
- * requires of a ModelProto: ir_version > 0, opset_import from ir_version 3
- * on, a graph), of the `len` serialized bytes at `model`; ONNXZIP_EPROTO
- * naming each one missing, for `path` (its entry '__MODEL_PROTO' when
- * `archive`), at `offset`. Also what every call that writes an archive's
- * model checks first, so that it never writes one verify refuses. */
-int oz_check_model_fields(const uint8_t *model, size_t len, const char *path, int archive, int64_t offset);
-
 #endif

@@ -191,14 +191,18 @@ static int layout_status(int rc)
            rc == ONNXZIP_EOVERLAP;
 }
 
+int oz_err_no_model(const char *path, uint64_t n, const char *first)
+{
+    if (!n)
+        return oz_err(ONNXZIP_ENOTONNXZIP, -1, "%s: a zip archive, but not an onnxzip archive: it has no "
+                      "__MODEL_PROTO entry (an empty zip: no entries)", path);
+    return oz_err(ONNXZIP_ENOTONNXZIP, -1, "%s: a zip archive, but not an onnxzip archive: it has no __MODEL_PROTO "
+                  "entry (%llu entr%s, e.g. '%s')", path, (unsigned long long)n, n == 1 ? "y" : "ies", first);
+}
+
 static int not_onnxzip(const oz_zip_dx *d, const census *s)
 {
-    if (!s->n)
-        return oz_err(ONNXZIP_ENOTONNXZIP, -1, "%s: a zip archive, but not an onnxzip archive: it has no "
-                      "__MODEL_PROTO entry (an empty zip: no entries)", d->path);
-    return oz_err(ONNXZIP_ENOTONNXZIP, -1, "%s: a zip archive, but not an onnxzip archive: it has no __MODEL_PROTO "
-                  "entry (%llu entr%s, e.g. '%s')", d->path, (unsigned long long)s->n, s->n == 1 ? "y" : "ies",
-                  s->first);
+    return oz_err_no_model(d->path, s->n, s->first);
 }
 
 /* The reader's own message without its leading "PATH: ". */

@@ -30,4 +30,9 @@ typedef struct oz_zip_dx {
  * central directory once, or the local headers up to the file's end. */
 int oz_zip_diagnose(const oz_zip_dx *d, int rc);
 
+/* ONNXZIP_ENOTONNXZIP for the zip `path` of `n` entries, none named
+ * __MODEL_PROTO, the first named `first` (printable: oz_printable): the one
+ * message for it, of open and of repack. */
+int oz_err_no_model(const char *path, uint64_t n, const char *first);
+
 #endif

@@ -148,7 +148,7 @@ def check_errors(t, exe, d, archive):
     with open(archive, "rb") as f, open(cut, "wb") as g:
         g.write(f.read()[:200])
     check_failure(t, "verify of a truncated archive", run(exe, "verify", cut),
-                  os.path.basename(cut), "ONNXZIP_ENOTZIP")
+                  os.path.basename(cut), "ONNXZIP_ETRUNC")
     missing = os.path.join(d, STEM + ".missing.onnx")
     check_failure(t, "pack of a missing file", run(exe, "pack", missing, "-o", archive + "2"),
                   os.path.basename(missing), "ONNXZIP_EIO")

@@ -279,7 +279,7 @@ def hostile(exe, d):
         os.link(os.path.join(c, "data.bin"), os.path.join(c, "alias.bin"))
     case("hardlink", "data.bin", "EPATH", "more than one hard link", setup=hardlink)
     case("past_end", "data.bin", "ERANGE", "run past the end", setup=write_data, offset=200, length=256)
-    case("missing", "nothing.bin", "ENOTFOUND", "cannot open", setup=None)
+    case("missing", "nothing.bin", "ENOTFOUND", "does not exist", setup=None)
     try:
         probe = os.path.join(d, "devprobe")
         os.mknod(probe, 0o600 | stat.S_IFCHR, os.makedev(1, 3))

@@ -8,7 +8,8 @@ onnx.checker (checker.cc, check_model) refuses a model without ir_version,
 one of IR version 3 or later without opset_import, and one without a graph.
 For each case below, as a classic single-file model, a classic external-data
 model (when it has tensors) and an archive (`onnxzip pack` of the single
-file; pack, like open, accepts such models):
+file; or, for a model verify refuses, which pack refuses too, a zip of it
+written by Python's zipfile):
   * onnx.checker's verdict is checked first, so the expectation is the
     checker's own (except a negative ir_version: the checker accepts -1
     without opset_import, onnxzip requires ir_version > 0);
@@ -16,7 +17,9 @@ file; pack, like open, accepts such models):
     it refuses exit 1 with one line "onnxzip: FILE: ... [ONNXZIP_EPROTO]"
     naming the file (and entry '__MODEL_PROTO' for an archive) and exactly
     the missing fields;
-  * `onnxzip ls` must still open every one of them (exit 0).
+  * `onnxzip ls` must still open every one of them (exit 0);
+  * `onnxzip pack` of a model verify refuses exits 1 with verify's message
+    for the archive it would have written, and leaves no file behind.
 The first case is the tester's file: 100 bytes of "P\\0", i.e. field 10 = 0
 fifty times, a well-formed protobuf with nothing ONNX in it.
 Prints "model_fields: N passed, M failed"; exits 1 on any failure.
@@ -25,6 +28,7 @@ import os
 import re
 import sys
 import tempfile
+import zipfile
 
 sys.dont_write_bytecode = True  # never write __pycache__ into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -114,8 +118,16 @@ def run_case(t, exe, d, i, name, model, missing, agrees):
         onnx.save_model(m, ext)
         files.append(("external-data", ext))
     archive = os.path.join(d, f"case{i}.onnxzip")
+    before = set(os.listdir(d))
     r = ozcommon.run([exe, "pack", single, "-o", archive, "--size-threshold", "0"])
-    t.check(r.returncode == 0, f"{name}: pack", r.stderr)
+    pack_said = r.stderr.decode("utf-8", "replace")
+    if not missing:
+        t.check(r.returncode == 0, f"{name}: pack", pack_said)
+    else:  # refused as verify refuses the archive (compared below), nothing written
+        t.check(r.returncode == 1 and set(os.listdir(d)) == before, f"{name}: pack refuses it, no file left",
+                f"{r.returncode} {pack_said!r} {sorted(set(os.listdir(d)) - before)}")
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as z:  # the archive, by another writer
+            z.writestr("__MODEL_PROTO", data)
     files.append(("archive", archive))
     for layout, path in files:
         what = f"{name} [{layout}]"
@@ -138,6 +150,8 @@ def run_case(t, exe, d, i, name, model, missing, agrees):
         for field, phrase in PHRASES.items():
             t.check((phrase in msg) == (field in missing), f"{what}: '{phrase}' "
                     f"{'said' if field in missing else 'not said'}", msg)
+        if layout == "archive":
+            t.check(pack_said == err, f"{what}: pack said what verify says", f"{pack_said!r} != {err!r}")
 
 
 def main(argv):
