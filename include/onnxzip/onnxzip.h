@@ -971,8 +971,8 @@ ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_na
  * defaults). Entries are decompressed and streamed; the input must hold a
  * __MODEL_PROTO entry (or, as tf2onnx names it, "__MODEL_PROTO.onnx")
  * whose references resolve, and other entries named as onnxzip names
- * entries (C identifiers); a zip without either is ONNXZIP_ENOTONNXZIP, as
- * onnxzip_open() says it. Refuses a model onnxzip_verify() would refuse (no
+ * entries (C identifiers); a zip without either is ONNXZIP_ENOTONNXZIP, and
+ * one cut short ONNXZIP_ETRUNC, as onnxzip_open() says them. Refuses a model onnxzip_verify() would refuse (no
  * ir_version, opset_import or graph): ONNXZIP_EPROTO with verify's message
  * for the output archive, no output written. `out_path` must not be the
  * input (ONNXZIP_ESAMEFILE) nor special (ONNXZIP_ENOTREG): see "Outputs".

@@ -48,6 +48,17 @@ static int status_for(int ze)
 }
 
 /* Records a libzip error for `in` (and entry `name` when not NULL). */
+/* A zip libzip cannot open may be a cut download: the reader's diagnosis
+ * (zip_diagnose.c) says so, with the size its local headers imply; its
+ * error stands then. */
+static int cut_short(const char *in_path)
+{
+    onnxzip_archive *a = NULL;
+    int rc = onnxzip_open(in_path, 0, &a);
+    onnxzip_close(&a);
+    return rc == ONNXZIP_ETRUNC;
+}
+
 static int zip_fail(const zip_error_t *ze, const char *in, const char *name, const char *what)
 {
     int code = zip_error_code_zip(ze);
@@ -210,6 +221,7 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
     int zerr = 0;
     repack r = { .in = in_path, .out = out_path };
     if (!(r.za = zip_open(in_path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr))) {
+        if (cut_short(in_path)) return ONNXZIP_ETRUNC;
         zip_error_t ze;
         zip_error_init_with_code(&ze, zerr);
         rc = zip_fail(&ze, in_path, NULL, "cannot open as a zip archive");
