@@ -105,7 +105,7 @@ def test_archive_alignment_checked(classic, archive, tmp_path, value, message):
         onnxzip.save(make_model(), out, align=value)
     with pytest.raises(ValueError, match=re.escape(message)) as e:
         onnxzip.repack(archive, out, align=value)
-    assert isinstance(e.value, onnxzip.Error) and e.value.status == "EINVAL"  # as the C library's bad options
+    assert type(e.value) is onnxzip.InvalidArgumentError and e.value.status == "EINVAL"  # as the C library's
     assert not out.exists()
 
 
@@ -250,6 +250,23 @@ def test_unpack_layout_wrong(archive, tmp_path):
         onnxzip.unpack(archive, tmp_path / "m.onnx", layout="pertensor")
     with pytest.raises(TypeError, match="layout must be a str"):
         onnxzip.unpack(archive, tmp_path / "m.onnx", layout=1)
+
+
+def test_bad_values_one_class(classic, archive, tmp_path):
+    """Every bad value checked here raises the class the C library's EINVAL
+    raises: onnxzip.InvalidArgumentError, status EINVAL, code -1."""
+    from onnxzip import _errors
+    native = _errors._from_native(-1, "ONNXZIP_EINVAL", "m", -1)
+    out = tmp_path / "o.onnxzip"
+    calls = [lambda: onnxzip.pack(classic, out, align=96), lambda: onnxzip.pack(classic, out, size_threshold=-5),
+             lambda: onnxzip.save(make_model(), out, align=2**32 + 64),
+             lambda: onnxzip.unpack(archive, tmp_path / "m.onnx", layout="pertensor")]
+    for call in calls:
+        with pytest.raises(ValueError) as e:
+            call()
+        assert type(e.value) is type(native) is onnxzip.InvalidArgumentError
+        assert (e.value.status, e.value.code) == (native.status, native.code) == ("EINVAL", -1)
+    assert not out.exists()
 
 
 # -- indexes -----------------------------------------------------------------------

@@ -138,3 +138,102 @@ def test_pickle_round_trip(tmp_path):
                (e.status, e.code, e.offset, e.sys_errno, e.path)
         if isinstance(e, OSError):
             assert (back.errno, back.filename) == (e.errno, e.filename)
+
+
+def test_save_refuses_what_verify_refuses(tmp_path):
+    """save() of a model verify refuses: the class, status and message verify
+    gives the same archive written by zipfile (but for the file name); no
+    file left."""
+    onnx = pytest.importorskip("onnx")
+    for model, missing in ((onnx.ModelProto(), "no ir_version, no graph"),
+                           (onnx.ModelProto(ir_version=8), "no opset_import (required from ir_version 3 on, "
+                                                           "the model has 8), no graph")):
+        p = str(tmp_path / "out" / "m.onnxzip")
+        e = _raised(onnxzip.save, model, p)
+        assert type(e) is onnxzip.FormatError and isinstance(e, ValueError) and e.status == "EPROTO"
+        assert str(e).startswith(f"{p}: entry '__MODEL_PROTO': {missing} (onnx.checker requires ")
+        assert os.listdir(tmp_path) == []  # no file, no temporary file, no directory made
+        z = str(tmp_path / "zipfile.onnxzip")
+        with zipfile.ZipFile(z, "w", zipfile.ZIP_STORED) as f:
+            f.writestr("__MODEL_PROTO", model.SerializeToString())
+        v = _raised(onnxzip.verify, z)
+        assert type(v) is type(e) and (v.status, v.code) == (e.status, e.code)
+        assert str(v).startswith(z + ": ") and str(e)[len(p):] == str(v)[len(z):]
+        os.unlink(z)
+
+
+def _valid_model_bytes(external=None):
+    pytest.importorskip("onnx")
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    t = numpy_helper.from_array(np.arange(4, dtype=np.float32), "w")
+    if external:
+        t.ClearField("raw_data")
+        t.data_location = TensorProto.EXTERNAL
+        t.external_data.add(key="location", value=external)
+    graph = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [t])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+
+
+def _plain(p):
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("a.txt", "hello\n")
+        z.writestr("b.txt", "world\n")
+    return onnxzip.FormatError, "ENOTONNXZIP", [
+        "a zip archive, but not an onnxzip archive: it has no __MODEL_PROTO entry (2 entries, e.g. 'a.txt')"]
+
+
+def _legacy(p):
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:  # PyTorch's old export: the model first, deflated
+        z.writestr("__MODEL_PROTO", _valid_model_bytes("w0"))
+        z.writestr("w0", b"\0" * 16)
+    return onnxzip.FormatError, "EMETHOD", ["written by another tool (or re-zipped)",
+                                            "entry '__MODEL_PROTO' is deflated",
+                                            f"convert it with: onnxzip repack {p} -o OUT.onnxzip"]
+
+
+def _tf2onnx(p):
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("__MODEL_PROTO.onnx", _valid_model_bytes())
+    return onnxzip.FormatError, "ENOTONNXZIP", ["its model entry is named '__MODEL_PROTO.onnx'",
+                                                f"convert it with: onnxzip repack {p} -o OUT.onnxzip"]
+
+
+def _cut(at):
+    def build(p):
+        with zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as z:
+            z.writestr("w0", b"\1" * 5000)
+            z.writestr("__MODEL_PROTO", _valid_model_bytes())
+        data = open(p, "rb").read()
+        cut = at if at > 0 else len(data) + at
+        with open(p, "wb") as f:
+            f.write(data[:cut])
+        return onnxzip.FormatError, "ETRUNC", [f"truncated: {cut} bytes, but its local headers describe at least ",
+                                               "the download or copy was cut short"]
+    return build
+
+
+def _missing_external(p):
+    with open(p, "wb") as f:
+        f.write(_valid_model_bytes("x.bin"))
+    return onnxzip.NotFoundError, "ENOTFOUND", ["tensor 'w': external data file 'x.bin' does not exist"]
+
+
+@pytest.mark.parametrize("build", [_plain, _legacy, _tf2onnx, _cut(20), _cut(2000), _cut(-30), _cut(-1),
+                                   _missing_external],
+                         ids=["plain", "legacy", "tf2onnx", "cut20", "cut2000", "cut-30", "cut-1", "missing_ext"])
+def test_same_error_from_open_load_verify(tmp_path, build):
+    """What the CLI says of these files (tests/scripts/cli_messages.py), the
+    Python API raises from open, load and verify: one class and message."""
+    pytest.importorskip("onnx")
+    p = str(tmp_path / "input.bin")
+    cls, status, phrases = build(p)
+    seen = []
+    for call in (onnxzip.open, onnxzip.load, onnxzip.verify):
+        e = _raised(call, p)
+        assert type(e) is cls and e.status == status, (call.__name__, type(e), e.status, str(e))
+        assert str(e).startswith(f"{p}: ") and all(ph in str(e) for ph in phrases), (call.__name__, str(e))
+        seen.append(str(e))
+    assert len(set(seen)) == 1, seen
+    assert os.listdir(tmp_path) == ["input.bin"]

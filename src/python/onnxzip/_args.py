@@ -6,8 +6,8 @@ reaches the C library, with messages naming the argument. One rule each:
   ``float`` or ``str`` (TypeError);
 - byte counts: 0 .. 2**64 - 1 (ValueError);
 - alignments: a power of two within the C library's range (ValueError);
-  every ValueError here is also an onnxzip.Error of status EINVAL, as the C
-  library reports a bad option (ArgumentError);
+  every ValueError here is onnxzip.InvalidArgumentError (a ValueError and an
+  onnxzip.Error of status EINVAL), the class of the C library's bad options;
 - paths: ``str``, ``bytes`` or ``os.PathLike`` (TypeError), returned as
   ``str`` (bytes decoded as ``os.fsdecode`` does: round-trips to the same
   bytes when the C layer encodes it again);
@@ -19,7 +19,7 @@ import operator
 import os
 from typing import Iterable, Union
 
-from ._errors import Error
+from ._errors import make
 
 PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
@@ -28,14 +28,6 @@ _U64_MAX = 2**64 - 1
 # repack, save) and onnxzip_unpack_options.alignment (unpack's data file)
 MAX_ALIGN = 65536
 ARCHIVE_MIN_ALIGN = 64
-
-
-class ArgumentError(Error, ValueError):
-    """A bad argument value: a ValueError, and an onnxzip.Error of status
-    EINVAL (code -1), as the C library reports a bad option."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, status="EINVAL", code=-1)
 
 
 def integer(value: object, name: str) -> int:
@@ -52,9 +44,9 @@ def byte_count(value: object, name: str) -> int:
     """A size in bytes: an integer in 0 .. 2**64 - 1."""
     n = integer(value, name)
     if n < 0:
-        raise ArgumentError(f"{name} must be >= 0, not {n}")
+        raise make("EINVAL", f"{name} must be >= 0, not {n}")
     if n > _U64_MAX:
-        raise ArgumentError(f"{name} must be < 2**64, not {n}")
+        raise make("EINVAL", f"{name} must be < 2**64, not {n}")
     return n
 
 
@@ -62,7 +54,7 @@ def alignment(value: object, name: str, low: int) -> int:
     """A power of two in ``low`` .. 65536."""
     n = integer(value, name)
     if not low <= n <= MAX_ALIGN or n & (n - 1):
-        raise ArgumentError(f"{name} must be a power of two between {low} and {MAX_ALIGN}, not {n}")
+        raise make("EINVAL", f"{name} must be a power of two between {low} and {MAX_ALIGN}, not {n}")
     return n
 
 
@@ -79,5 +71,5 @@ def choice(value: object, name: str, choices: Iterable[str]) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str (one of {', '.join(options)}), not {type(value).__name__}")
     if value not in options:
-        raise ArgumentError(f"{name} must be one of {', '.join(options)}, not {value!r}")
+        raise make("EINVAL", f"{name} must be one of {', '.join(options)}, not {value!r}")
     return value
