@@ -82,7 +82,7 @@ class Error(Exception):
         if cls is Error:
             cls = class_for(status, sys_errno)
         if issubclass(cls, OSError):  # OSError's __new__ sets errno, strerror, filename when __new__ is overridden
-            return super().__new__(cls, sys_errno or None, message, path)  # type: ignore[call-arg]
+            return super().__new__(cls, sys_errno or None, message, path)
         return Exception.__new__(cls, message)  # not MemoryError's own __new__: Error is the layout base
 
     def __init__(self, message: str, *, status: str = "EINVAL", code: int = -1, offset: int = -1,
@@ -199,7 +199,7 @@ def open_file(path: str) -> BinaryIO:
     try:
         return open(path, "rb")
     except IsADirectoryError as e:
-        raise make("ENOTREG", f"{path}: a directory, not a regular file", sys_errno=e.errno, path=path) from None
+        raise make("ENOTREG", f"{path}: a directory, not a regular file", sys_errno=e.errno or 0, path=path) from None
     except OSError as e:
         raise make("EIO", f"{path}: cannot open: {e.strerror}", sys_errno=e.errno or 0, path=path) from None
 
