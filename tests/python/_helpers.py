@@ -82,41 +82,72 @@ def cli(onnxzip_cli: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
 
 # ---- tensors of a model, in the spec's model order -------------------------------
 
-def _sparse(sp) -> Iterator[TensorProto]:
+# The walk yields (path, tensor): the path is what names an unnamed tensor
+# (onnxzip_tensor.key in include/onnxzip/onnxzip.h), written here from that
+# documentation, not from the C code.
+
+def _join(prefix: str, segment: str) -> str:
+    return f"{prefix}/{segment}" if prefix else segment
+
+
+def _sparse(sp, where: str) -> Iterator[Tuple[str, TensorProto]]:
     # SparseTensorProto: values = 1, indices = 2
     if sp.HasField("values"):
-        yield sp.values
+        yield _join(where, "values"), sp.values
     if sp.HasField("indices"):
-        yield sp.indices
+        yield _join(where, "indices"), sp.indices
 
 
-def _attribute(a) -> Iterator[TensorProto]:
+def _attribute(a, where: str) -> Iterator[Tuple[str, TensorProto]]:
     # AttributeProto: t = 5, g = 6, tensors = 10, graphs = 11, sparse_tensor = 22, sparse_tensors = 23
     if a.HasField("t"):
-        yield a.t
+        yield where, a.t
     if a.HasField("g"):
-        yield from _graph(a.g)
-    yield from a.tensors
-    for g in a.graphs:
-        yield from _graph(g)
+        yield from _graph(a.g, where)
+    for k, t in enumerate(a.tensors):
+        yield f"{where}[{k}]", t
+    for k, g in enumerate(a.graphs):
+        yield from _graph(g, f"{where}[{k}]")
     if a.HasField("sparse_tensor"):
-        yield from _sparse(a.sparse_tensor)
-    for sp in a.sparse_tensors:
-        yield from _sparse(sp)
+        yield from _sparse(a.sparse_tensor, where)
+    for k, sp in enumerate(a.sparse_tensors):
+        yield from _sparse(sp, f"{where}[{k}]")
 
 
-def _nodes(nodes) -> Iterator[TensorProto]:
-    for n in nodes:  # NodeProto.attribute = 5
-        for a in n.attribute:
-            yield from _attribute(a)
+def _named(name: str, what: str, index: int) -> str:
+    name = name.split("\0")[0]  # the C library reads names up to a NUL
+    return name or f"{what}#{index}"
 
 
-def _graph(g) -> Iterator[TensorProto]:
+def _nodes(nodes, prefix: str) -> Iterator[Tuple[str, TensorProto]]:
+    for i, n in enumerate(nodes):  # NodeProto.attribute = 5
+        where = _join(prefix, _named(n.name, "node", i))
+        for j, a in enumerate(n.attribute):
+            yield from _attribute(a, _join(where, _named(a.name, "attribute", j)))
+
+
+def _graph(g, prefix: str) -> Iterator[Tuple[str, TensorProto]]:
     # GraphProto: node = 1, initializer = 5, sparse_initializer = 15
-    yield from _nodes(g.node)
-    yield from g.initializer
-    for sp in g.sparse_initializer:
-        yield from _sparse(sp)
+    yield from _nodes(g.node, prefix)
+    for i, t in enumerate(g.initializer):
+        yield _join(prefix, f"initializer#{i}"), t
+    for i, sp in enumerate(g.sparse_initializer):
+        yield from _sparse(sp, _join(prefix, f"sparse_initializer#{i}"))
+
+
+def _model(model) -> Iterator[Tuple[str, TensorProto]]:
+    if model.HasField("graph"):
+        yield from _graph(model.graph, "")
+    for i, ti in enumerate(model.training_info):
+        if ti.HasField("initialization"):
+            yield from _graph(ti.initialization, f"training_info#{i}/initialization")
+        if ti.HasField("algorithm"):
+            yield from _graph(ti.algorithm, f"training_info#{i}/algorithm")
+    for f in model.functions:
+        prefix = f"function:{f.domain + ':' if f.domain else ''}{f.name}"
+        yield from _nodes(f.node, prefix)
+        for j, a in enumerate(getattr(f, "attribute_proto", ())):
+            yield from _attribute(a, _join(prefix, _named(a.name, "attribute", j)))
 
 
 def iter_tensors(model) -> Iterator[TensorProto]:
@@ -124,17 +155,23 @@ def iter_tensors(model) -> Iterator[TensorProto]:
     number order, as onnx writes it) begins them: graph (7), training_info
     (20: initialization 1, algorithm 2), functions (25: node 7, then
     attribute_proto 11 where the installed onnx has that field)."""
-    if model.HasField("graph"):
-        yield from _graph(model.graph)
-    for ti in model.training_info:
-        if ti.HasField("initialization"):
-            yield from _graph(ti.initialization)
-        if ti.HasField("algorithm"):
-            yield from _graph(ti.algorithm)
-    for f in model.functions:
-        yield from _nodes(f.node)
-        for a in getattr(f, "attribute_proto", ()):
-            yield from _attribute(a)
+    for _, t in _model(model):
+        yield t
+
+
+def keyed_tensors(model) -> List[Tuple[str, TensorProto]]:
+    """(key, tensor) for every tensor, as iter_tensors orders them: the key
+    is the name, or for an unnamed tensor its path in the model ("~2", "~3",
+    ... appended when an earlier tensor has that key)."""
+    out: List[Tuple[str, TensorProto]] = []
+    taken = set()
+    for path, t in _model(model):
+        key, n = t.name or path, 2
+        while not t.name and key in taken:
+            key, n = f"{path}~{n}", n + 1
+        taken.add(key)
+        out.append((key, t))
+    return out
 
 
 def is_external(t: TensorProto) -> bool:

@@ -18,8 +18,8 @@ import pytest
 
 import onnxzip
 from _helpers import (address, assert_same_array, buffer_range, corpus_absent_reason, corpus_id, corpus_models,
-                      dtype_tensors, file_mappings, file_params, float6_tensors, inside, iter_tensors, load_classic,
-                      model_of, td_absent_reason, td_id, td_models)
+                      dtype_tensors, file_mappings, file_params, float6_tensors, inside, iter_tensors, keyed_tensors,
+                      load_classic, model_of, td_absent_reason, td_id, td_models)
 
 CORPUS = corpus_models()
 TESTDATA = td_models()
@@ -65,11 +65,13 @@ def check_open(path: pathlib.Path, original, what: str) -> dict:
                 assert inside(arr, side_maps[side]), f"{where}: data not in a mapping of {side}"
             else:
                 pytest.fail(f"{where}: unknown storage")
-        # the mapping: first tensor of each name
+        # the mapping: the first tensor of each key (its name; an unnamed tensor's path)
+        keyed = keyed_tensors(original)
+        assert [i.key for i in infos] == [k for k, _ in keyed], f"{what}: tensor keys"
         first = {}
-        for t in tensors:
-            first.setdefault(t.name, t)
-        assert sorted(a.tensors) == sorted(first), f"{what}: Archive.tensors names"
+        for key, t in keyed:
+            first.setdefault(key, t)
+        assert list(a.tensors) == list(first), f"{what}: Archive.tensors keys"
         assert len(a.tensors) == len(first)
         for name, t in first.items():
             arr = a.tensors[name]

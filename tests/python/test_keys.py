@@ -13,7 +13,7 @@ first reachable).
 from __future__ import annotations
 
 import pathlib
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Tuple
 
 import numpy as np
 import onnx
@@ -21,6 +21,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxzip
+from _helpers import keyed_tensors
 
 
 def _constant(name: str, values: np.ndarray) -> onnx.NodeProto:
@@ -52,30 +53,11 @@ def _model() -> onnx.ModelProto:
 
 
 def _expected(model: onnx.ModelProto) -> Dict[str, Tuple[str, Any]]:
-    """key -> (name, TensorProto) from onnx's view of the model: a named
-    tensor by its name; an unnamed attribute tensor by "<node name or
-    node#index>/<attribute>", a subgraph's continuing its attribute's path,
-    "~2" for the second of one path."""
-    found: List[Tuple[str, str, Any]] = []
-
-    def walk(graph: onnx.GraphProto, prefix: str) -> None:
-        for i, node in enumerate(graph.node):
-            where = prefix + (node.name or f"node#{i}")
-            for attr in node.attribute:
-                if attr.HasField("t"):
-                    found.append((attr.t.name or f"{where}/{attr.name}", attr.t.name, attr.t))
-                if attr.HasField("g"):
-                    walk(attr.g, f"{where}/{attr.name}/")
-        found.extend((t.name, t.name, t) for t in graph.initializer)
-
-    walk(model.graph, "")
-    keys: Dict[str, Tuple[str, Any]] = {}
-    for key, name, tensor in found:
-        n = 1
-        while (key if n == 1 else f"{key}~{n}") in keys:
-            n += 1
-        keys[key if n == 1 else f"{key}~{n}"] = (name, tensor)
-    return keys
+    """key -> (name, TensorProto) from onnx's view of the model
+    (_helpers.keyed_tensors: a named tensor by its name; an unnamed attribute
+    tensor by "<node name or node#index>/<attribute>", a subgraph's
+    continuing its attribute's path, "~2" for the second of one path)."""
+    return {key: (t.name, t) for key, t in keyed_tensors(model)}
 
 
 @pytest.fixture(scope="module")
