@@ -57,7 +57,7 @@ def _import_torch() -> Any:
 
 
 def _where(archive: "Archive", info: "TensorInfo") -> str:
-    return f"{archive.path or '(buffer)'}: tensor '{info.name}'"
+    return f"{archive.path or '(buffer)'}: tensor '{info.key}'"
 
 
 def _private_region(archive: "Archive", info: "TensorInfo") -> np.ndarray:
@@ -138,8 +138,8 @@ def state_dict(archive: "Archive", writable: bool) -> Dict[str, Any]:  # torch.T
     first: Dict[str, "TensorInfo"] = {}
     for info in archive._infos:
         if info.kind == "initializer" and info.graph_depth == 0:
-            first.setdefault(info.name, info)
+            first.setdefault(info.key, info)  # the name; a key for an unnamed one
     infos = list(first.values())
     _import_torch()
     arrays = writable_arrays(archive, infos) if writable else [archive.array(i) for i in infos]
-    return {info.name: to_torch(archive, info, a) for info, a in zip(infos, arrays)}
+    return {info.key: to_torch(archive, info, a) for info, a in zip(infos, arrays)}
