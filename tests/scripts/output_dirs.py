@@ -25,19 +25,12 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import ozcommon
+
 ERROR_LINE = re.compile(r"^onnxzip: (.*) \[(ONNXZIP_[A-Z0-9_]+)\]$")
 WEIGHT = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
-passed = failed = 0
-
-
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what, detail)
-    return ok
+TALLY = ozcommon.Tally()
+check = TALLY.check
 
 
 def run(exe, *args):
@@ -153,8 +146,8 @@ def main():
         refused(exe, root, "view -o into a missing directory", "ONNXZIP_EPATH", "view", "newdir/x.onnxzip",
                 out="newdir/sub/x.view.onnx", needle="a view must be in its archive's directory")
         check(os.path.isdir("empty") and not os.listdir("empty"), "an existing empty directory is kept")
-    print(f"output_dirs: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"output_dirs: {TALLY.passed} passed, {TALLY.failed} failed")
+    return 1 if TALLY.failed else 0
 
 
 if __name__ == "__main__":
