@@ -647,8 +647,8 @@ ONNXZIP_API int onnxzip_fetch(onnxzip_archive *a, const char *path,
  * ONNXZIP_ENOTFOUND when no such initializer matches; ONNXZIP_EINVAL for a
  * classic model; ONNXZIP_EPROTO for a model onnxzip_verify() would refuse
  * (verify's message, as onnxzip_writer_finish()); or the errors of reading
- * `a` and of the writer. Missing
- * parent directories of `path` are created; removed again on failure. */
+ * `a` and of the writer. Missing parent directories of `path` are created;
+ * removed again on failure. */
 ONNXZIP_API int onnxzip_fetch_tensors(onnxzip_archive *a, const char *path, const char *const *patterns,
                                       size_t npatterns,
                                       void (*progress)(void *user, uint64_t done, uint64_t total), void *user);
@@ -972,9 +972,10 @@ ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_na
  * __MODEL_PROTO entry (or, as tf2onnx names it, "__MODEL_PROTO.onnx")
  * whose references resolve, and other entries named as onnxzip names
  * entries (C identifiers); a zip without either is ONNXZIP_ENOTONNXZIP, and
- * one cut short ONNXZIP_ETRUNC, as onnxzip_open() says them. Refuses a model onnxzip_verify() would refuse (no
- * ir_version, opset_import or graph): ONNXZIP_EPROTO with verify's message
- * for the output archive, no output written. `out_path` must not be the
+ * one cut short ONNXZIP_ETRUNC, as onnxzip_open() says them. Refuses a
+ * model onnxzip_verify() would refuse (no ir_version, opset_import or
+ * graph): ONNXZIP_EPROTO with verify's message for the output archive, no
+ * output written. `out_path` must not be the
  * input (ONNXZIP_ESAMEFILE) nor special (ONNXZIP_ENOTREG): see "Outputs".
  * Missing parent directories of `out_path` are created; removed again on
  * failure. ONNXZIP_EUNSUPPORTED in builds without libzip
