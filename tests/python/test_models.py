@@ -156,6 +156,41 @@ def test_save_model_read_from_archive(tmp_path):
         onnxzip.verify(out)
 
 
+def test_save_model_of_open_archive_without_source(tmp_path):
+    """onnxzip.save(a.model(), path) while a is open: the model finds its
+    archive itself (that very object, edited in place), also with a second
+    open archive whose entries have the same names and sizes but other
+    bytes; a copy of the model does not, and says so."""
+    first, second = tmp_path / "a.onnxzip", tmp_path / "b.onnxzip"
+    original = weights_model()
+    onnxzip.save(original, first, sync=False)
+    other = weights_model()
+    for t in other.graph.initializer:
+        t.raw_data = bytes(b ^ 0xFF for b in t.raw_data)
+    onnxzip.save(other, second, sync=False)
+    with onnxzip.open(first) as a, onnxzip.open(second) as b:
+        m_b = b.model()
+        m_a = a.model()
+        m_a.producer_name = "edited"
+        onnxzip.save(m_a, tmp_path / "from_a.onnxzip", sync=False)
+        onnxzip.save(m_b, tmp_path / "from_b.onnxzip", sync=False)
+        copy = onnx.ModelProto()
+        copy.CopyFrom(m_a)
+        with pytest.raises(onnxzip.Error, match="source=") as e:
+            onnxzip.save(copy, tmp_path / "copy.onnxzip", sync=False)
+        assert isinstance(e.value, ValueError)
+    assert not (tmp_path / "copy.onnxzip").exists()
+    for out, want in (("from_a", original), ("from_b", other)):
+        with zipfile.ZipFile(tmp_path / f"{out}.onnxzip") as z:
+            assert z.testzip() is None
+            for t in want.graph.initializer[:3]:
+                assert z.read(t.name) == t.raw_data, (out, t.name)
+    assert stored_model(tmp_path / "from_a.onnxzip").producer_name == "edited"
+    with pytest.raises(onnxzip.Error, match="source="):  # a closed archive serves no bytes
+        onnxzip.save(m_a, tmp_path / "closed.onnxzip", sync=False)
+    assert not (tmp_path / "closed.onnxzip").exists()
+
+
 def test_save_source_threshold_and_dedup(tmp_path):
     """Referenced tensors under size_threshold come back inline (raw_data,
     data_location unset as the original had it); dedup applies to them."""

@@ -2,10 +2,12 @@
 mapped file."""
 from __future__ import annotations
 
+import collections
 import mmap
 import os
+import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Deque, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
 
 import numpy as np
 
@@ -137,6 +139,23 @@ def set_loaded_location(tensor: Any, storage: str) -> None:
         tensor.data_location = tensor.DEFAULT
 
 
+# Open archives whose model() returned models with references (weakly: an
+# Archive is not kept alive by this), and how many models each remembers.
+_HANDING: "weakref.WeakSet[Archive]" = weakref.WeakSet()
+_HANDED_MODELS = 16
+
+
+def model_source(model: Any) -> Optional["Archive"]:
+    """The open Archive whose model() returned this very object (edited in
+    place or not; a copy is another object), among the last 16 models each
+    returned; None when there is none. protobuf messages take no attributes
+    and upb's no weak references, so the Archive keeps the models."""
+    for archive in list(_HANDING):
+        if archive._h is not None and any(m is model for m in archive._handed):
+            return archive
+    return None
+
+
 class Archive:
     """An open model: an onnxzip archive, or a classic .onnx (single file or
     with external data), mapped read-only. Use :func:`onnxzip.open`.
@@ -148,6 +167,9 @@ class Archive:
 
     def __init__(self, handle: Any, path: Optional[str]) -> None:
         self._h: Optional[_native.Handle] = handle
+        # The last models model() returned with their references, so that
+        # save() knows where their bytes are (see model_source()).
+        self._handed: Deque[Any] = collections.deque(maxlen=_HANDED_MODELS)
         self._path = path
         self._raw = handle.tensors()  # tuples; TensorInfo objects are made when asked for
         self._info_list: Optional[List[TensorInfo]] = None
@@ -170,6 +192,7 @@ class Archive:
         self._h = None
         self._copies = {}
         self._strings = {}
+        _HANDING.discard(self)
 
     @property
     def closed(self) -> bool:
@@ -342,6 +365,9 @@ class Archive:
         model.ParseFromString(self.model_bytes)
         if load_data:
             self._load_data(model)
+        else:
+            self._handed.append(model)
+            _HANDING.add(self)
         return model
 
     def _external_regions(self) -> Dict[Tuple[str, int], List[TensorInfo]]:

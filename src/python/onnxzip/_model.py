@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tupl
 import numpy as np
 
 from . import _args, _native, _walk
-from ._archive import Archive, PathLike, TensorInfo, _import_onnx, set_loaded_location
+from ._archive import Archive, PathLike, TensorInfo, _import_onnx, model_source, set_loaded_location
 from ._archive import open as _open
 from ._errors import Error
 from ._errors import open_file as _open_file
@@ -170,7 +170,8 @@ class _Saver:
         if self.source is None:
             location = next((kv.value for kv in src.external_data if kv.key == "location"), "")
             raise Error(f"tensor '{src.name}': its data is in an external file or entry ('{location}'); "
-                        "give the archive or classic model it came from as save(model, path, source=...), "
+                        "give the archive or classic model it came from as save(model, path, source=...) "
+                        "(an open Archive's model() finds its archive itself, a copy of it does not), "
                         "load the model with its data first (onnx.load(path) or onnxzip.load(path)), "
                         "or convert the file with onnxzip.pack()", status="EINVAL", code=-1)
         if self.regions is None:
@@ -186,12 +187,15 @@ class _Saver:
 
 
 @contextlib.contextmanager
-def _source(source: Union[Archive, PathLike, None]) -> Iterator[Optional[Archive]]:
+def _source(source: Union[Archive, PathLike, None], model: Any) -> Iterator[Optional[Archive]]:
     """save()'s source as an open Archive for the duration of the save: the
-    caller's (left open), or one opened from a path (closed after)."""
-    if source is None or isinstance(source, Archive):
-        if source is not None:
-            source._handle()  # ValueError when closed, before anything is written
+    caller's (left open), one opened from a path (closed after), or with no
+    source the open Archive whose model() returned ``model`` itself."""
+    if source is None:
+        yield model_source(model)
+        return
+    if isinstance(source, Archive):
+        source._handle()  # ValueError when closed, before anything is written
         yield source
         return
     with _open(source) as archive:
@@ -221,15 +225,17 @@ def save(model: "onnx.ModelProto", path: PathLike, *, align: int = 64, size_thre
     name entries or side files of. Their bytes are streamed from its mapping
     into the new archive (never loaded whole; small ones become inline
     raw_data), so ``m = a.model()``, edits, then ``save(m, "new.onnxzip",
-    source=a)`` writes an edited copy. Without ``source`` such a tensor is
-    an error."""
+    source=a)`` writes an edited copy. ``source`` may be left out for a
+    model that ``a.model()`` returned (that very object, edited in place or
+    not, while ``a`` is open: each Archive remembers the last 16 it
+    returned); otherwise such a tensor is an error."""
     if not hasattr(model, "DESCRIPTOR") or model.DESCRIPTOR.name != "ModelProto":
         raise TypeError(f"save() takes an onnx.ModelProto, not {type(model).__name__}")
     size_threshold = _args.byte_count(size_threshold, "size_threshold")
     writer = _native.writer(_args.path(path, "path"), _args.alignment(align, "align", _args.ARCHIVE_MIN_ALIGN),
                             0 if sync else 1)
     try:
-        with _source(source) as archive:
+        with _source(source, model) as archive:
             saver = _Saver(writer, size_threshold, convert_attribute, dedup, archive)
             skeleton = type(model)()
             _walk.rebuild(model, skeleton, saver.on_tensor)
