@@ -57,6 +57,11 @@ static void escape_message(const char *in, char *out, size_t cap)
 }
 
 /* The one place the last error is recorded: every oz_err*() ends here. */
+#if defined(__MINGW32__)
+__attribute__((format(gnu_printf, 5, 0)))
+#elif defined(__GNUC__)
+__attribute__((format(printf, 5, 0)))
+#endif
 static int record(int status, int64_t offset, int sys_errno, const char *path, const char *fmt, va_list ap)
 {
     char raw[sizeof last.message];
