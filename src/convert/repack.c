@@ -47,7 +47,6 @@ static int status_for(int ze)
     }
 }
 
-/* Records a libzip error for `in` (and entry `name` when not NULL). */
 /* A zip libzip cannot open may be a cut download: the reader's diagnosis
  * (zip_diagnose.c) says so, with the size its local headers imply; its
  * error stands then. */
@@ -59,6 +58,7 @@ static int cut_short(const char *in_path)
     return rc == ONNXZIP_ETRUNC;
 }
 
+/* Records a libzip error for `in` (and entry `name` when not NULL). */
 static int zip_fail(const zip_error_t *ze, const char *in, const char *name, const char *what)
 {
     int code = zip_error_code_zip(ze);

@@ -42,7 +42,6 @@
 #include "common/atomic_file.h"
 #include "common/checksum.h"
 #include "common/zip_format.h"
-#include "onnx/model_fields.h"
 #include "write/zip_records.h"
 
 #define PAGE 4096u
@@ -331,8 +330,7 @@ int onnxzip_update_model(const char *path, const void *model, size_t size)
     if (!rc) rc = onnxzip_open(path, 0, &u.a);
     if (!rc && u.a->layout != ONNXZIP_LAYOUT_ARCHIVE)
         rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive; set-model updates archives", path);
-    if (!rc) rc = oz_tensors_check(&u.a->zip, u.model, size, path); /* refs resolve */
-    if (!rc) rc = oz_check_model_fields(u.model, size, path, 1, -1); /* as verify will check it */
+    if (!rc) rc = oz_tensors_check(&u.a->zip, u.model, size, path); /* as open and verify will check it */
     if (!rc) {
         oz_checksum cs;
         oz_checksum_init(&cs);

@@ -1,7 +1,8 @@
 /* The fields onnx.checker requires of a ModelProto itself. One check, used
- * by onnxzip_verify() and by every call that writes an archive's model (the
- * writer's finish, onnxzip_update_model()), so that nothing onnxzip writes
- * is refused by its own verify. */
+ * by onnxzip_verify() and by oz_tensors_check(), which every call that
+ * writes an archive's model passes (the writer's finish,
+ * onnxzip_update_model()), so that nothing onnxzip writes is refused by its
+ * own verify. */
 #ifndef ONNXZIP_MODEL_FIELDS_H
 #define ONNXZIP_MODEL_FIELDS_H
 

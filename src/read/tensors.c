@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "onnx/dtype.h"
+#include "onnx/model_fields.h"
 #include "read/extdata.h"
 #include "onnx/onnx_schema.h"
 #include "onnx/onnx_walk.h"
@@ -315,8 +316,11 @@ int oz_tensors_check(const oz_zip *z, const uint8_t *model, size_t len, const ch
 {
     oz_tensors ts;
     int rc = build_index(&ts, z, NULL, NULL, model, len, 0, path, 0);
-    if (!rc) oz_tensors_free(&ts);
-    return rc;
+    if (rc) return rc;
+    oz_tensors_free(&ts);
+    /* then what onnxzip_verify() checks of the model after open's checks:
+     * nothing onnxzip writes is refused by its own verify */
+    return oz_check_model_fields(model ? model : (const uint8_t *)"", len, path, 1, -1);
 }
 
 void oz_tensors_free(oz_tensors *ts)

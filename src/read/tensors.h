@@ -55,9 +55,10 @@ int oz_tensors_build_classic(oz_tensors *ts, struct oz_extdata *ext, const uint8
                              const char *path);
 
 /* Checks, without keeping an index, that a model for the archive whose
- * entries are `z` is one open would accept: the schema, and every tensor
- * reference resolving to an entry of the right size. For writers and the
- * model update, before they commit a model. */
+ * entries are `z` is one open and verify would accept: the schema, every
+ * tensor reference resolving to an entry of the right size, then the fields
+ * verify requires (onnx/model_fields.h). For writers and the model update,
+ * before they commit a model. */
 int oz_tensors_check(const oz_zip *z, const uint8_t *model, size_t len, const char *path);
 
 /* The index entry of the TensorProto that a walk (onnx/onnx_walk.h) of the

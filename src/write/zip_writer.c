@@ -11,7 +11,6 @@
 #include "common/bg_hash.h"
 #include "common/copy_range.h"
 #include "common/sys.h"
-#include "onnx/model_fields.h"
 #include "read/tensors.h"
 #include "write/zip_writer.h"
 #include "common/zip_format.h"
@@ -412,10 +411,7 @@ static int finish(onnxzip_writer *w)
 {
     if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier; nothing was written", w->path);
     if (!w->has_model) return oz_err(ONNXZIP_ENOMODEL, -1, "%s: no model was set (onnxzip_writer_set_model)", w->path);
-    int rc = oz_tensors_check(&w->zip, w->model.p, w->model.len, w->path);
-    /* then what onnxzip_verify() checks of the model after open's checks:
-     * no writer makes an archive that verify refuses */
-    if (!rc) rc = oz_check_model_fields(w->model.p ? w->model.p : (const uint8_t *)"", w->model.len, w->path, 1, -1);
+    int rc = oz_tensors_check(&w->zip, w->model.p, w->model.len, w->path); /* as open and verify check it */
     if (rc || (rc = collect_sums(w))) return rc;
     source m = { w->model.p ? w->model.p : (const uint8_t *)"", -1, 0, w->model.len, NULL, NULL };
     if ((rc = add_entry(w, OZ_MODEL_NAME, OZ_NAME_MODEL, &m)) || (rc = write_directory(w))) return rc;
