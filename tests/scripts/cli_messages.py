@@ -34,7 +34,6 @@ import os
 import re
 import struct
 import sys
-import tempfile
 import zipfile
 
 sys.dont_write_bytecode = True  # never write __pycache__ into the source tree
@@ -254,11 +253,8 @@ def main(argv):
         print(__doc__)
         return 2
     exe = argv[1]
-    keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
     t = ozcommon.Tally()
-    with tempfile.TemporaryDirectory(prefix="oz-messages-") as tmp:
-        d = keep or tmp
-        os.makedirs(d, exist_ok=True)
+    with ozcommon.workdir(argv, "oz-messages-") as d:
         for case in (plain_zip, legacy_zip, tf2onnx_zip, truncated, missing_external, set_model_empty):
             case(t, exe, d)
     print(f"cli_messages: {t.passed} passed, {t.failed} failed")

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True  # never write __pycache__ into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -180,11 +179,8 @@ def main(argv):
         print(__doc__)
         return 2
     exe = argv[1]
-    keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
     t = ozcommon.Tally()
-    with tempfile.TemporaryDirectory(prefix="oz-names-") as tmp:
-        d = keep or tmp
-        os.makedirs(d, exist_ok=True)
+    with ozcommon.workdir(argv, "oz-names-") as d:
         classic = os.path.join(d, STEM + ".onnx")
         archive = os.path.join(d, STEM + ".onnxzip")
         onnx.save_model(make_model(), classic)

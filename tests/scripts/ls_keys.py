@@ -20,7 +20,6 @@ Prints "ls_keys: N passed, M failed"; exits 1 on any failure.
 import json
 import os
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True  # never write __pycache__ into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -133,7 +132,6 @@ def main(argv):
         print(__doc__)
         return 2
     exe = argv[1]
-    keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
     t = ozcommon.Tally()
     m = make_model()
     expected = expected_keys(m)
@@ -143,9 +141,7 @@ def main(argv):
              "if0/then_branch/node#0/value", "node#5/vals[0]", "listed", "w",
              "training_info#0/algorithm/node#0/value", "function:custom:F/node#0/value"],
             "oracle keys", [k for _, k, _ in expected])
-    with tempfile.TemporaryDirectory(prefix="oz-keys-") as tmp:
-        d = keep or tmp
-        os.makedirs(d, exist_ok=True)
+    with ozcommon.workdir(argv, "oz-keys-") as d:
         classic, archive = os.path.join(d, "m.onnx"), os.path.join(d, "m.onnxzip")
         onnx.save(m, classic)
         r = ozcommon.run([exe, "pack", classic, "-o", archive, "-q"])

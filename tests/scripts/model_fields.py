@@ -27,7 +27,6 @@ Prints "model_fields: N passed, M failed"; exits 1 on any failure.
 import os
 import re
 import sys
-import tempfile
 import zipfile
 
 sys.dont_write_bytecode = True  # never write __pycache__ into the source tree
@@ -159,11 +158,8 @@ def main(argv):
         print(__doc__)
         return 2
     exe = argv[1]
-    keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
     t = ozcommon.Tally()
-    with tempfile.TemporaryDirectory(prefix="oz-fields-") as tmp:
-        d = keep or tmp
-        os.makedirs(d, exist_ok=True)
+    with ozcommon.workdir(argv, "oz-fields-") as d:
         for i, (name, model, missing, agrees) in enumerate(CASES):
             run_case(t, exe, d, i, name, model, missing, agrees)
     print(f"model_fields: {t.passed} passed, {t.failed} failed")

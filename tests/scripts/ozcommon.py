@@ -14,9 +14,11 @@ run with /usr/bin/python3).
   * normalize() / model_diff(): compare two ModelProtos modulo the
     DEFAULT-data_location noise.
 """
+import contextlib
 import json
 import os
 import subprocess
+import tempfile
 import zipfile
 import zlib
 
@@ -40,6 +42,17 @@ class Tally:
             self.failed += 1
             print(f"FAIL {what}: {detail}")
         return ok
+
+
+@contextlib.contextmanager
+def workdir(argv, prefix):
+    """A script's working directory: the one after --keep in argv (made if
+    missing, left for inspection), else a temporary one removed after."""
+    keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        d = keep or tmp
+        os.makedirs(d, exist_ok=True)
+        yield d
 
 
 def _sparse(sp, depth, where):
