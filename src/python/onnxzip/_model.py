@@ -103,10 +103,12 @@ def copy_metadata(src: Any, dst: Any) -> None:
             _walk.copy_field(dst, fd, getattr(src, fd.name))
 
 
-def set_reference(dst: Any, entry: str) -> None:
-    """Makes ``dst`` (its data fields empty) a reference to a whole entry."""
-    kv = dst.external_data.add()
-    kv.key, kv.value = "location", entry
+def set_reference(dst: Any, entry: str, *extra: Tuple[str, str]) -> None:
+    """Makes ``dst`` (its data fields empty) a reference to entry ``entry``:
+    all of it, or the part ``extra`` ("offset", "length") names."""
+    for key, value in (("location", entry),) + extra:
+        kv = dst.external_data.add()
+        kv.key, kv.value = key, value
     dst.data_location = dst.EXTERNAL
 
 
@@ -279,17 +281,16 @@ class _EntryMatcher:
         entries = {e.name: e for e in archive.entries}
         self.by_name: Dict[str, List[TensorInfo]] = {}
         self.by_size: Dict[int, List[TensorInfo]] = {}
-        self.keys: Dict[int, List[Tuple[str, str]]] = {}
+        self.parts: Dict[int, Tuple[Tuple[str, str], ...]] = {}  # the offset and length keys, for part of an entry
         for t in archive._infos:
             if t.storage != "entry" or t.entry is None or t.nbytes == 0:
                 continue
             self.by_name.setdefault(t.name, []).append(t)
             self.by_size.setdefault(t.nbytes, []).append(t)
             entry = entries[t.entry]
-            keys = [("location", t.entry)]
-            if t.offset != entry.data_offset or t.nbytes != entry.size:
-                keys += [("offset", str(t.offset - entry.data_offset)), ("length", str(t.nbytes))]
-            self.keys[t.index] = keys
+            whole = t.offset == entry.data_offset and t.nbytes == entry.size
+            self.parts[t.index] = () if whole else (("offset", str(t.offset - entry.data_offset)),
+                                                    ("length", str(t.nbytes)))
         self.threshold = 1024  # save()'s default: smaller inline tensors are not counted
         self.inline_bytes = 0
         self.inline_largest = ("", 0)
@@ -315,10 +316,7 @@ class _EntryMatcher:
                 self.inline_largest = max(self.inline_largest, (src.name, len(data)), key=lambda x: x[1])
             return
         copy_metadata(src, dst)
-        for key, value in self.keys[info.index]:
-            kv = dst.external_data.add()
-            kv.key, kv.value = key, value
-        dst.data_location = dst.EXTERNAL
+        set_reference(dst, cast(str, info.entry), *self.parts[info.index])  # entry tensors only (__init__)
 
 
 def model_for_update(path: str, model: Any) -> bytes:
