@@ -11,36 +11,12 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "pbwrite.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------
  * Hand-encoded protobuf
  * ---------------------------------------------------------------------- */
-
-static void vint(oz_buf *b, unsigned num, uint64_t v)
-{
-    oz_buf_varint(b, (uint64_t)num << 3);
-    oz_buf_varint(b, v);
-}
-
-static void bytes_field(oz_buf *b, unsigned num, const void *d, size_t n)
-{
-    oz_buf_varint(b, (uint64_t)num << 3 | 2);
-    oz_buf_varint(b, n);
-    oz_buf_append(b, d, n);
-}
-
-static void str_field(oz_buf *b, unsigned num, const char *s)
-{
-    bytes_field(b, num, s, strlen(s));
-}
-
-/* Appends message `m` as field `num` and frees it. */
-static void msg_field(oz_buf *b, unsigned num, oz_buf *m)
-{
-    bytes_field(b, num, m->p ? m->p : (const uint8_t *)"", m->len);
-    oz_buf_free(m);
-}
 
 /* A TensorProto of one FLOAT (or, `int64`, one INT64) element in raw_data;
  * no name field when `name` is NULL. */
@@ -48,10 +24,10 @@ static oz_buf tensor(const char *name, int int64)
 {
     static const uint8_t zeros[8];
     oz_buf t = { 0 };
-    vint(&t, 1, 1);             /* dims [1] */
-    vint(&t, 2, int64 ? 7 : 1); /* data_type */
-    if (name) str_field(&t, 8, name);
-    bytes_field(&t, 9, zeros, int64 ? 8 : 4);
+    pb_vint(&t, 1, 1);             /* dims [1] */
+    pb_vint(&t, 2, int64 ? 7 : 1); /* data_type */
+    if (name) pb_str(&t, 8, name);
+    pb_len(&t, 9, zeros, int64 ? 8 : 4);
     return t;
 }
 
@@ -59,8 +35,8 @@ static oz_buf tensor(const char *name, int int64)
 static oz_buf tensor_attr(const char *name, const char *tensor_name)
 {
     oz_buf a = { 0 }, t = tensor(tensor_name, 0);
-    if (name) str_field(&a, 1, name);
-    msg_field(&a, 5, &t);
+    if (name) pb_str(&a, 1, name);
+    pb_msg(&a, 5, &t);
     return a;
 }
 
@@ -68,9 +44,9 @@ static oz_buf tensor_attr(const char *name, const char *tensor_name)
 static oz_buf constant(const char *name)
 {
     oz_buf n = { 0 }, a = tensor_attr("value", NULL);
-    if (name) str_field(&n, 3, name);
-    str_field(&n, 4, "Constant");
-    msg_field(&n, 5, &a);
+    if (name) pb_str(&n, 3, name);
+    pb_str(&n, 4, "Constant");
+    pb_msg(&n, 5, &a);
     return n;
 }
 
@@ -78,8 +54,8 @@ static oz_buf constant(const char *name)
 static oz_buf sparse(const char *values_name)
 {
     oz_buf s = { 0 }, v = tensor(values_name, 0), i = tensor(NULL, 1);
-    msg_field(&s, 1, &v);
-    msg_field(&s, 2, &i);
+    pb_msg(&s, 1, &v);
+    pb_msg(&s, 2, &i);
     return s;
 }
 
@@ -123,90 +99,90 @@ static const char *const expected[] = {
 static void main_graph_nodes(oz_buf *g)
 {
     oz_buf n;
-    n = constant("c"), msg_field(g, 1, &n);
-    n = constant(NULL), msg_field(g, 1, &n);
-    n = constant("x"), msg_field(g, 1, &n);
-    n = constant("c"), msg_field(g, 1, &n);
-    n = constant("c"), msg_field(g, 1, &n);
+    n = constant("c"), pb_msg(g, 1, &n);
+    n = constant(NULL), pb_msg(g, 1, &n);
+    n = constant("x"), pb_msg(g, 1, &n);
+    n = constant("c"), pb_msg(g, 1, &n);
+    n = constant("c"), pb_msg(g, 1, &n);
 
     oz_buf list = { 0 }, t, noname = tensor_attr(NULL, NULL);
-    str_field(&list, 1, "vals");
-    t = tensor(NULL, 0), msg_field(&list, 10, &t);
-    t = tensor("n1", 0), msg_field(&list, 10, &t);
-    t = tensor(NULL, 0), msg_field(&list, 10, &t);
+    pb_str(&list, 1, "vals");
+    t = tensor(NULL, 0), pb_msg(&list, 10, &t);
+    t = tensor("n1", 0), pb_msg(&list, 10, &t);
+    t = tensor(NULL, 0), pb_msg(&list, 10, &t);
     n = (oz_buf){ 0 };
-    msg_field(&n, 5, &list);
-    msg_field(&n, 5, &noname);
-    msg_field(g, 1, &n);
+    pb_msg(&n, 5, &list);
+    pb_msg(&n, 5, &noname);
+    pb_msg(g, 1, &n);
 
     oz_buf then = { 0 }, body0 = { 0 }, body1 = { 0 }, c = constant(NULL), k = constant("k");
-    msg_field(&then, 1, &c);
-    t = tensor(NULL, 0), msg_field(&then, 5, &t);
-    msg_field(&body1, 1, &k);
+    pb_msg(&then, 1, &c);
+    t = tensor(NULL, 0), pb_msg(&then, 5, &t);
+    pb_msg(&body1, 1, &k);
     oz_buf g_attr = { 0 }, graphs = { 0 };
-    str_field(&g_attr, 1, "then_branch");
-    msg_field(&g_attr, 6, &then);
-    str_field(&graphs, 1, "bodies");
-    msg_field(&graphs, 11, &body0);
-    msg_field(&graphs, 11, &body1);
+    pb_str(&g_attr, 1, "then_branch");
+    pb_msg(&g_attr, 6, &then);
+    pb_str(&graphs, 1, "bodies");
+    pb_msg(&graphs, 11, &body0);
+    pb_msg(&graphs, 11, &body1);
     n = (oz_buf){ 0 };
-    str_field(&n, 3, "if");
-    msg_field(&n, 5, &g_attr);
-    msg_field(&n, 5, &graphs);
-    msg_field(g, 1, &n);
+    pb_str(&n, 3, "if");
+    pb_msg(&n, 5, &g_attr);
+    pb_msg(&n, 5, &graphs);
+    pb_msg(g, 1, &n);
 
     oz_buf one = { 0 }, many = { 0 }, s;
-    str_field(&one, 1, "sparse_value");
-    s = sparse(NULL), msg_field(&one, 22, &s);
-    str_field(&many, 1, "sps");
-    s = sparse("sv"), msg_field(&many, 23, &s);
-    s = sparse(NULL), msg_field(&many, 23, &s);
+    pb_str(&one, 1, "sparse_value");
+    s = sparse(NULL), pb_msg(&one, 22, &s);
+    pb_str(&many, 1, "sps");
+    s = sparse("sv"), pb_msg(&many, 23, &s);
+    s = sparse(NULL), pb_msg(&many, 23, &s);
     n = (oz_buf){ 0 };
-    str_field(&n, 3, "sp");
-    msg_field(&n, 5, &one);
-    msg_field(&n, 5, &many);
-    msg_field(g, 1, &n);
+    pb_str(&n, 3, "sp");
+    pb_msg(&n, 5, &one);
+    pb_msg(&n, 5, &many);
+    pb_msg(g, 1, &n);
 
     oz_buf nul = { 0 }, value = tensor_attr("value", NULL);
-    bytes_field(&nul, 3, "nul\0tail", 8);
-    msg_field(&nul, 5, &value);
-    msg_field(g, 1, &nul);
+    pb_len(&nul, 3, "nul\0tail", 8);
+    pb_msg(&nul, 5, &value);
+    pb_msg(g, 1, &nul);
 }
 
 static uint8_t *make_model(size_t *len)
 {
     oz_buf g = { 0 }, t, s;
-    t = tensor("x/value", 0), msg_field(&g, 5, &t);
+    t = tensor("x/value", 0), pb_msg(&g, 5, &t);
     main_graph_nodes(&g);
-    t = tensor(NULL, 0), msg_field(&g, 5, &t);
-    s = sparse(NULL), msg_field(&g, 15, &s);
+    t = tensor(NULL, 0), pb_msg(&g, 5, &t);
+    s = sparse(NULL), pb_msg(&g, 15, &s);
 
     oz_buf ti0 = { 0 }, init = { 0 }, algo = { 0 }, c = constant(NULL);
-    t = tensor(NULL, 0), msg_field(&init, 5, &t);
-    msg_field(&algo, 1, &c);
-    msg_field(&ti0, 1, &init);
-    msg_field(&ti0, 2, &algo);
+    t = tensor(NULL, 0), pb_msg(&init, 5, &t);
+    pb_msg(&algo, 1, &c);
+    pb_msg(&ti0, 1, &init);
+    pb_msg(&ti0, 2, &algo);
     oz_buf ti1 = { 0 }, algo1 = { 0 };
-    t = tensor(NULL, 0), msg_field(&algo1, 5, &t);
-    msg_field(&ti1, 2, &algo1);
+    t = tensor(NULL, 0), pb_msg(&algo1, 5, &t);
+    pb_msg(&ti1, 2, &algo1);
 
     oz_buf f = { 0 }, fnode = constant(NULL), dflt = tensor_attr("alpha", NULL);
-    str_field(&f, 1, "F");
-    msg_field(&f, 7, &fnode);
-    str_field(&f, 10, "custom");
-    msg_field(&f, 11, &dflt);
+    pb_str(&f, 1, "F");
+    pb_msg(&f, 7, &fnode);
+    pb_str(&f, 10, "custom");
+    pb_msg(&f, 11, &dflt);
     oz_buf f2 = { 0 }, m = constant("m");
-    str_field(&f2, 1, "G");
-    msg_field(&f2, 7, &m);
+    pb_str(&f2, 1, "G");
+    pb_msg(&f2, 7, &m);
 
     oz_buf model = { 0 };
-    vint(&model, 1, 8);
-    msg_field(&model, 7, &g);
-    bytes_field(&model, 8, (const uint8_t[]){ 2 << 3, 13 }, 2);
-    msg_field(&model, 20, &ti0);
-    msg_field(&model, 20, &ti1);
-    msg_field(&model, 25, &f);
-    msg_field(&model, 25, &f2);
+    pb_vint(&model, 1, 8);
+    pb_msg(&model, 7, &g);
+    pb_len(&model, 8, (const uint8_t[]){ 2 << 3, 13 }, 2);
+    pb_msg(&model, 20, &ti0);
+    pb_msg(&model, 20, &ti1);
+    pb_msg(&model, 25, &f);
+    pb_msg(&model, 25, &f2);
     *len = model.len;
     return model.p;
 }
@@ -235,16 +211,16 @@ static void check_keys(onnxzip_archive *a)
 static void check_error_names_key(void)
 {
     oz_buf bad = { 0 }, a = { 0 }, node = { 0 }, g = { 0 }, model = { 0 };
-    vint(&bad, 1, 4);
-    vint(&bad, 2, 1);
-    vint(&bad, 14, 1); /* data_location EXTERNAL, no location */
-    str_field(&a, 1, "value");
-    msg_field(&a, 5, &bad);
-    str_field(&node, 4, "Constant");
-    msg_field(&node, 5, &a);
-    msg_field(&g, 1, &node);
-    vint(&model, 1, 8);
-    msg_field(&model, 7, &g);
+    pb_vint(&bad, 1, 4);
+    pb_vint(&bad, 2, 1);
+    pb_vint(&bad, 14, 1); /* data_location EXTERNAL, no location */
+    pb_str(&a, 1, "value");
+    pb_msg(&a, 5, &bad);
+    pb_str(&node, 4, "Constant");
+    pb_msg(&node, 5, &a);
+    pb_msg(&g, 1, &node);
+    pb_vint(&model, 1, 8);
+    pb_msg(&model, 7, &g);
     onnxzip_archive *ar = NULL;
     CHECK(onnxzip_open_buffer(model.p, model.len, 0, &ar) < 0 && ar == NULL);
     const char *msg = onnxzip_last_error()->message;

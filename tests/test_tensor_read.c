@@ -11,6 +11,7 @@
 
 #include "common/buf.h"
 #include "read/tensors.h"
+#include "pbwrite.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------
@@ -22,30 +23,6 @@ static void key(oz_buf *b, unsigned num, unsigned wt)
     oz_buf_varint(b, (uint64_t)num << 3 | wt);
 }
 
-static void vint(oz_buf *b, unsigned num, uint64_t v)
-{
-    key(b, num, 0);
-    oz_buf_varint(b, v);
-}
-
-static void len_field(oz_buf *b, unsigned num, const void *d, size_t n)
-{
-    key(b, num, 2);
-    oz_buf_varint(b, n);
-    oz_buf_append(b, d, n);
-}
-
-static void str_field(oz_buf *b, unsigned num, const char *s)
-{
-    len_field(b, num, s, strlen(s));
-}
-
-static void msg_field(oz_buf *b, unsigned num, oz_buf *m)
-{
-    len_field(b, num, m->p ? m->p : (const uint8_t *)"", m->len);
-    oz_buf_free(m);
-}
-
 /* TensorProto typed fields */
 enum { F_FLOAT = 4, F_INT32 = 5, F_STRING = 6, F_INT64 = 7, F_DOUBLE = 10, F_UINT64 = 11 };
 
@@ -53,9 +30,9 @@ enum { F_FLOAT = 4, F_INT32 = 5, F_STRING = 6, F_INT64 = 7, F_DOUBLE = 10, F_UIN
 static oz_buf tensor_head(const char *name, int32_t dtype, int64_t dim)
 {
     oz_buf t = { 0 };
-    vint(&t, 1, (uint64_t)dim);
-    vint(&t, 2, (uint64_t)dtype);
-    str_field(&t, 8, name);
+    pb_vint(&t, 1, (uint64_t)dim);
+    pb_vint(&t, 2, (uint64_t)dtype);
+    pb_str(&t, 8, name);
     return t;
 }
 
@@ -65,13 +42,13 @@ static void packed_varints(oz_buf *t, unsigned field, const int64_t *v, size_t n
 {
     oz_buf p = { 0 };
     for (size_t i = 0; i < n; i++) oz_buf_varint(&p, (uint64_t)v[i]);
-    msg_field(t, field, &p);
+    pb_msg(t, field, &p);
 }
 
 /* Packed fixed-width little-endian values (float_data, double_data). */
 static void packed_fixed(oz_buf *t, unsigned field, const uint8_t *le, size_t n)
 {
-    len_field(t, field, le, n);
+    pb_len(t, field, le, n);
 }
 
 /* The model: ir_version 8, a graph of `init` initializers and `nodes`
@@ -79,9 +56,9 @@ static void packed_fixed(oz_buf *t, unsigned field, const uint8_t *le, size_t n)
 static uint8_t *model_of(oz_buf *graph, size_t *len)
 {
     oz_buf m = { 0 };
-    vint(&m, 1, 8);
-    msg_field(&m, 7, graph);
-    len_field(&m, 8, (const uint8_t[]){ 2 << 3, 13 }, 2);
+    pb_vint(&m, 1, 8);
+    pb_msg(&m, 7, graph);
+    pb_len(&m, 8, (const uint8_t[]){ 2 << 3, 13 }, 2);
     *len = m.len;
     return m.p;
 }
@@ -196,28 +173,28 @@ static uint8_t *typed_model(size_t *len)
         oz_buf t = tensor_head(c->name, c->dtype, c->dim);
         if (c->nfixed) packed_fixed(&t, c->field, c->fixed, c->nfixed);
         else packed_varints(&t, c->field, c->ints, c->nints);
-        msg_field(&g, 5, &t);
+        pb_msg(&g, 5, &t);
     }
     oz_buf t = tensor_head("f32_u", 1, 2); /* unpacked float_data: wire type 5 */
     for (int k = 0; k < 2; k++) {
         key(&t, F_FLOAT, 5);
         oz_buf_append(&t, cases[0].fixed + 4 * k, 4);
     }
-    msg_field(&g, 5, &t);
+    pb_msg(&g, 5, &t);
     t = tensor_head("i8_u", 3, 3); /* unpacked int32_data: wire type 0 */
-    for (int k = 0; k < 3; k++) vint(&t, F_INT32, (uint64_t)cases[3].ints[k]);
-    msg_field(&g, 5, &t);
+    for (int k = 0; k < 3; k++) pb_vint(&t, F_INT32, (uint64_t)cases[3].ints[k]);
+    pb_msg(&g, 5, &t);
     t = tensor_head("raw", 1, 2); /* inline raw_data: a view, copied */
-    len_field(&t, 9, (const uint8_t[]){ 1, 2, 3, 4, 5, 6, 7, 8 }, 8);
-    msg_field(&g, 5, &t);
+    pb_len(&t, 9, (const uint8_t[]){ 1, 2, 3, 4, 5, 6, 7, 8 }, 8);
+    pb_msg(&g, 5, &t);
     t = tensor_head("s", 8, 1); /* a STRING tensor: no raw form */
-    str_field(&t, F_STRING, "x");
-    msg_field(&g, 5, &t);
+    pb_str(&t, F_STRING, "x");
+    pb_msg(&g, 5, &t);
     t = tensor_head("wrong_field", 3, 1); /* INT8 in int64_data: a field its type does not use */
     packed_varints(&t, F_INT64, (const int64_t[]){ 1 }, 1);
-    msg_field(&g, 5, &t);
+    pb_msg(&g, 5, &t);
     t = tensor_head("empty", 1, 0); /* no data at all: 0 bytes */
-    msg_field(&g, 5, &t);
+    pb_msg(&g, 5, &t);
     return model_of(&g, len);
 }
 
@@ -381,38 +358,38 @@ static void merged_constant(oz_buf *g, const char *name, int32_t dtype, int64_t 
     oz_buf t1 = tensor_head(name, dtype, dim);
     oz_buf_append(&t1, first->p, first->len);
     oz_buf attr = { 0 };
-    str_field(&attr, 1, "value");
-    msg_field(&attr, 5, &t1);
+    pb_str(&attr, 1, "value");
+    pb_msg(&attr, 5, &t1);
     oz_buf t2 = { 0 };
     oz_buf_append(&t2, second->p, second->len);
-    msg_field(&attr, 5, &t2);
-    vint(&attr, 20, 4); /* type: TENSOR */
+    pb_msg(&attr, 5, &t2);
+    pb_vint(&attr, 20, 4); /* type: TENSOR */
     oz_buf node = { 0 };
-    str_field(&node, 2, name); /* output */
-    str_field(&node, 4, "Constant");
-    msg_field(&node, 5, &attr);
-    msg_field(g, 1, &node);
+    pb_str(&node, 2, name); /* output */
+    pb_str(&node, 4, "Constant");
+    pb_msg(&node, 5, &attr);
+    pb_msg(g, 1, &node);
 }
 
 static uint8_t *strings_model(size_t *len)
 {
     oz_buf g = { 0 };
     oz_buf t = tensor_head("strs", 8, 4);
-    str_field(&t, F_STRING, "ab");
-    str_field(&t, F_STRING, "");
-    str_field(&t, F_STRING, "xyz");
-    len_field(&t, F_STRING, "n\0l", 3); /* an embedded NUL: lengths, not terminators */
-    msg_field(&g, 5, &t);
+    pb_str(&t, F_STRING, "ab");
+    pb_str(&t, F_STRING, "");
+    pb_str(&t, F_STRING, "xyz");
+    pb_len(&t, F_STRING, "n\0l", 3); /* an embedded NUL: lengths, not terminators */
+    pb_msg(&g, 5, &t);
     t = tensor_head("nostr", 8, 0);
-    msg_field(&g, 5, &t);
+    pb_msg(&g, 5, &t);
     t = tensor_head("f", 1, 1);
     packed_fixed(&t, F_FLOAT, (const uint8_t[]){ 0, 0, 0x80, 0x3f }, 4);
-    msg_field(&g, 5, &t);
+    pb_msg(&g, 5, &t);
     /* merged: strings "one", "" + "three" */
     oz_buf s1 = { 0 }, s2 = { 0 };
-    str_field(&s1, F_STRING, "one");
-    str_field(&s1, F_STRING, "");
-    str_field(&s2, F_STRING, "three");
+    pb_str(&s1, F_STRING, "one");
+    pb_str(&s1, F_STRING, "");
+    pb_str(&s2, F_STRING, "three");
     merged_constant(&g, "mstr", 8, 3, &s1, &s2);
     oz_buf_free(&s1), oz_buf_free(&s2);
     /* merged float_data: 1.0 + (-2.5, 0.5) */
@@ -525,20 +502,20 @@ static int check_of(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
 static oz_buf graph_with(const char *name)
 {
     oz_buf g = { 0 }, t = tensor_head(name, 2, 1);
-    len_field(&t, 9, "x", 1);
-    msg_field(&g, 5, &t);
+    pb_len(&t, 9, "x", 1);
+    pb_msg(&g, 5, &t);
     return g;
 }
 
 static void index_out_of_order(void)
 {
     oz_buf m = { 0 }, g1 = graph_with("A"), g2 = graph_with("C"), tg = graph_with("B"), ti = { 0 };
-    vint(&m, 1, 8);
-    msg_field(&m, 7, &g1);
-    msg_field(&ti, 1, &tg);  /* TrainingInfoProto.initialization */
-    msg_field(&m, 20, &ti);  /* ModelProto.training_info */
-    msg_field(&m, 7, &g2);   /* the graph again: merged with the first */
-    len_field(&m, 8, (const uint8_t[]){ 2 << 3, 13 }, 2);
+    pb_vint(&m, 1, 8);
+    pb_msg(&m, 7, &g1);
+    pb_msg(&ti, 1, &tg);  /* TrainingInfoProto.initialization */
+    pb_msg(&m, 20, &ti);  /* ModelProto.training_info */
+    pb_msg(&m, 7, &g2);   /* the graph again: merged with the first */
+    pb_len(&m, 8, (const uint8_t[]){ 2 << 3, 13 }, 2);
     oz_tensors ts;
     CHECK_RC(oz_tensors_build_classic(&ts, NULL, m.p, m.len, "merged.onnx"), 0);
     CHECK(ts.n == 3 && ts.by_msg != NULL);

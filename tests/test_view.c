@@ -12,37 +12,10 @@
 #include <unistd.h>
 
 #include "common/buf.h"
-#include "onnx/pbwire.h"
+#include "pbwrite.h"
 #include "testutil.h"
 
 #define LOC "m.onnxzip"
-
-/* ---- a tiny protobuf encoder ---- */
-
-static void put_varint(oz_buf *b, uint32_t num, uint64_t v)
-{
-    oz_buf_varint(b, (uint64_t)num << 3 | PB_VARINT);
-    oz_buf_varint(b, v);
-}
-
-static void put_bytes(oz_buf *b, uint32_t num, const void *p, size_t n)
-{
-    oz_buf_varint(b, (uint64_t)num << 3 | PB_LEN);
-    oz_buf_varint(b, n);
-    oz_buf_append(b, p, n);
-}
-
-static void put_str(oz_buf *b, uint32_t num, const char *s)
-{
-    put_bytes(b, num, s, strlen(s));
-}
-
-/* Moves `m` into field `num` of `b`. */
-static void put_msg(oz_buf *b, uint32_t num, oz_buf *m)
-{
-    put_bytes(b, num, m->p, m->len);
-    oz_buf_free(m);
-}
 
 /* A UINT8 tensor of n bytes, each (seed + i) * 31; name, dims {n}. */
 static void put_tensor(oz_buf *b, uint32_t num, const char *name, size_t n, unsigned seed)
@@ -50,25 +23,25 @@ static void put_tensor(oz_buf *b, uint32_t num, const char *name, size_t n, unsi
     oz_buf t = { 0 };
     uint8_t *raw = malloc(n + 1);
     for (size_t i = 0; i < n; i++) raw[i] = (uint8_t)((seed + i) * 31);
-    put_varint(&t, 1, n);
-    put_varint(&t, 2, 2); /* UINT8 */
-    put_str(&t, 8, name);
-    put_bytes(&t, 9, raw, n);
+    pb_vint(&t, 1, n);
+    pb_vint(&t, 2, 2); /* UINT8 */
+    pb_str(&t, 8, name);
+    pb_len(&t, 9, raw, n);
     free(raw);
-    put_msg(b, num, &t);
+    pb_msg(b, num, &t);
 }
 
 /* A Constant node whose attribute `value` holds tensor `name`. */
 static void put_constant(oz_buf *b, uint32_t num, const char *name, size_t n, unsigned seed)
 {
     oz_buf node = { 0 }, attr = { 0 };
-    put_str(&node, 2, name);
-    put_str(&node, 4, "Constant");
-    put_str(&attr, 1, "value");
-    put_varint(&attr, 20, 4); /* TENSOR */
+    pb_str(&node, 2, name);
+    pb_str(&node, 4, "Constant");
+    pb_str(&attr, 1, "value");
+    pb_vint(&attr, 20, 4); /* TENSOR */
     put_tensor(&attr, 5, name, n, seed);
-    put_msg(&node, 5, &attr);
-    put_msg(b, num, &node);
+    pb_msg(&node, 5, &attr);
+    pb_msg(b, num, &node);
 }
 
 /* Every kind of tensor the walker visits; w1 and w2 hold the same bytes
@@ -77,34 +50,34 @@ static uint8_t *rich_model(size_t *len)
 {
     oz_buf model = { 0 }, graph = { 0 }, opset = { 0 }, node = { 0 }, attr = { 0 }, sub = { 0 }, sparse = { 0 },
            fn = { 0 }, train = { 0 }, init = { 0 };
-    put_varint(&model, 1, 8);
-    put_str(&opset, 1, "");
-    put_varint(&opset, 2, 17);
-    put_msg(&model, 8, &opset);
+    pb_vint(&model, 1, 8);
+    pb_str(&opset, 1, "");
+    pb_vint(&opset, 2, 17);
+    pb_msg(&model, 8, &opset);
     put_constant(&graph, 1, "attr_t", 300, 1);
-    put_str(&node, 4, "If"); /* a subgraph with an initializer */
-    put_str(&attr, 1, "then_branch");
-    put_varint(&attr, 20, 5); /* GRAPH */
+    pb_str(&node, 4, "If"); /* a subgraph with an initializer */
+    pb_str(&attr, 1, "then_branch");
+    pb_vint(&attr, 20, 5); /* GRAPH */
     put_tensor(&sub, 5, "sub_w", 500, 2);
-    put_msg(&attr, 6, &sub);
-    put_msg(&node, 5, &attr);
-    put_msg(&graph, 1, &node);
-    put_str(&graph, 2, "g");
+    pb_msg(&attr, 6, &sub);
+    pb_msg(&node, 5, &attr);
+    pb_msg(&graph, 1, &node);
+    pb_str(&graph, 2, "g");
     put_tensor(&graph, 5, "w1", 1000, 3);
     put_tensor(&graph, 5, "w2", 1000, 3);
     put_tensor(&graph, 5, "empty", 0, 4);
     put_tensor(&sparse, 1, "sp_values", 200, 5);
     put_tensor(&sparse, 2, "sp_indices", 200, 6);
-    put_varint(&sparse, 3, 4096);
-    put_msg(&graph, 15, &sparse);
-    put_msg(&model, 7, &graph);
-    put_str(&fn, 1, "f");
+    pb_vint(&sparse, 3, 4096);
+    pb_msg(&graph, 15, &sparse);
+    pb_msg(&model, 7, &graph);
+    pb_str(&fn, 1, "f");
     put_constant(&fn, 7, "fn_t", 400, 7);
-    put_str(&fn, 10, "local");
-    put_msg(&model, 25, &fn);
+    pb_str(&fn, 10, "local");
+    pb_msg(&model, 25, &fn);
     put_tensor(&init, 5, "train_w", 600, 8);
-    put_msg(&train, 1, &init);
-    put_msg(&model, 20, &train);
+    pb_msg(&train, 1, &init);
+    pb_msg(&model, 20, &train);
     *len = model.len;
     return model.p;
 }
@@ -392,7 +365,7 @@ static void test_stale(const char *root)
     CHECK_RC(onnxzip_model_bytes(a, &model, &len), 0);
     oz_buf next = { 0 };
     oz_buf_append(&next, model, len);
-    put_str(&next, 6, "a new doc_string"); /* ModelProto.doc_string */
+    pb_str(&next, 6, "a new doc_string"); /* ModelProto.doc_string */
     onnxzip_close(&a);
     CHECK_RC(onnxzip_update_model(arc, next.p, next.len), 0);
     oz_buf_free(&next);
