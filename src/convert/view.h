@@ -12,9 +12,9 @@ int oz_stat_dir_of(const char *path, oz_stat *st);
 
 /* The real file `a` was opened by (*real, malloc'd: oz_sys_realpath() of its path) and
  * its directory. A view names the archive by this file's name and lies in
- * this directory. ONNXZIP_EINVAL for a handle opened from a buffer or fd;
- * ONNXZIP_EPATH when the path is a symbolic link into another directory (ONNX
- * loaders check the resolved path of external data: spec 16). */
+ * this directory, wherever a symbolic link to it lies (ONNX loaders check
+ * the resolved path of external data: spec 16.4). ONNXZIP_EINVAL for a
+ * handle opened from a buffer or fd. */
 int oz_view_real_archive(const onnxzip_archive *a, char **real, oz_stat *dir);
 
 #endif

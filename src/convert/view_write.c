@@ -8,19 +8,22 @@
 #include "common/outputs.h"
 #include "convert/view.h"
 
-/* The view's directory is the archive's, so it exists: no directory is
- * created for a view (a missing one cannot be the archive's). */
+/* The view's directory is the archive's real one, so it exists: no
+ * directory is created for a view (a missing one cannot be the archive's).
+ * The message names that directory and the view's name in it. */
 static int check_view_path(const char *view_path, const char *real, const oz_stat *archive_dir)
 {
     oz_stat dir;
     int missing = oz_stat_dir_of(view_path, &dir) != 0;
     if (missing && errno != ENOENT && errno != ENOTDIR)
         return oz_err_sys(ONNXZIP_EIO, -1, view_path, "%s: its directory: %s", view_path, strerror(errno));
-    if (missing || !oz_same_stat(&dir, archive_dir))
-        return oz_err(ONNXZIP_EPATH, -1, "%s: a view must be in its archive's directory (that of %s): ONNX loaders "
-                      "resolve external data locations relative to the model's directory and refuse '..' and "
-                      "absolute paths", view_path, real);
-    return 0;
+    if (!missing && oz_same_stat(&dir, archive_dir)) return 0;
+    const char *base = oz_last_sep(view_path) ? oz_last_sep(view_path) + 1 : view_path;
+    int dir_len = (int)(oz_last_sep(real) - real) + 1;
+    return oz_err(ONNXZIP_EPATH, -1, "%s: a view must be in the directory of its archive's file %s: ONNX loaders "
+                  "resolve external data locations relative to the view's directory and refuse '..', absolute "
+                  "paths and a location whose resolved path leaves that directory, through a symbolic link too "
+                  "(ONNX Runtime >= 1.24): write it as %.*s%s", view_path, real, dir_len, real, base);
 }
 
 static int write_view(const char *view_path, const oz_input *in, const void *data, size_t n)

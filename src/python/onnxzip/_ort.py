@@ -5,7 +5,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from . import _args
+from . import _args, _errors
 from ._archive import open as _open
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +56,25 @@ class _folder_entry:
             _OPTIONS_LOCK.release()
 
 
+def _view_and_folder(archive: Any, path: str) -> "tuple[bytes, str]":
+    """The archive's view and the directory ONNX Runtime resolves it in.
+    Through a symbolic link (a Hugging Face cache's
+    snapshots/REV/model.onnxzip -> ../../blobs/SHA256, chains, links into
+    other directories) that is the real file's directory, the view naming
+    the real file: ONNX Runtime checks the resolved path of external data
+    against the folder it is given. The real file is opened again, so the
+    view's offsets are those of the very file ONNX Runtime will map even if
+    the link was retargeted meanwhile."""
+    real = os.path.realpath(path)
+    if real == os.path.abspath(path):
+        return archive.view(), os.path.dirname(real)
+    with _open(real) as target:
+        if target.layout != "archive":
+            raise _errors.make("ECHANGED", f"{path}: the symbolic link now resolves to {real}, which is not an "
+                               "archive (was it retargeted meanwhile?)", path=path)
+        return target.view(), os.path.dirname(real)
+
+
 def ort_session(path: _args.PathArg, sess_options: Optional["onnxruntime.SessionOptions"] = None,
                 providers: Optional[Sequence[Any]] = None, **kwargs: Any) -> "onnxruntime.InferenceSession":
     """An ``onnxruntime.InferenceSession`` for the model at ``path`` (str,
@@ -67,7 +86,9 @@ def ort_session(path: _args.PathArg, sess_options: Optional["onnxruntime.Session
     process). The view is never written to disk. ONNX Runtime finds the
     archive through the session config entry
     ``session.model_external_initializers_file_folder_path`` naming the
-    archive's directory: on a new SessionOptions when ``sess_options`` is
+    archive's directory (when ``path`` is a symbolic link, e.g. a file of a
+    Hugging Face cache snapshot, that of the file it resolves to, which the
+    view names): on a new SessionOptions when ``sess_options`` is
     None; on ``sess_options`` only while the session is created, after which
     the entry is set back (to "", meaning unset, when it had none), so the
     same options can be reused for other models (ONNX Runtime may log a
@@ -82,10 +103,9 @@ def ort_session(path: _args.PathArg, sess_options: Optional["onnxruntime.Session
     if sess_options is not None and not isinstance(sess_options, onnxruntime.SessionOptions):
         raise TypeError(f"sess_options must be an onnxruntime.SessionOptions, not {type(sess_options).__name__}")
     with _open(path) as archive:
-        if archive.layout != "archive":
+        if archive.layout != "archive":  # by the caller's path: its data files are beside it, links or not
             return onnxruntime.InferenceSession(path, sess_options=sess_options, providers=providers, **kwargs)
-        view = archive.view()
-    folder = os.path.dirname(os.path.abspath(path))
+        view, folder = _view_and_folder(archive, path)
     if sess_options is None:
         options = onnxruntime.SessionOptions()
         options.add_session_config_entry(_FOLDER_KEY, folder)
