@@ -423,6 +423,47 @@ static void test_shard(char *dir)
     onnxzip_close(&r);
 }
 
+/* Progress callbacks: how many calls; cancel at call `stop_at` (0: never). */
+typedef struct calls {
+    int n, stop_at;
+    uint64_t last, total;
+} calls;
+
+static void count_call(void *user, uint64_t done, uint64_t total)
+{
+    calls *c = user;
+    c->last = done;
+    c->total = total;
+    if (++c->n == c->stop_at) onnxzip_cancel();
+}
+
+/* onnxzip_cancel() in a progress callback stops fetch and fetch_tensors
+ * with ONNXZIP_ECANCELED and nothing written; called anywhere else, it
+ * stops nothing. */
+static void test_cancel(char *dir)
+{
+    onnxzip_remote_options o = opts();
+    onnxzip_archive *r = NULL;
+    const char *out = tu_path(dir, "cancel.onnxzip");
+    char part[1100], meta[1100];
+    snprintf(part, sizeof part, "%s.part", out);
+    snprintf(meta, sizeof meta, "%s.part.etag", out);
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "syn.onnxzip"), &o, &r), 0);
+    if (!r) return;
+    calls c = { 0, 1, 0, 0 };
+    CHECK_RC(onnxzip_fetch(r, out, count_call, &c), ONNXZIP_ECANCELED);
+    CHECK(c.n == 1 && !exists(out) && !exists(part) && !exists(meta));
+    const char *pat[] = { "w*" };
+    c = (calls){ 0, 1, 0, 0 };
+    CHECK_RC(onnxzip_fetch_tensors(r, out, pat, 1, count_call, &c), ONNXZIP_ECANCELED);
+    CHECK(c.n == 1 && !exists(out) && tu_count_files(dir, "cancel") == 0);
+    onnxzip_cancel(); /* outside a callback: no effect on the next call */
+    c = (calls){ 0, 0, 0, 0 };
+    CHECK_RC(onnxzip_fetch(r, out, count_call, &c), 0);
+    CHECK(c.n >= 1 && c.last == c.total && same_file(out, local("syn.onnxzip")));
+    onnxzip_close(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -445,6 +486,7 @@ int main(int argc, char **argv)
     test_faults();
     test_fetch(dir);
     test_shard(dir);
+    test_cancel(dir);
     tu_rmtree(dir);
     free(dir);
     return tu_finish("remote");

@@ -166,7 +166,8 @@ ONNXZIP_API int onnxzip_has_feature(onnxzip_feature feature);
     X(EHTTP,     -37, "HTTP server answered with an error status")            \
     X(ENORANGE,  -38, "HTTP server does not serve byte ranges")               \
     X(EREPLY,    -39, "HTTP reply does not match the request")                \
-    X(ECHANGED,  -40, "remote file changed while it was being read")
+    X(ECHANGED,  -40, "remote file changed while it was being read")        \
+    X(ECANCELED, -41, "canceled by the caller's progress callback")
 
 typedef enum onnxzip_status {
 #define ONNXZIP_STATUS_ENUM_(name, value, desc) ONNXZIP_##name = (value),
@@ -814,6 +815,15 @@ ONNXZIP_API int onnxzip_entry_name_for(const char *tensor_name, unsigned index, 
 /* Progress of a long operation: `done` of `total` payload bytes so far.
  * Called from the working thread, at most every few MiB and once at the end. */
 typedef void (*onnxzip_progress_fn)(void *user, uint64_t done, uint64_t total);
+
+/* Called from inside the progress callback of onnxzip_fetch() or
+ * onnxzip_fetch_tensors(), stops that call as soon as the callback returns:
+ * it fails with ONNXZIP_ECANCELED and leaves no output (onnxzip_fetch()
+ * removes its .part files too, as for any failure not worth resuming). It
+ * applies to the calling thread's current callback only; anywhere else it
+ * does nothing. (Language bindings use it to end a transfer whose callback
+ * raised an exception.) */
+ONNXZIP_API void onnxzip_cancel(void);
 
 /* Flags for onnxzip_pack_options.flags. */
 enum {

@@ -167,3 +167,21 @@ char *oz_printable(const void *s, size_t n, char *out, size_t cap)
     out[o] = '\0';
     return out;
 }
+
+/* Set by onnxzip_cancel() while a progress callback of this thread runs. */
+static _Thread_local int cancel_asked;
+
+void onnxzip_cancel(void)
+{
+    cancel_asked = 1;
+}
+
+int oz_progress(void (*progress)(void *, uint64_t, uint64_t), void *user, uint64_t done, uint64_t total)
+{
+    if (!progress) return 0;
+    cancel_asked = 0;
+    progress(user, done, total);
+    if (!cancel_asked) return 0;
+    cancel_asked = 0;
+    return oz_err(ONNXZIP_ECANCELED, -1, "canceled by the progress callback");
+}

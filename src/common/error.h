@@ -56,4 +56,8 @@ int oz_err_map(const char *what, uint64_t len);
 char *oz_printable(const void *s, size_t n, char *out, size_t cap);
 #define OZ_PRINTABLE_CAP 96
 
+/* Calls progress(user, done, total) unless it is NULL; returns 0, or
+ * ONNXZIP_ECANCELED (recorded) when the callback called onnxzip_cancel(). */
+int oz_progress(void (*progress)(void *, uint64_t, uint64_t), void *user, uint64_t done, uint64_t total);
+
 #endif

@@ -206,8 +206,7 @@ static int sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
         return oz_err_errno(errno ? errno : ENOSPC, ONNXZIP_EIO, (int64_t)at, f->part, "%s: cannot write: %s", f->part, strerror(errno ? errno : ENOSPC));
     f->done += n;
     if ((f->done - f->recorded >= RECORD_EVERY || time(NULL) != f->recorded_at) && (rc = write_meta(f))) return rc;
-    if (f->progress) f->progress(f->user, f->done, f->a->size);
-    return 0;
+    return oz_progress(f->progress, f->user, f->done, f->a->size);
 }
 
 /* A failure that a new attempt may get past (the network, the disk) keeps

@@ -149,7 +149,7 @@ static int copy_entries(shard *s, onnxzip_writer *w, void (*progress)(void *, ui
         if (n && (!keep || bytes >= RUN_MAX)) { /* the run ends before entry j */
             rc = copy_run(s, run, n, w);
             for (size_t m = 0; m < n; m++) done += z->entries[run[m]].pub.size;
-            if (!rc && progress) progress(user, done, total);
+            if (!rc) rc = oz_progress(progress, user, done, total);
             n = 0;
             bytes = 0;
         }

@@ -53,6 +53,9 @@ CODES: Dict[str, int] = {
     "ERANGE": -22, "ESIZE": -23, "ECRC": -24, "EDIGEST": -25, "ELIMIT": -26, "ENOTFOUND": -27, "EDTYPE": -28,
     "EUNSUPPORTED": -29, "EPATH": -30, "EBUSY": -31, "ESAMEFILE": -32, "ENOTREG": -33, "ESTALE": -34,
     "ENETWORK": -35, "ETIMEOUT": -36, "EHTTP": -37, "ENORANGE": -38, "EREPLY": -39, "ECHANGED": -40,
+    # a plain Error; Python never sees it: fetch()'s progress callback stops a
+    # transfer by raising, and that exception propagates instead
+    "ECANCELED": -41,
 }
 
 
