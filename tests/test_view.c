@@ -326,11 +326,14 @@ static void test_write(const char *root)
     snprintf(fifo, sizeof fifo, "%s", tu_path(root, "plain/fifo.onnx"));
     CHECK(mkfifo(fifo, 0600) == 0);
     CHECK_RC(onnxzip_view_write(a, fifo, NULL), ONNXZIP_ENOTREG);
-    /* an archive reached through a link from another directory */
+    /* an archive reached through a link from another directory: the view
+     * lies beside the real file, not beside the link */
     CHECK(symlink(arc, link) == 0);
     CHECK_RC(onnxzip_open(link, 0, &l), 0);
     CHECK_RC(onnxzip_view_write(l, other, NULL), ONNXZIP_EPATH);
     CHECK(strstr(onnxzip_last_error()->message, "symbolic link") != NULL);
+    CHECK(strstr(onnxzip_last_error()->message, "plain/w.view.onnx") != NULL); /* where to write it */
+    CHECK(access(other, F_OK) != 0);
 #else
     (void)link;
 #endif
@@ -348,6 +351,58 @@ static void test_write(const char *root)
     onnxzip_close(&b);
     onnxzip_close(&l);
     onnxzip_close(&a);
+}
+
+/* A Hugging Face cache (huggingface_hub's layout): blobs/SHA holds the
+ * archive, snapshots/REV/model.onnxzip is a relative link to it, and other
+ * links lead there: a chain from another directory, an absolute link. Each
+ * gives the view of the real file (its name as location, the same bytes),
+ * written beside the blob only. */
+static void test_links(const char *root)
+{
+    static const char *const dirs[] = { "hf", "hf/blobs", "hf/snapshots", "hf/snapshots/rev1", "elsewhere" };
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) CHECK(mkdir(tu_path(root, dirs[i]), 0755) == 0);
+    size_t n = 0;
+    uint8_t *bytes = slurp(tu_path(root, "plain/" LOC), &n);
+    char blob[4096], snap[4096], chain[4096], abs_link[4096];
+    snprintf(blob, sizeof blob, "%s", tu_path(root, "hf/blobs/5eed5eed"));
+    snprintf(snap, sizeof snap, "%s", tu_path(root, "hf/snapshots/rev1/model.onnxzip"));
+    snprintf(chain, sizeof chain, "%s", tu_path(root, "elsewhere/chain.onnxzip"));
+    snprintf(abs_link, sizeof abs_link, "%s", tu_path(root, "elsewhere/abs.onnxzip"));
+    write_file(blob, bytes, n);
+    CHECK(symlink("../../blobs/5eed5eed", snap) == 0);
+    CHECK(symlink("../hf/snapshots/rev1/model.onnxzip", chain) == 0);
+    CHECK(symlink(blob, abs_link) == 0);
+    onnxzip_archive *b = NULL;
+    void *want = NULL;
+    size_t want_n = 0;
+    CHECK_RC(onnxzip_open(blob, 0, &b), 0);
+    CHECK_RC(onnxzip_view_model(b, NULL, &want, &want_n), 0); /* location "5eed5eed" */
+    const char *const paths[] = { snap, chain, abs_link };
+    for (size_t i = 0; i < 3; i++) {
+        onnxzip_archive *l = NULL;
+        void *got = NULL;
+        size_t got_n = 0;
+        CHECK_RC(onnxzip_open(paths[i], 0, &l), 0);
+        CHECK_RC(onnxzip_view_model(l, NULL, &got, &got_n), 0);
+        CHECK(want && got && got_n == want_n && !memcmp(got, want, want_n));
+        CHECK_RC(onnxzip_view_write(l, tu_path(root, "hf/snapshots/rev1/model.view.onnx"), NULL), ONNXZIP_EPATH);
+        CHECK(strstr(onnxzip_last_error()->message, "hf/blobs/model.view.onnx") != NULL);
+        CHECK_RC(onnxzip_view_write(l, tu_path(root, "hf/blobs/model.view.onnx"), NULL), 0);
+        size_t file_n = 0;
+        uint8_t *file = slurp(tu_path(root, "hf/blobs/model.view.onnx"), &file_n);
+        CHECK(file && file_n == want_n && !memcmp(file, want, want_n));
+        free(file);
+        onnxzip_free(got);
+        onnxzip_close(&l);
+    }
+    CHECK(access(tu_path(root, "hf/snapshots/rev1/model.view.onnx"), F_OK) != 0);
+    onnxzip_archive *v = NULL; /* the view verifies against the blob beside it */
+    CHECK_RC(onnxzip_open(tu_path(root, "hf/blobs/model.view.onnx"), ONNXZIP_OPEN_VERIFY, &v), 0);
+    onnxzip_close(&v);
+    onnxzip_free(want);
+    onnxzip_close(&b);
+    free(bytes);
 }
 
 /* set-model replaces the graph: the view's verify says ESTALE until it is
@@ -394,6 +449,9 @@ int main(void)
     test_arguments(root);
     test_threshold(root);
     test_write(root);
+#ifndef _WIN32 /* symbolic links */
+    test_links(root);
+#endif
     test_stale(root);
     tu_rmtree(root);
     free(root);
