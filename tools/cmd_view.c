@@ -2,9 +2,10 @@
  * cmd_view.c — "onnxzip view": write an archive's view (spec 16), a small
  * classic .onnx whose external data references point into the archive, so
  * that ONNX Runtime, onnx.load and other external-data loaders run it in
- * place. The view must lie beside the archive: those loaders resolve
- * `location` relative to the model's directory and refuse '..' and absolute
- * paths.
+ * place. The view must lie beside the archive (beside the real file, for
+ * an archive named through symbolic links): those loaders resolve
+ * `location` relative to the model's directory and refuse '..', absolute
+ * paths and locations resolving elsewhere.
  */
 #include "cli.h"
 
@@ -41,10 +42,13 @@ static void usage(FILE *f)
           "\n"
           "VIEW must be in the archive's directory (ONNX loaders resolve locations\n"
           "relative to the model's directory and refuse '..' and absolute paths).\n"
-          "An ARCHIVE given through a symbolic link is named by its target's file\n"
-          "name; a link to a file in another directory is refused (loaders check\n"
-          "the resolved path, and a view must not depend on a link): write the\n"
-          "view beside the real file. VIEW is replaced atomically; it must not be\n"
+          "An ARCHIVE given through symbolic links is the file they lead to: the\n"
+          "view names that file and must be in its directory, not the link's\n"
+          "(loaders check the resolved path). In a Hugging Face cache, where\n"
+          "snapshots/REV/model.onnxzip links to ../../blobs/SHA256, run in the\n"
+          "snapshot directory:\n"
+          "    onnxzip view model.onnxzip -o ../../blobs/model.view.onnx\n"
+          "and give ONNX Runtime that path. VIEW is replaced atomically; it must not be\n"
           "the archive nor an existing device, FIFO, socket or directory. With\n"
           "-o - the view goes to standard output, which must not be a terminal.\n"
           "The view records the archive's size and model checksums: after\n"

@@ -697,10 +697,13 @@ ONNXZIP_API void onnxzip_view_options_init(onnxzip_view_options *opts);
  *     references: "escapes working directory").
  *
  * opts NULL means onnxzip_view_options_init()'s defaults. opts->location
- * NULL means the file name of the file `a` was opened by (the
- * real file when its path is a symbolic link in the same directory; a link
- * into another directory is ONNXZIP_EPATH, since ONNX loaders check the
- * resolved path); a handle from onnxzip_open_buffer() or onnxzip_open_fd()
+ * NULL means the file name of the file `a` was opened by: when its
+ * path is a symbolic link (followed through any chain, e.g. a Hugging Face
+ * cache's snapshots/REV/model.onnxzip -> ../../blobs/SHA256), the name of
+ * the real file it resolves to (SHA256), and DIR above is that real file's
+ * directory (realpath(3) of the path, less the name), never the link's:
+ * ONNX Runtime checks the resolved path of external data against DIR
+ * (spec 16.4); a handle from onnxzip_open_buffer() or onnxzip_open_fd()
  * has none, and then a NULL location is ONNXZIP_EINVAL. A
  * location must be a plain file name, relative to the view's directory (no
  * '/' or '\\', not "." or "..", not empty): ONNXZIP_EINVAL otherwise. On a
@@ -717,11 +720,13 @@ ONNXZIP_API int onnxzip_view_model(const onnxzip_archive *a, const onnxzip_view_
 
 /* Writes the view of archive `a` (onnxzip_view_model() with `opts`, whose
  * location must be NULL: the archive's own file name) to `view_path`, atomically and under the outputs rules (see Conventions).
- * `view_path` must name a file in the directory of the archive's file:
- * ONNX loaders resolve `location` relative to the view's directory and
- * refuse '..' and absolute paths (ONNXZIP_EPATH otherwise, as for an archive
- * path that is a symbolic link into another directory, or a directory that
- * does not exist: none is created for a view). ONNXZIP_EINVAL for
+ * `view_path` must name a file in the directory of the archive's real file
+ * (through symbolic links: for a Hugging Face cache's snapshot link, its
+ * blobs/ directory): ONNX loaders resolve `location` relative to the view's
+ * directory and refuse '..', absolute paths and a location resolving
+ * elsewhere through a link (ONNXZIP_EPATH otherwise, naming the real file
+ * and the path to write, as for a directory that does not exist: none is
+ * created for a view). ONNXZIP_EINVAL for
  * a classic model (it is its own view) or a handle opened from a buffer or
  * fd (no file name: use onnxzip_view_model() with a location). Cost as
  * onnxzip_view_model(), plus writing the view. */
