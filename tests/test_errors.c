@@ -117,9 +117,11 @@ static void legacy_zip(const char *dir)
     refused(p, ONNXZIP_EMODELPOS);
     has("__MODEL_PROTO is entry 1 of 2, not the last; convert it with: onnxzip repack");
     const char *dotted[] = { "__MODEL_PROTO", "fc.weight" };
-    libzip_write(p, 2, dotted, data, 0); /* names repack cannot keep: no hint to it */
+    libzip_write(p, 2, dotted, data, 0); /* PyTorch's names: repack maps them (fc.weight -> fc_weight) */
     refused(p, ONNXZIP_EMODELPOS);
-    has("onnxzip repack cannot convert it: entry 'fc.weight' is not an onnxzip entry name");
+    has("a PyTorch ZIP_ARCHIVE export (model entry '__MODEL_PROTO', entry 1 of 2)");
+    has("convert it with: onnxzip repack");
+    CHECK_RC(onnxzip_repack(p, tu_path(dir, "dotted.onnxzip"), NULL), repack_rc(0));
     const char *tf[] = { "__MODEL_PROTO.onnx" };
     libzip_write(p, 1, tf, data, 0);
     refused(p, ONNXZIP_ENOTONNXZIP);

@@ -33,6 +33,19 @@ oz_name_class oz_classify_name(const char *name, size_t len)
     return OZ_NAME_RESERVED;
 }
 
+int oz_foreign_model_name(const char *name, size_t len, size_t *dir)
+{
+    static const char *const spelling[] = { OZ_MODEL_NAME, OZ_MODEL_NAME ".onnx" };
+    for (int k = 0; k < 2; k++) {
+        size_t n = strlen(spelling[k]);
+        if (len < n || memcmp(name + len - n, spelling[k], n)) continue;
+        if (len > n && name[len - n - 1] != '/') continue;
+        *dir = len - n;
+        return k + 1;
+    }
+    return 0;
+}
+
 /* The spec's mapping (§"Entry names"): bytes outside [A-Za-z0-9_] become
  * '_'; "t_" before an empty or digit-led result, "t" before a "__" one; cut
  * to 240 bytes; the index-th collision gets the suffix "_<index+1>". */

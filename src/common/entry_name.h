@@ -16,4 +16,12 @@ typedef enum oz_name_class {
 
 oz_name_class oz_classify_name(const char *name, size_t len);
 
+/* The model entry of another tool's zip, as only `repack` accepts it (spec
+ * section 18): "__MODEL_PROTO" (PyTorch's ZIP_ARCHIVE export, an archive
+ * re-zipped) or "__MODEL_PROTO.onnx" (tf2onnx's large-model zip), each also
+ * under a directory ("out/__MODEL_PROTO.onnx": a zipped export directory).
+ * Returns 0 for any other name, 1 for the first spelling, 2 for the second;
+ * *dir gets the length of the directory prefix, its '/' included. */
+int oz_foreign_model_name(const char *name, size_t len, size_t *dir);
+
 #endif

@@ -17,9 +17,13 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
 
 #include <zip.h>
 
+#include "common/buf.h"
 #include "common/entry_name.h"
 #include "common/outputs.h"
+#include "common/strmap.h"
 #include "common/sys.h"
+#include "onnx/dtype.h"
+#include "onnx/onnx_walk.h"
 #include "read/zip_diagnose.h"
 #include "write/zip_writer.h"
 
@@ -75,7 +79,16 @@ typedef struct repack {
     onnxzip_writer *w;
     zip_file_t *zf;   /* the entry being streamed */
     const char *name; /* its name */
-    zip_int64_t model; /* index of __MODEL_PROTO */
+    zip_int64_t n, model; /* entries; index of the model entry */
+    const char *model_name; /* its name in the zip */
+    size_t dir;       /* the length of its directory prefix ("out/"), if any */
+    char **names;     /* per entry, its name in the archive; NULL: not copied */
+    oz_strmap taken;  /* those names, ignoring case */
+    uint8_t *model_buf;
+    size_t model_len;
+    oz_buf rewritten; /* the model with references renamed, when any are */
+    size_t rewrites;
+    char *checksum;   /* the checksum key of the tensor being rewritten */
 } repack;
 
 static int read_entry(void *user, void *buf, size_t n, size_t *got)
@@ -111,19 +124,21 @@ static void close_entry(repack *r)
     r->zf = NULL;
 }
 
-/* Reads the model whole (at most 2 GiB by the spec) and hands it to the writer. */
-static int copy_model(repack *r, zip_uint64_t i)
+/* Reads the model entry whole (at most 2 GiB by the spec) into r->model_buf. */
+static int read_model(repack *r)
 {
     uint64_t size;
-    int rc = open_entry(r, i, OZ_MODEL_NAME, &size);
+    const char *name = r->model_name;
+    int rc = open_entry(r, (zip_uint64_t)r->model, name, &size);
     if (rc) return rc;
+    char shown[OZ_PRINTABLE_CAP];
+    oz_printable(name, strlen(name), shown, sizeof shown);
     if (size > OZ_MAX_MODEL) {
         close_entry(r);
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: entry '%s' of %llu bytes exceeds protobuf's 2 GiB limit", r->in,
-                      OZ_MODEL_NAME, (unsigned long long)size);
+                      shown, (unsigned long long)size);
     }
-    uint8_t *buf = malloc(size ? (size_t)size : 1);
-    if (!buf) {
+    if (!(r->model_buf = malloc(size ? (size_t)size : 1))) {
         close_entry(r);
         return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%llu bytes)", r->in,
                       (unsigned long long)size);
@@ -131,78 +146,220 @@ static int copy_model(repack *r, zip_uint64_t i)
     size_t done = 0, got = 1;
     uint8_t probe;
     while (!rc && done < size && got) {
-        rc = read_entry(r, buf + done, (size_t)size - done, &got);
+        rc = read_entry(r, r->model_buf + done, (size_t)size - done, &got);
         done += got;
     }
     if (!rc && done < size)
-        rc = oz_err(ONNXZIP_ETRUNC, -1, "%s: entry '%s' ended %llu bytes early", r->in, OZ_MODEL_NAME,
+        rc = oz_err(ONNXZIP_ETRUNC, -1, "%s: entry '%s' ended %llu bytes early", r->in, shown,
                     (unsigned long long)(size - done));
     if (!rc) rc = read_entry(r, &probe, 1, &got); /* reading the end checks the CRC */
     if (!rc && got)
-        rc = oz_err(ONNXZIP_ESIZE, -1, "%s: entry '%s' holds more than its %llu bytes", r->in, OZ_MODEL_NAME,
+        rc = oz_err(ONNXZIP_ESIZE, -1, "%s: entry '%s' holds more than its %llu bytes", r->in, shown,
                     (unsigned long long)size);
     close_entry(r);
-    if (!rc) rc = onnxzip_writer_set_model(r->w, buf, (size_t)size);
-    free(buf);
+    r->model_len = (size_t)size;
     return rc;
 }
 
-/* Which entries are copied: tensor entries; fillers are dropped (the writer
- * makes its own); other reserved names cannot be carried over. */
-static int check_name(repack *r, zip_int64_t i, const char *name, oz_name_class *cls)
+/* The model entry: its name as onnxzip, PyTorch or tf2onnx spell it, also
+ * under a directory (oz_foreign_model_name), exactly one of them. */
+static int find_model(repack *r)
+{
+    r->model = -1;
+    for (zip_int64_t i = 0; i < r->n; i++) {
+        const char *name = zip_get_name(r->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+        size_t dir;
+        if (!name) return zip_fail(zip_get_error(r->za), r->in, NULL, "cannot read an entry name");
+        if (!oz_foreign_model_name(name, strlen(name), &dir)) continue;
+        if (r->model >= 0) {
+            char a[OZ_PRINTABLE_CAP], b[OZ_PRINTABLE_CAP];
+            return oz_err(ONNXZIP_EDUPNAME, -1, "%s: more than one model entry ('%s' and '%s')", r->in,
+                          oz_printable(r->model_name, strlen(r->model_name), a, sizeof a),
+                          oz_printable(name, strlen(name), b, sizeof b));
+        }
+        r->model = i;
+        r->model_name = name;
+        r->dir = dir;
+    }
+    if (r->model >= 0) return 0;
+    const char *first = r->n > 0 ? zip_get_name(r->za, 0, ZIP_FL_ENC_RAW) : "";
+    char shown[OZ_PRINTABLE_CAP];
+    oz_printable(first ? first : "", first ? strlen(first) : 0, shown, sizeof shown);
+    return oz_err_no_model(r->in, r->n > 0 ? (uint64_t)r->n : 0, shown);
+}
+
+/* Entry i's name with the model's directory taken off, as the model's
+ * references and the output name see it; NULL for the model, directories. */
+static const char *local_name(const repack *r, zip_int64_t i)
+{
+    const char *name = zip_get_name(r->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+    if (!name || i == r->model || !*name || name[strlen(name) - 1] == '/') return NULL;
+    if (r->dir && !strncmp(name, r->model_name, r->dir)) name += r->dir;
+    return name;
+}
+
+static int take_name(repack *r, zip_int64_t i, const char *name)
+{
+    uint32_t had;
+    if (!(r->names[i] = strdup(name))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    int rc = oz_strmap_put(&r->taken, r->names[i], strlen(name), (uint32_t)i, &had);
+    if (rc == 1) {
+        char shown[OZ_PRINTABLE_CAP];
+        oz_printable(name, strlen(name), shown, sizeof shown);
+        return oz_err(ONNXZIP_EDUPNAME, -1, "%s: entry name '%s' is already used by an earlier entry "
+                      "(ignoring case)", r->in, shown);
+    }
+    return rc;
+}
+
+/* Pass 1: entries whose names onnxzip accepts keep them; fillers are dropped
+ * (the writer makes its own); other reserved names cannot be carried over. */
+static int keep_names(repack *r)
 {
     char shown[OZ_PRINTABLE_CAP];
-    oz_printable(name, strlen(name), shown, sizeof shown);
-    *cls = oz_classify_name(name, strlen(name));
-    switch (*cls) {
-    case OZ_NAME_TENSOR:
-        if (oz_writer_name_taken(r->w, name))
-            return oz_err(ONNXZIP_EDUPNAME, -1, "%s: entry name '%s' is already used by an earlier entry "
-                          "(ignoring case)", r->in, shown);
-        return 0;
-    case OZ_NAME_MODEL:
-        if (i != r->model)
-            return oz_err(ONNXZIP_EDUPNAME, -1, "%s: more than one %s entry", r->in, OZ_MODEL_NAME);
-        return 0;
-    case OZ_NAME_FILLER:
-        return 0;
-    case OZ_NAME_RESERVED:
-        return oz_err(ONNXZIP_ENAME, -1, "%s: entry '%s' has a reserved name (\"__\" prefix) unknown to this "
-                      "version; refusing to drop or copy it", r->in, shown);
-    case OZ_NAME_TOO_LONG:
-        return oz_err(ONNXZIP_ELIMIT, -1, "%s: entry name '%s' is longer than %d bytes", r->in, shown, OZ_MAX_NAME);
-    default:
-        return oz_err(ONNXZIP_ENAME, -1, "%s: entry '%s' is not a valid onnxzip entry name (a C identifier of "
-                      "1-255 bytes not starting with \"__\")", r->in, shown);
+    for (zip_int64_t i = 0; i < r->n; i++) {
+        const char *name = local_name(r, i);
+        if (!name) continue;
+        oz_printable(name, strlen(name), shown, sizeof shown);
+        switch (oz_classify_name(name, strlen(name))) {
+        case OZ_NAME_TENSOR: {
+            int rc = take_name(r, i, name);
+            if (rc) return rc;
+            break;
+        }
+        case OZ_NAME_RESERVED:
+        case OZ_NAME_MODEL: /* "dir/__MODEL_PROTO" beside the model */
+            return oz_err(ONNXZIP_ENAME, -1, "%s: entry '%s' has a reserved name (\"__\" prefix) unknown to this "
+                          "version; refusing to drop or copy it", r->in, shown);
+        default: break;
+        }
     }
+    return 0;
+}
+
+/* Pass 2: every other name (tf2onnx's and PyTorch's tensor names: dots,
+ * dashes, slashes, colons) becomes the first free name of the spec's
+ * mapping (section 7.2), in zip order; the model is rewritten to match. */
+static int map_names(repack *r)
+{
+    char buf[OZ_MAX_NAME + 1];
+    for (zip_int64_t i = 0; i < r->n; i++) {
+        const char *name = local_name(r, i);
+        if (!name || r->names[i] || oz_classify_name(name, strlen(name)) == OZ_NAME_FILLER) continue;
+        uint32_t had;
+        unsigned k = 0;
+        int rc;
+        do rc = onnxzip_entry_name_for(name, k++, buf, sizeof buf);
+        while (rc >= 0 && !oz_strmap_get(&r->taken, buf, strlen(buf), &had));
+        if (rc < 0 || (rc = take_name(r, i, buf))) return rc;
+    }
+    return 0;
+}
+
+static int ref_fail(const repack *r, const oz_tensor_info *t, const char *why, oz_span what)
+{
+    char name[OZ_PRINTABLE_CAP], shown[OZ_PRINTABLE_CAP];
+    oz_printable(t->name.p, t->name.len, name, sizeof name);
+    oz_printable(what.p, what.len, shown, sizeof shown);
+    return oz_err(ONNXZIP_EREF, -1, "%s: tensor '%s': %s '%s'", r->in, name, why, shown);
+}
+
+/* The index of the copied entry that `ref` (a location, or a PyTorch tensor
+ * name) names relative to the model's directory ("./" allowed); -1: none. */
+static zip_int64_t find_entry(const repack *r, oz_span ref)
+{
+    while (ref.len >= 2 && ref.p[0] == '.' && ref.p[1] == '/') ref.p += 2, ref.len -= 2;
+    char *full = malloc(r->dir + ref.len + 1);
+    if (!full) return -1;
+    memcpy(full, r->model_name, r->dir);
+    memcpy(full + r->dir, ref.p, ref.len);
+    full[r->dir + ref.len] = '\0';
+    zip_int64_t i = memchr(ref.p, 0, ref.len) ? -1 : zip_name_locate(r->za, full, ZIP_FL_ENC_RAW);
+    free(full);
+    return i >= 0 && r->names[i] ? i : -1;
+}
+
+static int is_placeholder(const oz_tensor_info *t)
+{
+    static const char mark[] = "__EXTERNAL"; /* PyTorch's ZIP_ARCHIVE: the data is entry <tensor name> */
+    return t->data_location == 0 && t->has_raw && t->raw.len == sizeof mark - 1 && !memcmp(t->raw.p, mark, t->raw.len);
+}
+
+/* A reference to entry i, keeping offset, length and checksum. */
+static int refer(repack *r, const oz_tensor_info *t, zip_int64_t i, oz_rewrite *rw)
+{
+    rw->action = OZ_EXTERNAL;
+    rw->location = r->names[i];
+    if ((rw->has_offset = t->has_offset) && oz_parse_decimal(t->offset, &rw->offset))
+        return ref_fail(r, t, "external_data offset is not a decimal number:", t->offset);
+    if ((rw->has_length = t->has_length) && oz_parse_decimal(t->length, &rw->length))
+        return ref_fail(r, t, "external_data length is not a decimal number:", t->length);
+    free(r->checksum);
+    r->checksum = t->has_checksum ? oz_strndup((const char *)t->checksum.p, t->checksum.len) : NULL;
+    if (t->has_checksum && !r->checksum) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    rw->checksum = r->checksum;
+    r->rewrites++;
+    return 0;
+}
+
+static int visit(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
+{
+    repack *r = ctx;
+    if (t->data_location == 1 && t->has_location) {
+        zip_int64_t i = find_entry(r, t->location);
+        if (i < 0) return ref_fail(r, t, "its external data is not an entry of the zip:", t->location);
+        if (strlen(r->names[i]) == t->location.len && !memcmp(r->names[i], t->location.p, t->location.len))
+            return 0; /* as it was */
+        return refer(r, t, i, rw);
+    }
+    if (!is_placeholder(t)) return 0;
+    zip_int64_t i = t->name.len ? find_entry(r, t->name) : -1;
+    if (i >= 0) return refer(r, t, i, rw);
+    uint64_t n, bytes;
+    if (!oz_dims_product(t->dims, t->ndims, &n) && !oz_dtype_nbytes(t->data_type, n, &bytes) && bytes == t->raw.len)
+        return 0; /* ten bytes that happen to read "__EXTERNAL" */
+    return ref_fail(r, t, "its raw_data is PyTorch's placeholder \"__EXTERNAL\", but the zip has no entry named",
+                    t->name);
+}
+
+/* The model the archive gets: its references follow the renamed entries. */
+static int rewrite_model(repack *r)
+{
+    oz_walk w = { .visit = visit, .ctx = r, .out = &r->rewritten, .path = r->in, .base = r->model_buf };
+    return oz_walk_model(&w, r->model_buf, r->model_len);
 }
 
 static int copy_entries(repack *r)
 {
-    zip_int64_t model = r->model = zip_name_locate(r->za, OZ_MODEL_NAME, ZIP_FL_ENC_RAW);
-    if (model < 0) /* tf2onnx names it so: the same model, under another name */
-        model = r->model = zip_name_locate(r->za, OZ_MODEL_NAME ".onnx", ZIP_FL_ENC_RAW);
-    zip_int64_t n = zip_get_num_entries(r->za, 0);
-    if (model < 0) {
-        const char *first = n > 0 ? zip_get_name(r->za, 0, ZIP_FL_ENC_RAW) : "";
-        char shown[OZ_PRINTABLE_CAP];
-        oz_printable(first ? first : "", first ? strlen(first) : 0, shown, sizeof shown);
-        return oz_err_no_model(r->in, n > 0 ? (uint64_t)n : 0, shown);
-    }
-    for (zip_int64_t i = 0; i < n; i++) {
-        const char *name = zip_get_name(r->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
-        if (!name) return zip_fail(zip_get_error(r->za), r->in, NULL, "cannot read an entry name");
-        oz_name_class cls = OZ_NAME_MODEL;
-        int rc = i == model ? 0 : check_name(r, i, name, &cls);
-        if (rc) return rc;
-        if (cls != OZ_NAME_TENSOR) continue;
+    r->n = zip_get_num_entries(r->za, 0);
+    int rc = find_model(r);
+    if (!rc && !(r->names = calloc((size_t)r->n, sizeof *r->names)))
+        rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    if (!rc) rc = keep_names(r);
+    if (!rc) rc = map_names(r);
+    if (!rc) rc = read_model(r);
+    if (!rc) rc = rewrite_model(r);
+    for (zip_int64_t i = 0; !rc && i < r->n; i++) {
+        if (!r->names[i]) continue;
         uint64_t size;
-        if ((rc = open_entry(r, (zip_uint64_t)i, name, &size))) return rc;
-        rc = oz_writer_add_stream(r->w, name, size, read_entry, r);
+        const char *name = zip_get_name(r->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+        if ((rc = open_entry(r, (zip_uint64_t)i, name, &size))) break;
+        rc = oz_writer_add_stream(r->w, r->names[i], size, read_entry, r);
         close_entry(r);
-        if (rc) return rc;
     }
-    return copy_model(r, (zip_uint64_t)model);
+    if (!rc && r->rewrites) rc = onnxzip_writer_set_model(r->w, r->rewritten.p, r->rewritten.len);
+    else if (!rc) rc = onnxzip_writer_set_model(r->w, r->model_buf, r->model_len);
+    return rc;
+}
+
+static void repack_free(repack *r)
+{
+    for (zip_int64_t i = 0; r->names && i < r->n; i++) free(r->names[i]);
+    free(r->names);
+    oz_strmap_free(&r->taken);
+    free(r->model_buf);
+    free(r->checksum);
+    oz_buf_free(&r->rewritten);
 }
 
 int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_write_options *opts)
@@ -220,6 +377,7 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
     if ((rc = oz_output_check(OZ_AT_CWD, NULL, out_path, &in, 1))) return rc;
     int zerr = 0;
     repack r = { .in = in_path, .out = out_path };
+    oz_strmap_init(&r.taken, 1);
     if (!(r.za = zip_open(in_path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr))) {
         if (cut_short(in_path)) return ONNXZIP_ETRUNC;
         zip_error_t ze;
@@ -235,6 +393,7 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
         onnxzip_writer_abort(&r.w);
     }
     zip_discard(r.za);
+    repack_free(&r);
     return rc;
 }
 #endif /* ONNXZIP_HAVE_LIBZIP */

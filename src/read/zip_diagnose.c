@@ -10,8 +10,6 @@
 #include "common/zip_format.h"
 #include "read/zip_diagnose.h"
 
-#define MODEL_ALT OZ_MODEL_NAME ".onnx" /* the model entry as tf2onnx names it */
-
 static const uint8_t *at(const oz_zip_dx *d, uint64_t off)
 {
     return d->base + (off - d->win_off);
@@ -122,29 +120,31 @@ static int truncated(const oz_zip_dx *d, int rc)
 
 typedef struct census {
     uint64_t n;
-    int64_t model, alt;           /* index of __MODEL_PROTO, of __MODEL_PROTO.onnx; -1: none */
+    int64_t model;                /* index of the model entry (oz_foreign_model_name); -1: none */
+    int spelling;                 /* its spelling: 1 __MODEL_PROTO, 2 __MODEL_PROTO.onnx */
+    size_t dir;                   /* the length of its directory prefix */
     int64_t compressed, descriptor; /* first entry with method != 0, with a data descriptor; -1: none */
     uint16_t method;              /* the compressed one's */
     uint64_t digests, encrypted;  /* entries with a 0x5A4F field; encrypted entries */
-    uint64_t models;              /* entries named as a model (more than one: the reader's EDUPNAME stands) */
-    int bad_name;                 /* an entry name repack cannot carry over */
+    uint64_t models;              /* entries named as a model (more than one: the reader's error stands) */
     char first[OZ_PRINTABLE_CAP], comp_name[OZ_PRINTABLE_CAP], desc_name[OZ_PRINTABLE_CAP];
-    char bad[OZ_PRINTABLE_CAP];
+    char model_name[OZ_PRINTABLE_CAP];
 } census;
-
-static int named(const uint8_t *name, uint64_t len, const char *s)
-{
-    return len == strlen(s) && !memcmp(name, s, len);
-}
 
 static void count_entry(census *s, uint64_t i, const uint8_t *h)
 {
     uint64_t nlen = oz_rd16(h + CH_NAMELEN);
     const uint8_t *name = h + ZIP_CENTRAL_SIZE;
     uint16_t flags = oz_rd16(h + CH_FLAGS), method = oz_rd16(h + CH_METHOD), dn;
+    size_t dir;
+    int spelling = oz_foreign_model_name((const char *)name, nlen, &dir);
     if (i == 0) oz_printable(name, nlen, s->first, sizeof s->first);
-    if (named(name, nlen, OZ_MODEL_NAME) && !s->models++) s->model = (int64_t)i;
-    if (named(name, nlen, MODEL_ALT) && s->alt < 0) s->alt = (int64_t)i;
+    if (spelling && !s->models++) {
+        s->model = (int64_t)i;
+        s->spelling = spelling;
+        s->dir = dir;
+        oz_printable(name, nlen, s->model_name, sizeof s->model_name);
+    }
     if (method && s->compressed < 0) {
         s->compressed = (int64_t)i;
         s->method = method;
@@ -155,10 +155,6 @@ static void count_entry(census *s, uint64_t i, const uint8_t *h)
         oz_printable(name, nlen, s->desc_name, sizeof s->desc_name);
     }
     if (flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION)) s->encrypted++;
-    oz_name_class cls = oz_classify_name((const char *)name, nlen);
-    if ((cls == OZ_NAME_INVALID || cls == OZ_NAME_TOO_LONG || cls == OZ_NAME_RESERVED) && !named(name, nlen, MODEL_ALT) &&
-        !s->bad_name++)
-        oz_printable(name, nlen, s->bad, sizeof s->bad);
     if (find_extra(name + nlen, oz_rd16(h + CH_EXTRALEN), EF_DIGEST, &dn)) s->digests++;
 }
 
@@ -166,7 +162,7 @@ static void count_entry(census *s, uint64_t i, const uint8_t *h)
 static int take_census(const oz_zip_dx *d, census *s)
 {
     memset(s, 0, sizeof *s);
-    s->model = s->alt = s->compressed = s->descriptor = -1;
+    s->model = s->compressed = s->descriptor = -1;
     if (!d->have_cd || d->cd_offset < d->win_off) return -1;
     uint64_t pos = d->cd_offset, stop = d->cd_offset + d->cd_size;
     for (uint64_t i = 0; i < d->n_entries; i++) {
@@ -215,14 +211,29 @@ static const char *reason_of(const oz_zip_dx *d, char *buf, size_t cap)
     return buf;
 }
 
+/* Which tool's zip it is, by its model entry's name and place (spec
+ * section 18): tf2onnx names it __MODEL_PROTO.onnx; PyTorch's ZIP_ARCHIVE
+ * export wrote __MODEL_PROTO first. Empty when neither says. */
+static void layout_of(const census *s, char *buf, size_t cap)
+{
+    const char *tool = NULL;
+    if (s->dir) tool = "an ONNX model zip of a whole directory";
+    else if (s->spelling == 2) tool = "a tf2onnx large-model zip";
+    else if (s->model == 0 && s->n > 1)
+        tool = s->compressed >= 0 ? "a PyTorch COMPRESSED_ZIP_ARCHIVE export" : "a PyTorch ZIP_ARCHIVE export";
+    if (!tool) *buf = '\0';
+    else snprintf(buf, cap, ": %s (model entry '%s', entry %llu of %llu)", tool, s->model_name,
+                  (unsigned long long)s->model + 1, (unsigned long long)s->n);
+}
+
 static int foreign(const oz_zip_dx *d, const census *s, int rc)
 {
-    char why[640];
+    char why[640], what[OZ_PRINTABLE_CAP + 160];
     int status = rc;
-    if (s->model < 0) {
+    if (s->spelling != 1 || s->dir) {
         status = ONNXZIP_ENOTONNXZIP;
-        snprintf(why, sizeof why, "its model entry is named '" MODEL_ALT "' (as tf2onnx names it), not '"
-                 OZ_MODEL_NAME "'");
+        snprintf(why, sizeof why, "its model entry is named '%s'%s, not '" OZ_MODEL_NAME "'", s->model_name,
+                 s->spelling == 2 ? " (as tf2onnx names it)" : "");
     } else if (s->compressed >= 0) {
         status = ONNXZIP_EMETHOD;
         if (s->method == 8) snprintf(why, sizeof why, "entry '%s' is deflated", s->comp_name);
@@ -234,19 +245,16 @@ static int foreign(const oz_zip_dx *d, const census *s, int rc)
         status = ONNXZIP_EMODELPOS;
         snprintf(why, sizeof why, OZ_MODEL_NAME " is entry %llu of %llu, not the last",
                  (unsigned long long)s->model + 1, (unsigned long long)s->n);
-    } else if (rc == ONNXZIP_EALIGN || rc == ONNXZIP_EOVERLAP || rc == ONNXZIP_EMODELPOS) {
-        reason_of(d, why, sizeof why);
+    } else if (rc == ONNXZIP_EALIGN || rc == ONNXZIP_EOVERLAP || rc == ONNXZIP_EMODELPOS || rc == ONNXZIP_ENAME) {
+        reason_of(d, why, sizeof why); /* ENAME: tensor names as entry names; repack maps them */
     } else {
         return rc; /* e.g. a name repack cannot carry over either: the reader's message says it */
     }
+    layout_of(s, what, sizeof what);
     const char *lead = "an ONNX model zip written by another tool (or re-zipped), not an onnxzip archive as is";
     const char *marks = s->digests ? "" : " (no entry has onnxzip's digest field)";
-    if (s->bad_name) /* repack keeps entry names: it would refuse this one */
-        return oz_err(status, -1, "%s: %s%s: %s; and onnxzip repack cannot convert it: entry '%s' is not an onnxzip "
-                      "entry name (a C identifier); export the model again as a classic .onnx file and convert that "
-                      "with: onnxzip pack", d->path, lead, marks, why, s->bad);
-    return oz_err(status, -1, "%s: %s%s: %s; convert it with: onnxzip repack %s -o OUT.onnxzip", d->path, lead, marks,
-                  why, d->path);
+    return oz_err(status, -1, "%s: %s%s%s: %s; convert it with: onnxzip repack %s -o OUT.onnxzip", d->path, lead,
+                  marks, what, why, d->path);
 }
 
 int oz_zip_diagnose(const oz_zip_dx *d, int rc)
@@ -254,7 +262,7 @@ int oz_zip_diagnose(const oz_zip_dx *d, int rc)
     if (!d->have_cd) return truncated(d, rc);
     census s;
     if (!layout_status(rc) || take_census(d, &s)) return rc;
-    if (s.model < 0 && s.alt < 0) return not_onnxzip(d, &s);
+    if (s.model < 0) return not_onnxzip(d, &s);
     if (s.encrypted || s.models > 1) return rc; /* repack cannot read it either; a damaged archive */
     return foreign(d, &s, rc);
 }

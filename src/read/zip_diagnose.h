@@ -22,9 +22,12 @@ typedef struct oz_zip_dx {
  *   - ONNXZIP_ENOTONNXZIP: a zip without a __MODEL_PROTO entry (its count of
  *     entries and one name), whichever layout rule its entries broke first;
  *   - a zip with a model entry that another tool wrote (deflated entries,
- *     data descriptors, the model not last, unaligned data, the name
- *     "__MODEL_PROTO.onnx"): the specific status of the first such reason,
- *     and a message pointing to `onnxzip repack`.
+ *     data descriptors, the model not last, unaligned data, tensor names as
+ *     entry names, the model named "__MODEL_PROTO.onnx" or under a
+ *     directory: oz_foreign_model_name): the specific status of the first
+ *     such reason, a message naming the layout when its model entry's name
+ *     and place tell it (tf2onnx's large-model zip, PyTorch's ZIP_ARCHIVE
+ *     export) and pointing to `onnxzip repack`.
  * Damage (bad records, local headers disagreeing with the central
  * directory) and system errors keep their own error. Bounded work: the
  * central directory once, or the local headers up to the file's end. */
