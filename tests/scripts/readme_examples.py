@@ -12,7 +12,9 @@ lies in weights/ (the `--data-dir` example). Files the examples take as given
 are made just before the line that reads them, by independent tools:
 new.onnx is the archive's __MODEL_PROTO read with Python's zipfile (its
 producer_version changed, so set-model is seen to take effect), rezipped.zip
-is model.onnxzip deflated by zipfile.
+is model.onnxzip deflated by zipfile; tf2onnx.zip and torch.zip are model.onnx
+zipped by zipfile as tf2onnx's large-model export and PyTorch's ZIP_ARCHIVE
+export lay it out (foreign_zip()).
 
 Placeholders are filled in, and only these: `[--json]` -> `--json`,
 `TENSOR` -> `fc1.weight`, `[--tensors 'PATTERN']` dropped. Lines naming an
@@ -83,6 +85,29 @@ def setup(work):
     os.rename(work / "big" / "model.onnx.data", work / "weights" / "model.onnx.data")
 
 
+def foreign_zip(work, tool):
+    """model.onnx as tf2onnx's large_model=True zip (__MODEL_PROTO.onnx first, a
+    stored entry per tensor of more than 1024 elements, named by its node with
+    some characters made '_', referenced as external data) or as PyTorch's
+    ZIP_ARCHIVE export (__MODEL_PROTO first, an entry per initializer named as
+    it, raw_data the placeholder __EXTERNAL); tests/scripts/foreign_zips.py
+    checks these layouts in depth."""
+    m, entries = onnx.load(str(work / "model.onnx")), {}
+    for i, t in enumerate(m.graph.initializer):
+        if tool == "torch":
+            entries[t.name], t.raw_data = t.raw_data, b"__EXTERNAL"
+        elif np.prod(t.dims) > 1024:
+            name = re.sub(r'[~"#%&*:<>?/\\{|}]', "_", f"{t.name}/read_{i}")
+            entries[name] = t.raw_data
+            t.ClearField("raw_data")
+            t.data_location = onnx.TensorProto.EXTERNAL
+            t.external_data.add(key="location", value=name)
+    with zipfile.ZipFile(work / f"{tool}.zip", "w") as z:
+        z.writestr("__MODEL_PROTO.onnx" if tool == "tf2onnx" else "__MODEL_PROTO", m.SerializeToString())
+        for name, data in entries.items():
+            z.writestr(name, data)
+
+
 def before(line, work):
     """Makes the inputs the README takes as given, just before their line."""
     if " set-model model.onnxzip new.onnx" in line:
@@ -90,6 +115,8 @@ def before(line, work):
             model = onnx.ModelProto.FromString(z.read("__MODEL_PROTO"))
         model.producer_version = "edited"
         (work / "new.onnx").write_bytes(model.SerializeToString())
+    if " repack tf2onnx.zip" in line or " repack torch.zip" in line:
+        foreign_zip(work, "tf2onnx" if "tf2onnx" in line else "torch")
     if " repack rezipped.zip" in line:
         with zipfile.ZipFile(work / "model.onnxzip") as src, \
                 zipfile.ZipFile(work / "rezipped.zip", "w", zipfile.ZIP_DEFLATED) as dst:
