@@ -255,9 +255,11 @@ enum {
  *   - a zip without a __MODEL_PROTO entry: ONNXZIP_ENOTONNXZIP, whatever
  *     onnxzip layout rule its entries break first;
  *   - an ONNX model zip of another tool or re-zipped (deflated entries, data
- *     descriptors, the model not last, unaligned data, "__MODEL_PROTO.onnx"):
+ *     descriptors, the model not last, unaligned data, tensor names as entry
+ *     names, "__MODEL_PROTO.onnx"; the message names tf2onnx's large-model
+ *     zip and PyTorch's ZIP_ARCHIVE export by their model entry):
  *     the status of the first such reason (ONNXZIP_EMETHOD, ONNXZIP_EFLAGS,
- *     ONNXZIP_EMODELPOS, ONNXZIP_EALIGN, ONNXZIP_EOVERLAP,
+ *     ONNXZIP_EMODELPOS, ONNXZIP_EALIGN, ONNXZIP_EOVERLAP, ONNXZIP_ENAME,
  *     ONNXZIP_ENOTONNXZIP), the message saying so and naming the conversion
  *     (onnxzip_repack()) when repack can do it;
  *   - a missing file: ONNXZIP_EIO with sys_errno ENOENT; a directory:
@@ -983,11 +985,19 @@ ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_na
 /* Rewrites the zip archive at `in_path` — any zip, e.g. an onnxzip archive
  * re-zipped with deflate by another tool, read through libzip — into an
  * aligned onnxzip archive at `out_path` with the given options (NULL:
- * defaults). Entries are decompressed and streamed; the input must hold a
- * __MODEL_PROTO entry (or, as tf2onnx names it, "__MODEL_PROTO.onnx")
- * whose references resolve, and other entries named as onnxzip names
- * entries (C identifiers); a zip without either is ONNXZIP_ENOTONNXZIP, and
- * one cut short ONNXZIP_ETRUNC, as onnxzip_open() says them. Refuses a
+ * defaults). Entries are decompressed, checked against their CRC-32
+ * (ONNXZIP_ECRC) and streamed. The input must hold one model entry:
+ * "__MODEL_PROTO" or, as tf2onnx's large-model zip names it,
+ * "__MODEL_PROTO.onnx", anywhere in the zip, either also under a directory
+ * ("out/__MODEL_PROTO.onnx"; two: ONNXZIP_EDUPNAME); a zip without one
+ * ("model.onnx" is not one) is ONNXZIP_ENOTONNXZIP, and one cut short
+ * ONNXZIP_ETRUNC, as onnxzip_open() says them. Entry names that are not
+ * onnxzip names (tf2onnx's "dense-1_MatMul_0", PyTorch's "fc1.weight") are
+ * mapped as onnxzip_entry_name_for() maps tensor names, and the model's
+ * references rewritten to match, as are PyTorch ZIP_ARCHIVE exports'
+ * placeholders (raw_data "__EXTERNAL": the entry named as the tensor); a
+ * reference to an entry the zip lacks is ONNXZIP_EREF (spec section 18).
+ * Refuses a
  * model onnxzip_verify() would refuse (no ir_version, opset_import or
  * graph): ONNXZIP_EPROTO with verify's message for the output archive, no
  * output written. `out_path` must not be the
