@@ -12,6 +12,11 @@ mapping, never copied::
     session = onnxzip.ort_session("model.onnxzip")
     onnxzip.unpack("model.onnxzip", "out/model.onnx")
 
+An archive on an HTTP(S) server that answers range requests opens without
+downloading it: ``onnxzip.open_url(url)`` fetches the model and the
+directory, then each tensor when asked for; ``onnxzip.fetch(url, path)``
+downloads it, verified and resumable (see ``onnxzip._remote``).
+
 The functions mirror the C library (include/onnxzip/onnxzip.h) and the
 ``onnxzip`` command; failures raise :class:`onnxzip.Error`.
 """
@@ -23,11 +28,12 @@ from ._errors import (DirectoryError, Error, FileSystemError, FormatError, Inval
                       OutOfMemoryError, PermissionDeniedError, UnsupportedError)
 from ._model import load, save
 from ._ort import ort_session
+from ._remote import RemoteArchive, RemoteStats, fetch, open_url
 
 __version__: str = _native.version()
 
-__all__ = ["Archive", "Entry", "Error", "TensorInfo", "load", "open", "ort_session", "pack", "repack", "save",
-           "unpack", "update_model", "verify", "__version__",
+__all__ = ["Archive", "Entry", "Error", "RemoteArchive", "RemoteStats", "TensorInfo", "fetch", "load", "open",
+           "open_url", "ort_session", "pack", "repack", "save", "unpack", "update_model", "verify", "__version__",
            # the classes of Error, each also a builtin exception (_errors.py's table)
            "DirectoryError", "FileSystemError", "FormatError", "InvalidArgumentError", "LimitError",
            "NameNotFoundError", "NetworkError", "NetworkTimeoutError", "NotDirectoryError", "NotFoundError",

@@ -207,14 +207,20 @@ class Archive:
 
     def __repr__(self) -> str:
         if self._h is None:
-            return f"<onnxzip.Archive {self._path or '(buffer)'} closed>"
-        return f"<onnxzip.Archive {self._path or '(buffer)'} {self.layout}, {len(self._raw)} tensors>"
+            return f"<onnxzip.{type(self).__name__} {self._path or '(buffer)'} closed>"
+        return f"<onnxzip.{type(self).__name__} {self._path or '(buffer)'} {self.layout}, {len(self._raw)} tensors>"
 
     # -- metadata ----------------------------------------------------------
 
     @property
     def path(self) -> Optional[str]:
-        """The path it was opened from; None for a buffer."""
+        """The path it was opened from; None for a buffer; a
+        :class:`RemoteArchive`'s URL (without its query string)."""
+        return self._path
+
+    @property
+    def _file(self) -> Optional[str]:
+        """The local file it maps, or None (a buffer, a remote archive)."""
         return self._path
 
     @property
@@ -405,8 +411,10 @@ class Archive:
 
     def _region(self, info: TensorInfo) -> Any:
         """The bytes of ``info`` (not TYPED): a read-only buffer over the
-        mapping, not copied."""
-        return self._handle().region(info.index)
+        mapping, not copied; a remote archive's entry, fetched (bytes)."""
+        h = self._handle()
+        region = h.region(info.index)
+        return h.read(info.index) if region is None else region
 
     def _load_data(self, model: Any) -> None:
         regions: Optional[Dict[Tuple[str, int], List[TensorInfo]]] = None

@@ -11,7 +11,9 @@ reaches the C library, with messages naming the argument. One rule each:
 - paths: ``str``, ``bytes`` or ``os.PathLike`` (TypeError), returned as
   ``str`` (bytes decoded as ``os.fsdecode`` does: round-trips to the same
   bytes when the C layer encodes it again);
-- choices: one of a fixed set of strings (ValueError listing them).
+- choices: one of a fixed set of strings (ValueError listing them);
+- bounded integers (``bounded``) and durations in seconds
+  (``milliseconds``: int or float, not bool; > 0, at most a limit).
 """
 from __future__ import annotations
 
@@ -56,6 +58,24 @@ def alignment(value: object, name: str, low: int) -> int:
     if not low <= n <= MAX_ALIGN or n & (n - 1):
         raise make("EINVAL", f"{name} must be a power of two between {low} and {MAX_ALIGN}, not {n}")
     return n
+
+
+def bounded(value: object, name: str, low: int, high: int) -> int:
+    """An integer in ``low`` .. ``high``."""
+    n = integer(value, name)
+    if not low <= n <= high:
+        raise make("EINVAL", f"{name} must be from {low} to {high}, not {n}")
+    return n
+
+
+def milliseconds(value: object, name: str, most: float) -> int:
+    """A duration given in seconds (int or float, > 0, at most ``most``) as
+    whole milliseconds (at least 1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds (int or float), not {type(value).__name__}")
+    if not 0 < value <= most:  # also refuses NaN
+        raise make("EINVAL", f"{name} must be more than 0 and at most {most:g} seconds, not {value!r}")
+    return max(1, round(value * 1000))
 
 
 def path(value: object, name: str) -> str:

@@ -92,14 +92,6 @@ INT_CONVERTER(arg_index, unsigned, UINT_MAX, "index")
  * Handle: one onnxzip_archive
  * ---------------------------------------------------------------------- */
 
-typedef struct {
-    PyObject_HEAD
-    onnxzip_archive *a;
-    Py_buffer src; /* open_buffer(): the caller's bytes, held (and so kept
-                      alive and unresizable) until the archive is closed */
-    int has_src;
-} Handle;
-
 static void handle_dealloc(Handle *h)
 {
     onnxzip_close(&h->a);
@@ -107,9 +99,7 @@ static void handle_dealloc(Handle *h)
     Py_TYPE(h)->tp_free((PyObject *)h);
 }
 
-static PyTypeObject HandleType;
-
-static Handle *handle_new(void)
+Handle *handle_new(void)
 {
     Handle *h = PyObject_New(Handle, &HandleType);
     if (h) h->a = NULL, h->has_src = 0;
@@ -329,7 +319,8 @@ static PyObject *handle_region(Handle *h, PyObject *args)
 {
     const onnxzip_tensor *t = tensor_arg(h, args, "n:region");
     if (!t) return NULL;
-    if (t->storage == ONNXZIP_STORAGE_TYPED) Py_RETURN_NONE;
+    /* a remote archive's entries are not in memory: read() fetches them */
+    if (t->storage == ONNXZIP_STORAGE_TYPED || (!t->data && t->nbytes)) Py_RETURN_NONE;
     return region_new(h, t->data, t->nbytes);
 }
 
@@ -393,6 +384,12 @@ static PyObject *handle_model(Handle *h, PyObject *unused)
     return rc ? raise_status(rc) : region_new(h, data, size);
 }
 
+static PyObject *handle_path(Handle *h, PyObject *unused)
+{
+    (void)unused;
+    return PyUnicode_DecodeFSDefault(onnxzip_archive_path(h->a));
+}
+
 static PyObject *handle_layout(Handle *h, PyObject *unused)
 {
     (void)unused;
@@ -413,7 +410,10 @@ static PyObject *handle_verify(Handle *h, PyObject *unused)
 static PyObject *handle_check(Handle *h, PyObject *unused)
 {
     (void)unused;
-    int rc = onnxzip_check(h->a);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS /* a remote archive asks its server */
+    rc = onnxzip_check(h->a);
+    Py_END_ALLOW_THREADS
     if (rc) return raise_status(rc);
     Py_RETURN_NONE;
 }
@@ -479,8 +479,11 @@ static PyMethodDef handle_methods[] = {
       "[(name, data_type, dims, nbytes, file_offset, entry, alignment, storage, kind, graph_depth, key)] in model order." },
     { "entries", (PyCFunction)handle_entries, METH_NOARGS,
       "[(name, header_offset, data_offset, size, crc32, xxh3 or None)] in central-directory order." },
-    { "region", (PyCFunction)handle_region, METH_VARARGS, "region(i): tensor i's payload in place, None if TYPED." },
-    { "read", (PyCFunction)handle_read, METH_VARARGS, "read(i): tensor i's payload in raw_data form (a copy)." },
+    { "region", (PyCFunction)handle_region, METH_VARARGS,
+      "region(i): tensor i's payload in place, None if TYPED or not in memory (remote)." },
+    { "read", (PyCFunction)handle_read, METH_VARARGS,
+      "read(i): tensor i's payload in raw_data form (a copy; fetched from a remote archive)." },
+    { "path", (PyCFunction)handle_path, METH_NOARGS, "onnxzip_archive_path() (a URL without its query)." },
     { "strings", (PyCFunction)handle_strings, METH_VARARGS, "strings(i): a STRING tensor's elements." },
     { "model", (PyCFunction)handle_model, METH_NOARGS, "The serialized ModelProto, in place." },
     { "layout", (PyCFunction)handle_layout, METH_NOARGS, "onnxzip_archive_layout()." },
@@ -492,7 +495,7 @@ static PyMethodDef handle_methods[] = {
     { NULL, NULL, 0, NULL },
 };
 
-static PyTypeObject HandleType = {
+PyTypeObject HandleType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "onnxzip._native.Handle",
     .tp_basicsize = sizeof(Handle),
@@ -549,6 +552,7 @@ static PyMethodDef native_methods[] = {
     { "entry_name_for", native_entry_name_for, METH_VARARGS, "entry_name_for(tensor_name, index) -> entry name." },
     { "set_error_factory", native_set_error_factory, METH_O, "set_error_factory(fn(code, name, message, offset, sys_errno, path))." },
     NATIVE_WRITE_METHODS
+    NATIVE_REMOTE_METHODS
     { NULL, NULL, 0, NULL },
 };
 

@@ -5,6 +5,23 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <onnxzip/onnxzip.h>
+
+/* An open archive (_native.c): closed when the last reference goes. */
+typedef struct {
+    PyObject_HEAD
+    onnxzip_archive *a;
+    Py_buffer src; /* open_buffer(): the caller's bytes, held (and so kept
+                      alive and unresizable) until the archive is closed */
+    int has_src;
+} Handle;
+
+/* A new Handle with no archive yet (NULL with an exception set). */
+Handle *handle_new(void);
+
+/* The Handle type, for "O!" arguments. */
+extern PyTypeObject HandleType;
+
 /* Raises the package's onnxzip.Error for status rc (< 0) from
  * onnxzip_last_error(); returns NULL. Call with the GIL, in the thread that
  * made the failing call. */
@@ -24,17 +41,34 @@ int arg_index(PyObject *obj, void *out);          /* unsigned */
 /* _native_write.c: conversions and the Writer type. */
 PyObject *native_pack(PyObject *self, PyObject *args);
 PyObject *native_unpack(PyObject *self, PyObject *args);
+PyObject *native_parse_size(PyObject *self, PyObject *args);
 PyObject *native_repack(PyObject *self, PyObject *args);
 PyObject *native_update_model(PyObject *self, PyObject *args);
 PyObject *native_writer(PyObject *self, PyObject *args);
 int native_write_ready(void);
 int native_write_add(PyObject *module);
 
+/* _native_remote.c: archives over HTTP(S). */
+PyObject *native_open_url(PyObject *self, PyObject *args);
+PyObject *native_fetch(PyObject *self, PyObject *args);
+PyObject *native_remote_stats(PyObject *self, PyObject *args);
+
+#define NATIVE_REMOTE_METHODS                                                                                     \
+    { "open_url", native_open_url, METH_VARARGS,                                                                 \
+      "open_url(url, allow_http, ca_file, connect_timeout_ms, stall_timeout_ms, retries, max_redirects, "        \
+      "parallel) -> Handle (onnxzip_open_url)." },                                                               \
+    { "fetch", native_fetch, METH_VARARGS,                                                                       \
+      "fetch(handle, path, patterns or None, progress or None) (onnxzip_fetch, onnxzip_fetch_tensors)." },       \
+    { "remote_stats", native_remote_stats, METH_VARARGS,                                                         \
+      "remote_stats(handle) -> (requests, retries, bytes_received, file_size) (onnxzip_remote_get_stats)." },
+
 #define NATIVE_WRITE_METHODS                                                                                  \
     { "pack", native_pack, METH_VARARGS,                                                                     \
       "pack(in_path, out_path, alignment, flags, size_threshold, data_dir) (onnxzip_pack)." },               \
     { "unpack", native_unpack, METH_VARARGS,                                                                 \
-      "unpack(archive, model_path, layout, alignment, location, flags, size_threshold) (onnxzip_unpack)." }, \
+      "unpack(archive, model_path, layout, alignment, location, flags, size_threshold, max_shard_size) "    \
+      "(onnxzip_unpack)." },                                                                                 \
+    { "parse_size", native_parse_size, METH_VARARGS, "parse_size(text) -> int (onnxzip_parse_size)." },      \
     { "repack", native_repack, METH_VARARGS, "repack(in_path, out_path, alignment, flags) (onnxzip_repack)." }, \
     { "update_model", native_update_model, METH_VARARGS, "update_model(archive_path, model_bytes)." },       \
     { "writer", native_writer, METH_VARARGS, "writer(path, alignment, flags) -> Writer." },

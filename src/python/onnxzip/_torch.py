@@ -63,7 +63,7 @@ def _where(archive: "Archive", info: "TensorInfo") -> str:
 def _private_region(archive: "Archive", info: "TensorInfo") -> np.ndarray:
     """The bytes of entry tensor ``info`` as a writable uint8 array over a
     private (copy-on-write) mapping of the archive file."""
-    path = archive.path
+    path = archive._file
     assert path is not None
     start = info.offset - info.offset % mmap.ALLOCATIONGRANULARITY
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -96,7 +96,7 @@ def writable_arrays(archive: "Archive", infos: Iterable["TensorInfo"]) -> List[n
     from a buffer, STRING) as copies."""
     out = []
     for info in infos:
-        if info.storage != "entry" or archive.path is None or info.data_type == _dtypes.STRING or info.nbytes == 0:
+        if info.storage != "entry" or archive._file is None or info.data_type == _dtypes.STRING or info.nbytes == 0:
             out.append(np.array(archive.array(info), copy=True))
             continue
         out.append(archive._shaped(info.index, _private_region(archive, info)))
