@@ -20,7 +20,7 @@ static int check_view_path(const char *view_path, const char *real, const oz_sta
     if (!missing && oz_same_stat(&dir, archive_dir)) return 0;
     const char *base = oz_last_sep(view_path) ? oz_last_sep(view_path) + 1 : view_path;
     int dir_len = (int)(oz_last_sep(real) - real) + 1;
-    return oz_err(ONNXZIP_EPATH, -1, "%s: a view must be in the directory of its archive's file %s: ONNX loaders "
+    return oz_err(ONNXZIP_EPATH, -1, "%s: a view must be in its archive's directory, that of its file %s: ONNX loaders "
                   "resolve external data locations relative to the view's directory and refuse '..', absolute "
                   "paths and a location whose resolved path leaves that directory, through a symbolic link too "
                   "(ONNX Runtime >= 1.24): write it as %.*s%s", view_path, real, dir_len, real, base);
