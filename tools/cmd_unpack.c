@@ -10,7 +10,7 @@
 #include <onnxzip/onnxzip.h>
 
 enum { OPT_HELP, OPT_OUTPUT, OPT_LAYOUT, OPT_LOCATION, OPT_ALIGN, OPT_CHECKSUM, OPT_QUIET, OPT_THRESHOLD,
-       OPT_NO_SYNC };
+       OPT_NO_SYNC, OPT_MAX_SHARD };
 
 static const cli_option options[] = {
     { "help",     'h', 0, OPT_HELP },
@@ -22,6 +22,7 @@ static const cli_option options[] = {
     { "quiet",    'q', 0, OPT_QUIET },
     { "size-threshold", 0, 1, OPT_THRESHOLD },
     { "no-sync",  0,   0, OPT_NO_SYNC },
+    { "max-shard-size", 0, 1, OPT_MAX_SHARD },
     { NULL, 0, 0, 0 },
 };
 
@@ -29,14 +30,16 @@ typedef struct unpack_args {
     const char *in;
     const char *out;
     int quiet;
-    int single_only; /* an option that only SINGLE uses was given */
+    int single_only; /* an option that only SINGLE (and SAFETENSORS' side file) uses was given */
     onnxzip_unpack_options opts;
 } unpack_args;
 
 static void usage(FILE *f)
 {
-    fputs("usage: onnxzip unpack ARCHIVE -o DIR/NAME.onnx [--layout single|per-tensor|inline]\n"
+    fputs("usage: onnxzip unpack ARCHIVE -o DIR/NAME.onnx\n"
+          "                      [--layout single|per-tensor|inline|safetensors]\n"
           "                      [--location FILE] [--align N] [--size-threshold B]\n"
+          "                      [--max-shard-size SIZE]\n"
           "                      [--checksum] [--no-sync] [-q]\n"
           "\n"
           "Converts an onnxzip archive back to a classic ONNX model that onnx.load()\n"
@@ -52,12 +55,20 @@ static void usage(FILE *f)
           "                           per-tensor: NAME.onnx + one file per entry\n"
           "                           inline:     one self-contained NAME.onnx\n"
           "                                       (protobuf limits it to 2 GiB)\n"
+          "                           safetensors: NAME.onnx + NAME.safetensors, as\n"
+          "                                       onnx-ir writes them; types safetensors\n"
+          "                                       cannot name go to NAME.onnx.data\n"
+          "      --max-shard-size SIZE  safetensors: shards of at most SIZE bytes of\n"
+          "                           tensors (5GB, 500MB, 2GiB or bytes), named\n"
+          "                           NAME-00001-of-0000N.safetensors, with\n"
+          "                           NAME.safetensors.index.json\n"
           "      --location FILE      single: the data file's name, a plain file name\n"
-          "                           (default NAME.onnx.data)\n"
+          "                           (default NAME.onnx.data; safetensors: its side file)\n"
           "      --align N            single: every tensor's offset in the data file is\n"
           "                           a multiple of N, a power of two in 1..65536\n"
           "                           (default 4096, the page size for mmap)\n"
-          "      --size-threshold B   single, per-tensor: tensors under B bytes stay\n"
+          "      --size-threshold B   single, per-tensor, safetensors: tensors under B\n"
+          "                           bytes stay\n"
           "                           inline, as onnx's converters do (default 1024;\n"
           "                           ONNX Runtime needs small shape constants inline)\n"
           "      --checksum           also write ONNX's SHA-1 \"checksum\" key\n"
@@ -75,9 +86,11 @@ static int parse_layout(const char *s, onnxzip_unpack_layout *out)
         *out = ONNXZIP_UNPACK_PER_TENSOR;
     else if (strcmp(s, "inline") == 0)
         *out = ONNXZIP_UNPACK_INLINE;
+    else if (strcmp(s, "safetensors") == 0)
+        *out = ONNXZIP_UNPACK_SAFETENSORS;
     else
         return cli_usage_error("unpack", usage,
-                               "--layout: '%s' is not one of single, per-tensor, inline", s);
+                               "--layout: '%s' is not one of single, per-tensor, inline, safetensors", s);
     return 0;
 }
 
@@ -113,6 +126,11 @@ static int parse_option(cli_parser *p, int id, void *ctx)
             return cli_usage_error("unpack", usage, "--size-threshold: '%s' is not a byte count "
                                    "(a non-negative integer, optional suffix K, M or G)", p->value);
         return 0;
+    case OPT_MAX_SHARD:
+        if (onnxzip_parse_size(p->value, &a->opts.max_shard_size) != 0 || a->opts.max_shard_size == 0)
+            return cli_usage_error("unpack", usage, "--max-shard-size: '%s' is not a size of at least 1 byte "
+                                   "(e.g. 5GB, 500MB, 2GiB, or bytes)", p->value);
+        return 0;
     case OPT_NO_SYNC:
         a->opts.flags |= ONNXZIP_UNPACK_NO_SYNC;
         return 0;
@@ -141,14 +159,53 @@ static int parse_args(int argc, char **argv, unpack_args *a)
     cli_parser_init(&p, "unpack", argc, argv);
     int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, a);
     if (!rc) rc = cli_require_in_out("unpack", usage, a->in, "input archive", a->out, "DIR/NAME.onnx");
-    if (!rc && a->single_only && a->opts.layout != ONNXZIP_UNPACK_SINGLE)
-        rc = cli_usage_error("unpack", usage, "--location and --align apply to --layout single only");
+    if (!rc && a->single_only && a->opts.layout != ONNXZIP_UNPACK_SINGLE &&
+        a->opts.layout != ONNXZIP_UNPACK_SAFETENSORS)
+        rc = cli_usage_error("unpack", usage, "--location and --align apply to --layout single and "
+                             "safetensors only");
+    if (!rc && a->opts.max_shard_size && a->opts.layout != ONNXZIP_UNPACK_SAFETENSORS)
+        rc = cli_usage_error("unpack", usage, "--max-shard-size applies to --layout safetensors only");
     return rc;
 }
 
 static int cmp_str(const void *x, const void *y)
 {
     return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* The distinct names among names[0..n) (sorted here). */
+static size_t count_distinct(const char **names, size_t n)
+{
+    size_t distinct = 0;
+    qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++)
+        distinct += i == 0 || strcmp(names[i - 1], names[i]) != 0;
+    return distinct;
+}
+
+/* Safetensors: the data files the written model refers to (shards, side file). */
+static int count_written(const char *model, size_t *files)
+{
+    onnxzip_archive *a = NULL;
+    int rc = onnxzip_open(model, 0, &a);
+    size_t n, k = 0;
+    const char **names;
+
+    if (rc != 0)
+        return cli_lib_error(rc);
+    n = onnxzip_tensor_count(a);
+    names = malloc((n ? n : 1) * sizeof *names);
+    if (!names) {
+        onnxzip_close(&a);
+        return cli_fail(ONNXZIP_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_FILE)
+            names[k++] = onnxzip_tensor_at(a, i)->entry;
+    *files = count_distinct(names, k);
+    free(names);
+    onnxzip_close(&a);
+    return 0;
 }
 
 /* The tensors that were in entries, and the data files they now use. */
@@ -171,9 +228,7 @@ static int count_moved(const char *archive, onnxzip_unpack_layout layout, size_t
     for (size_t i = 0; i < n; i++)
         if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
             names[k++] = onnxzip_tensor_at(a, i)->entry;
-    qsort(names, k, sizeof *names, cmp_str);
-    for (size_t i = 0; i < k; i++)
-        distinct += i == 0 || strcmp(names[i - 1], names[i]) != 0;
+    distinct = count_distinct(names, k);
     *tensors = k;
     *files = layout == ONNXZIP_UNPACK_INLINE ? 0
              : layout == ONNXZIP_UNPACK_SINGLE ? (distinct ? 1 : 0) : distinct;
@@ -202,6 +257,8 @@ int cmd_unpack(int argc, char **argv)
     if (a.quiet)
         return CLI_EXIT_OK;
     if ((rc = count_moved(a.in, a.opts.layout, &tensors, &files)) != 0)
+        return rc;
+    if (a.opts.layout == ONNXZIP_UNPACK_SAFETENSORS && (rc = count_written(a.out, &files)) != 0)
         return rc;
     cli_line(stdout, "unpacked %s -> %s: %zu tensors in %zu data file(s)", a.in, a.out, tensors, files);
     return CLI_EXIT_OK;

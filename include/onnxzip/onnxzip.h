@@ -891,7 +891,10 @@ ONNXZIP_API int onnxzip_pack(const char *in_path, const char *out_path,
 typedef enum onnxzip_unpack_layout {
     ONNXZIP_UNPACK_SINGLE = 0,     /* NAME.onnx + one data file */
     ONNXZIP_UNPACK_PER_TENSOR = 1, /* NAME.onnx + one file per entry */
-    ONNXZIP_UNPACK_INLINE = 2      /* one self-contained NAME.onnx (< 2 GiB) */
+    ONNXZIP_UNPACK_INLINE = 2,     /* one self-contained NAME.onnx (< 2 GiB) */
+    ONNXZIP_UNPACK_SAFETENSORS = 3 /* NAME.onnx + NAME.safetensors (or shards),
+                                      as onnx-ir's save_safetensors(); see
+                                      onnxzip_unpack() */
 } onnxzip_unpack_layout;
 
 /* Flags for onnxzip_unpack_options.flags. */
@@ -906,20 +909,27 @@ enum {
 /* Options for onnxzip_unpack(). Initialize with onnxzip_unpack_options_init(). */
 typedef struct onnxzip_unpack_options {
     onnxzip_unpack_layout layout; /* default ONNXZIP_UNPACK_SINGLE */
-    uint32_t alignment;  /* SINGLE: every tensor's offset in the data file is a
+    uint32_t alignment;  /* SINGLE (SAFETENSORS: its side file): every
+                            tensor's offset in the data file is a
                             multiple of this power of two (1..65536); default
                             4096, the page size ONNX recommends for mmap */
-    const char *location; /* SINGLE: the data file's name (a plain file name in
-                             the model's directory); NULL: "NAME.onnx.data" */
+    const char *location; /* SINGLE (SAFETENSORS: its side file): the data
+                             file's name (a plain file name in the model's
+                             directory); NULL: "NAME.onnx.data" */
     uint32_t flags;       /* ONNXZIP_UNPACK_* */
     onnxzip_progress_fn progress;
     void *progress_user;
-    uint64_t size_threshold; /* SINGLE, PER_TENSOR: tensors of fewer bytes
+    uint64_t size_threshold; /* SINGLE, PER_TENSOR, SAFETENSORS: tensors of fewer bytes
                                 are written inline as raw_data, as onnx's
                                 converters do; default 1024. ONNX Runtime
                                 needs small constants that shape inference
                                 reads (e.g. Reshape shapes) to be inline. */
-    uint64_t reserved[3];
+    uint64_t max_shard_size; /* SAFETENSORS: 0 (default) writes one
+                                NAME.safetensors; N > 0 splits the tensors
+                                into shards of at most N payload bytes each
+                                (see onnxzip_unpack()). Other layouts: must
+                                be 0 (ONNXZIP_EINVAL). */
+    uint64_t reserved[2];
 } onnxzip_unpack_options;
 
 /* Fills *opts with the defaults. NULL is a harmless no-op. */
@@ -939,6 +949,40 @@ ONNXZIP_API void onnxzip_unpack_options_init(onnxzip_unpack_options *opts);
  * as "Outputs" above says. `opts` may be NULL for defaults. */
 ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
                                const onnxzip_unpack_options *opts);
+/* ONNXZIP_UNPACK_SAFETENSORS (spec 12.4) writes the tensors of at least
+ * size_threshold bytes into NAME.safetensors, the file name onnx-ir's
+ * save_safetensors() gives model NAME.onnx (NAME: the model's file name
+ * without its last extension), and references them there by location,
+ * offset (8 + header length + data_offsets[0]) and length. The header lists
+ * each tensor's dtype, shape and data_offsets, and "__metadata__"
+ * {"format": "onnx"}; it is padded with spaces so that the data starts at a
+ * multiple of 4096 bytes. The format allows no gaps between tensors, so they
+ * are ordered by the largest power of two (<= 4096) dividing their size,
+ * largest first: each starts at a multiple of it, the most a gapless file
+ * can give (and at least its element size). Names: a tensor's key
+ * (onnxzip_tensor.key: its name, or an unnamed one's path, e.g.
+ * "Constant_3/value"). Tensors sharing the same bytes are written once,
+ * under the first one's key. A tensor goes instead to the side file (as
+ * the single layout writes it, `location`, default NAME.onnx.data) when
+ * safetensors cannot name its type exactly (STRING, COMPLEX128, INT4,
+ * UINT4, INT2, UINT2, FLOAT4E2M1 and any type unknown here), when its key
+ * is not valid UTF-8 or is "__metadata__", or when an earlier tensor of
+ * other bytes already has its key; no tensor's type or bytes change. With
+ * max_shard_size N the tensors fill, in model order, shards of at most N
+ * payload bytes (a tensor larger than N gets a shard of its own), named as
+ * Hugging Face and onnx-ir name them: NAME-00001-of-0000K.safetensors, plus
+ * NAME.safetensors.index.json ({"metadata": {"total_size": T},
+ * "weight_map": {KEY: FILE, ...}}); when everything fits in one shard, one
+ * NAME.safetensors and no index. No safetensors file when no tensor goes
+ * there. ONNXZIP_EINVAL when a file name would be the model's own. */
+
+/* Parses a byte size as Hugging Face's tools write one (max_shard_size):
+ * digits, optionally a fraction, then optionally a unit: B, KB, MB, GB, TB
+ * (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), any case, spaces
+ * allowed before the unit; e.g. "5GB", "500MB", "2GiB", "1.5GB", "4096".
+ * Fractions of a byte are dropped. Returns 0 and *out, or ONNXZIP_EINVAL
+ * (naming the text) for anything else or a size over 2^64 - 1. */
+ONNXZIP_API int onnxzip_parse_size(const char *text, uint64_t *out);
 
 /* Replaces the model of the archive at `archive_path` in place with the
  * serialized ModelProto `model` (`size` bytes). Weights are neither read,

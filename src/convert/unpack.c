@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "read/archive.h"
+#include "convert/unpack_impl.h"
 #include "common/atomic_file.h"
 #include "common/copy_range.h"
 #include "common/mkdirs.h"
@@ -29,36 +29,6 @@ void onnxzip_unpack_options_init(onnxzip_unpack_options *opts)
     opts->size_threshold = 1024;
 }
 
-/* One distinct entry that becomes data (SINGLE, PER_TENSOR). */
-typedef struct ent {
-    const onnxzip_entry *e;
-    uint64_t file_off; /* where the entry starts in its data file */
-    const char *file;  /* the data file holding it */
-    char *own;         /* PER_TENSOR: `file` when allocated here */
-} ent;
-
-typedef struct unpack {
-    const onnxzip_unpack_options *o;
-    const char *archive_path, *model_path;
-    const char *name;              /* the model's file name within dir */
-    char *dir, *tmp;               /* tmp: dir/.NAME.unpack-XXXXXX */
-    oz_made_dirs made;             /* dir and those above it that prepare created */
-    int dirfd, tmpfd;
-    int arcfd;                     /* the archive, for oz_copy_range */
-    int sync;                      /* fsync files and directory (not ONNXZIP_UNPACK_NO_SYNC) */
-    onnxzip_archive *a;
-    ent *ents;
-    size_t nents;
-    oz_strmap by_entry; /* entry name -> index in ents */
-    oz_strmap taken;    /* PER_TENSOR: file names, ASCII case-folded */
-    char *location;     /* SINGLE: the data file's name */
-    const char **files; /* data files, in rename order */
-    size_t nfiles;
-    size_t seen;        /* tensors visited, to compare with the index's count */
-    uint64_t total, done, reported;
-    char checksum[41];
-} unpack;
-
 static const uint8_t zeros[MAX_ALIGN]; /* padding is always shorter */
 
 static int io_err(const char *dir, const char *name, const char *what)
@@ -66,7 +36,7 @@ static int io_err(const char *dir, const char *name, const char *what)
     return oz_err_sys(ONNXZIP_EIO, -1, name, "%s/%s: %s: %s", dir, name, what, strerror(errno));
 }
 
-static int nomem(void)
+int oz_unpack_nomem(void)
 {
     return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
 }
@@ -87,7 +57,7 @@ static int ascii_lower(int c)
     return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
 }
 
-static int same_folded(const char *a, const char *b)
+int oz_unpack_same_folded(const char *a, const char *b)
 {
     for (; *a && ascii_lower(*a) == ascii_lower(*b); a++, b++) {}
     return *a == *b;
@@ -110,11 +80,13 @@ static int is_device_name(const char *s)
 static int check_options(const onnxzip_unpack_options *o)
 {
     char shown[OZ_PRINTABLE_CAP];
-    if ((unsigned)o->layout > ONNXZIP_UNPACK_INLINE)
+    if ((unsigned)o->layout > ONNXZIP_UNPACK_SAFETENSORS)
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_unpack: unknown layout %d", (int)o->layout);
     if (o->flags & ~(uint32_t)(ONNXZIP_UNPACK_CHECKSUM | ONNXZIP_UNPACK_NO_SYNC))
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_unpack: unknown flags 0x%x", o->flags);
-    if (o->layout != ONNXZIP_UNPACK_SINGLE) return 0;
+    if (o->max_shard_size && o->layout != ONNXZIP_UNPACK_SAFETENSORS)
+        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_unpack: max_shard_size applies to the safetensors layout only");
+    if (o->layout != ONNXZIP_UNPACK_SINGLE && o->layout != ONNXZIP_UNPACK_SAFETENSORS) return 0;
     uint32_t al = o->alignment;
     if (al < 1 || al > MAX_ALIGN || (al & (al - 1)))
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_unpack: alignment %u is not a power of two between 1 and 65536",
@@ -152,7 +124,7 @@ static int prepare(unpack *u)
         return oz_err(ONNXZIP_EINVAL, -1, "%s: the model path must end in a file name", u->model_path);
     size_t n = slash ? (size_t)(slash - u->model_path) : 0;
     u->dir = !slash ? strdup(".") : n ? oz_strndup(u->model_path, n) : strdup("/");
-    if (!u->dir) return nomem();
+    if (!u->dir) return oz_unpack_nomem();
     int rc = onnxzip_open(u->archive_path, 0, &u->a);
     if (rc) return rc;
     if ((u->arcfd = oz_sys_open_read(u->archive_path)) < 0)
@@ -172,13 +144,22 @@ static int collect(unpack *u)
 {
     const oz_tensors *ts = &u->a->tensors;
     size_t cap = u->a->zip.n + 1; /* distinct entries, data files: at most one per entry */
-    if (!(u->ents = calloc(cap, sizeof *u->ents)) || !(u->files = calloc(cap, sizeof *u->files))) return nomem();
+    size_t files = cap + (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS ? ts->n + 1 : 0); /* + shards, index */
+    if (!(u->ents = calloc(cap, sizeof *u->ents)) || !(u->files = calloc(files, sizeof *u->files)))
+        return oz_unpack_nomem();
     for (size_t i = 0; i < ts->n; i++) {
         const onnxzip_tensor *v = &ts->v[i];
         if (v->storage != ONNXZIP_STORAGE_ENTRY) continue;
         if (stays_inline(u, v)) { /* every inline tensor gets its own copy */
             u->total = u->total + v->nbytes < u->total ? UINT64_MAX : u->total + v->nbytes;
             continue;
+        }
+        if (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS) {
+            int taken = oz_st_take(u, v);
+            if (taken) { /* 1, or an error */
+                if (taken < 0) return taken;
+                continue;
+            }
         }
         size_t len = strlen(v->entry);
         int rc = oz_strmap_put(&u->by_entry, v->entry, len, (uint32_t)u->nents, NULL);
@@ -196,12 +177,12 @@ static int plan_single(unpack *u)
     if (!u->nents) return 0; /* no data file */
     char shown[OZ_PRINTABLE_CAP];
     size_t n = strlen(u->name) + sizeof ".data";
-    if (!(u->location = malloc(u->o->location ? strlen(u->o->location) + 1 : n))) return nomem();
+    if (!(u->location = malloc(u->o->location ? strlen(u->o->location) + 1 : n))) return oz_unpack_nomem();
     if (u->o->location)
         strcpy(u->location, u->o->location);
     else
         snprintf(u->location, n, "%s.data", u->name);
-    if (same_folded(u->location, u->name))
+    if (oz_unpack_same_folded(u->location, u->name))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: the data file name '%s' is the model's own name", u->model_path,
                       oz_printable(u->location, strlen(u->location), shown, sizeof shown));
     /* Empty entries go last, at the end of the file: onnx <= 1.13 reads a
@@ -233,7 +214,7 @@ static int rename_entry(unpack *u, ent *x)
     int n = strlen(name) > 240 ? 240 : (int)strlen(name);
     const char *dev = is_device_name(name) ? "_" : "";
     size_t cap = (size_t)n + 16;
-    if (!(x->own = malloc(cap))) return nomem();
+    if (!(x->own = malloc(cap))) return oz_unpack_nomem();
     snprintf(x->own, cap, "%.*s%s", n, name, dev);
     for (unsigned k = 2; name_taken(u, x->own); k++) snprintf(x->own, cap, "%.*s%s_%u", n, name, dev, k);
     x->file = x->own;
@@ -270,6 +251,10 @@ static int plan(unpack *u)
     int rc = collect(u);
     if (!rc && u->o->layout == ONNXZIP_UNPACK_INLINE) /* before anything big is built */
         rc = u->total > OZ_MAX_MODEL - u->a->model_len ? too_big(u, u->a->model_len + u->total, "be about") : 0;
+    else if (!rc && u->o->layout == ONNXZIP_UNPACK_SAFETENSORS) {
+        rc = plan_single(u); /* the side file, then the safetensors files */
+        if (!rc) rc = oz_st_plan(u);
+    }
     else if (!rc)
         rc = u->o->layout == ONNXZIP_UNPACK_SINGLE ? plan_single(u) : plan_per_tensor(u);
     return rc ? rc : check_targets(u);
@@ -305,12 +290,19 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
         progress(u, v->nbytes);
         return 0;
     }
+    if (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS && oz_st_ref(u, v, rw)) {
+        if (u->o->flags & ONNXZIP_UNPACK_CHECKSUM) {
+            oz_sha1_hex(v->data, v->nbytes, u->checksum);
+            rw->checksum = u->checksum;
+        }
+        return 0;
+    }
     uint32_t k;
     if (oz_strmap_get(&u->by_entry, v->entry, strlen(v->entry), &k)) return desync(u, t);
     const ent *x = &u->ents[k];
     uint64_t part = v->file_offset - x->e->data_offset;
-    /* SINGLE: always offset and length; PER_TENSOR: only for part of an entry */
-    int keys = u->o->layout == ONNXZIP_UNPACK_SINGLE || part || v->nbytes != x->e->size;
+    /* SINGLE (and the side file): always offset and length; PER_TENSOR: only for part of an entry */
+    int keys = u->o->layout != ONNXZIP_UNPACK_PER_TENSOR || part || v->nbytes != x->e->size;
     *rw = (oz_rewrite){ .action = OZ_EXTERNAL, .location = x->file, .has_offset = keys, .has_length = keys,
                         .offset = x->file_off + part, .length = v->nbytes };
     if (u->o->flags & ONNXZIP_UNPACK_CHECKSUM) {
@@ -336,13 +328,13 @@ static int build_model(unpack *u, oz_buf *out)
     return rc;
 }
 
-static int create_file(const unpack *u, const char *name, int *fd)
+int oz_unpack_create(const unpack *u, const char *name, int *fd)
 {
     *fd = oz_sys_create_at(u->tmpfd, name);
     return *fd < 0 ? io_err(u->tmp, name, "cannot create") : 0;
 }
 
-static int write_all(unpack *u, int fd, const char *name, const uint8_t *p, uint64_t n, int payload)
+int oz_unpack_write(unpack *u, int fd, const char *name, const uint8_t *p, uint64_t n, int payload)
 {
     while (n) {
         ssize_t k = oz_sys_write(fd, p, n < IO_CHUNK ? (size_t)n : IO_CHUNK);
@@ -357,7 +349,7 @@ static int write_all(unpack *u, int fd, const char *name, const uint8_t *p, uint
 }
 
 /* fsync + close, keeping the first error. */
-static int close_file(const unpack *u, int fd, const char *name, int rc)
+int oz_unpack_close(const unpack *u, int fd, const char *name, int rc)
 {
     if (!rc && u->sync && oz_sys_sync(fd)) rc = io_err(u->tmp, name, "cannot sync");
     if (oz_sys_close(fd) && !rc) rc = io_err(u->tmp, name, "cannot close");
@@ -376,21 +368,21 @@ static void copied(void *ctx, uint64_t final_to)
     p->reached = final_to;
 }
 
-/* Copies an entry's bytes from the archive to the end of fd in the kernel
+/* Copies bytes from the archive to the end of fd in the kernel
  * (copy_file_range, holes kept), so payloads never pass through, or stay
  * resident in, this process: peak memory does not grow with the weights. */
-static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
+int oz_unpack_copy(unpack *u, int fd, const char *name, uint64_t from, uint64_t len, const char *entry)
 {
     int64_t at = oz_sys_seek(fd, 0, SEEK_CUR);
     if (at < 0) return io_err(u->tmp, name, "cannot find the write position");
     copy_progress p = { u, (uint64_t)at };
-    uint64_t done, end = (uint64_t)at + x->e->size;
-    switch (oz_copy_range(u->arcfd, x->e->data_offset, x->e->size, fd, (uint64_t)at, copied, &p, &done)) {
+    uint64_t done, end = (uint64_t)at + len;
+    switch (oz_copy_range(u->arcfd, from, len, fd, (uint64_t)at, copied, &p, &done)) {
     case OZ_COPY_OK:
         break;
     case OZ_COPY_SHORT:
         return oz_err(ONNXZIP_ETRUNC, -1, "%s: shorter than its directory says (entry '%s')", u->archive_path,
-                      x->e->name);
+                      entry);
     case OZ_COPY_READ:
         return io_err(u->tmp, name, "cannot read the archive");
     case OZ_COPY_UNSUPPORTED: /* the output is new and written in order: cannot happen */
@@ -400,30 +392,39 @@ static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
     return oz_sys_seek(fd, (int64_t)end, SEEK_SET) < 0 ? io_err(u->tmp, name, "cannot seek") : 0;
 }
 
+static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
+{
+    return oz_unpack_copy(u, fd, name, x->e->data_offset, x->e->size, x->e->name);
+}
+
 static int write_single(unpack *u)
 {
-    int fd, rc = create_file(u, u->location, &fd);
+    int fd, rc = oz_unpack_create(u, u->location, &fd);
     if (rc) return rc;
     uint64_t pos = 0;
     for (int empty = 0; empty < 2; empty++) /* in file order, as plan_single placed them */
         for (size_t i = 0; !rc && i < u->nents; i++) {
             const ent *x = &u->ents[i];
             if ((x->e->size == 0) != empty) continue;
-            rc = write_all(u, fd, u->location, zeros, x->file_off - pos, 0);
+            rc = oz_unpack_write(u, fd, u->location, zeros, x->file_off - pos, 0);
             if (!rc) rc = copy_payload(u, fd, u->location, x);
             pos = x->file_off + x->e->size;
         }
-    return close_file(u, fd, u->location, rc);
+    return oz_unpack_close(u, fd, u->location, rc);
 }
 
 static int write_data(unpack *u)
 {
+    if (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS) {
+        int rc = u->nents ? write_single(u) : 0;
+        return rc ? rc : oz_st_write(u);
+    }
     if (u->o->layout == ONNXZIP_UNPACK_SINGLE) return u->nents ? write_single(u) : 0;
     for (size_t i = 0; i < u->nents; i++) {
         const ent *x = &u->ents[i];
-        int fd, rc = create_file(u, x->file, &fd);
+        int fd, rc = oz_unpack_create(u, x->file, &fd);
         if (rc) return rc;
-        rc = close_file(u, fd, x->file, copy_payload(u, fd, x->file, x));
+        rc = oz_unpack_close(u, fd, x->file, copy_payload(u, fd, x->file, x));
         if (rc) return rc;
     }
     return 0;
@@ -431,9 +432,9 @@ static int write_data(unpack *u)
 
 static int write_model(unpack *u, const oz_buf *m)
 {
-    int fd, rc = create_file(u, u->name, &fd);
+    int fd, rc = oz_unpack_create(u, u->name, &fd);
     if (rc) return rc;
-    return close_file(u, fd, u->name, write_all(u, fd, u->name, m->p ? m->p : zeros, m->len, 0));
+    return oz_unpack_close(u, fd, u->name, oz_unpack_write(u, fd, u->name, m->p ? m->p : zeros, m->len, 0));
 }
 
 /* Creates and locks (flock on the directory, spec 12.2) the temporary
@@ -445,7 +446,7 @@ static int make_tmpdir(unpack *u)
     char prefix[240];
     snprintf(prefix, sizeof prefix, ".%.200s.unpack-", u->name);
     oz_tmp_sweep(u->dirfd, prefix, OZ_TMP_DIR_TAIL, 1);
-    if (!(u->tmp = malloc(cap))) return nomem();
+    if (!(u->tmp = malloc(cap))) return oz_unpack_nomem();
     for (int attempt = 0; attempt < 100; attempt++) {
         snprintf(u->tmp, cap, "%s/%s", u->dir, prefix);
         char *base = strrchr(u->tmp, '/') + 1, *tail = base + strlen(base);
@@ -508,6 +509,7 @@ static void cleanup(unpack *u, int ok)
     free(u->ents);
     free((void *)u->files);
     free(u->location);
+    oz_st_free(u);
     free(u->tmp);
     free(u->dir);
     oz_strmap_free(&u->by_entry);

@@ -93,3 +93,20 @@ def choice(value: object, name: str, choices: Iterable[str]) -> str:
     if value not in options:
         raise make("EINVAL", f"{name} must be one of {', '.join(options)}, not {value!r}")
     return value
+
+
+def shard_size(value: object, name: str) -> int:
+    """A size of at least 1 byte: an integer, or a str as Hugging Face's
+    tools write sizes ("5GB", "500MB", "2GiB", "4096"), parsed by the C
+    library's onnxzip_parse_size (the CLI's --max-shard-size)."""
+    if isinstance(value, str):
+        from . import _native  # the one parser, shared with the CLI
+        try:
+            n: int = _native.parse_size(value)
+        except ValueError as e:
+            raise make("EINVAL", f"{name}: {e}") from None
+    else:
+        n = byte_count(value, name)
+    if n == 0:
+        raise make("EINVAL", f"{name} must be at least 1 byte, not {value!r}")
+    return n

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, Optional, Union
 
-from . import _args, _model, _native
+from . import _args, _errors, _model, _native
 from ._archive import open as _open
 from ._args import PathArg
 
@@ -15,9 +15,9 @@ _PACK_KEEP_TYPED, _PACK_NO_CONVERT_ATTRIBUTES, _PACK_DEDUP, _PACK_NO_SYNC = 1, 2
 _UNPACK_CHECKSUM, _UNPACK_NO_SYNC = 1, 2
 _WRITE_NO_SYNC = 1
 
-UnpackLayout = Literal["single", "per_tensor", "per-tensor", "inline"]
+UnpackLayout = Literal["single", "per_tensor", "per-tensor", "inline", "safetensors"]
 # the C names and the CLI's spelling (onnxzip unpack --layout per-tensor)
-_UNPACK_LAYOUTS = {"single": 0, "per_tensor": 1, "per-tensor": 1, "inline": 2}
+_UNPACK_LAYOUTS = {"single": 0, "per_tensor": 1, "per-tensor": 1, "inline": 2, "safetensors": 3}
 
 
 def pack(model_path: PathArg, archive_path: PathArg, *, align: int = 64, size_threshold: int = 1024,
@@ -40,20 +40,28 @@ def pack(model_path: PathArg, archive_path: PathArg, *, align: int = 64, size_th
 
 def unpack(archive_path: PathArg, model_path: PathArg, *, layout: UnpackLayout = "single", align: int = 4096,
            location: Optional[str] = None, checksum: bool = False, size_threshold: int = 1024,
-           sync: bool = True) -> None:
+           max_shard_size: Union[int, str, None] = None, sync: bool = True) -> None:
     """Converts an archive back to classic ONNX (``onnxzip_unpack``; the CLI's
     ``onnxzip unpack``): ``layout`` "single" (the model and one data file,
     ``location``, default NAME.onnx.data, tensors at multiples of ``align``,
     a power of two in 1..65536), "per_tensor" or, as the CLI spells it,
     "per-tensor" (a file per entry) or "inline" (one self-contained .onnx
-    under 2 GiB). Tensors under ``size_threshold`` bytes are written inline;
+    under 2 GiB) or "safetensors" (the model and NAME.safetensors, as
+    onnx-ir's save_safetensors writes them; types safetensors cannot name go
+    to the side file ``location``; ``max_shard_size``, bytes as an int or a
+    str such as "5GB", "500MB", "2GiB", splits it into
+    NAME-0000k-of-0000n.safetensors shards and NAME.safetensors.index.json).
+    Tensors under ``size_threshold`` bytes are written inline;
     ``checksum`` adds ONNX's SHA-1 checksum key. A bad argument raises
     TypeError or ValueError naming it."""
     code = _UNPACK_LAYOUTS[_args.choice(layout, "layout", _UNPACK_LAYOUTS)]
+    shard = 0 if max_shard_size is None else _args.shard_size(max_shard_size, "max_shard_size")
+    if shard and code != _UNPACK_LAYOUTS["safetensors"]:
+        raise _errors.make("EINVAL", f"max_shard_size applies to layout='safetensors' only, not {layout!r}")
     flags = (_UNPACK_CHECKSUM if checksum else 0) | (0 if sync else _UNPACK_NO_SYNC)
     _native.unpack(_args.path(archive_path, "archive_path"), _args.path(model_path, "model_path"), code,
                    _args.alignment(align, "align", 1), None if location is None else _args.path(location, "location"),
-                   flags, _args.byte_count(size_threshold, "size_threshold"))
+                   flags, _args.byte_count(size_threshold, "size_threshold"), shard)
 
 
 def repack(in_path: PathArg, out_path: PathArg, *, align: int = 64, sync: bool = True) -> None:

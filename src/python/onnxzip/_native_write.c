@@ -59,9 +59,9 @@ PyObject *native_unpack(PyObject *self, PyObject *args)
     onnxzip_unpack_options o;
     onnxzip_unpack_options_init(&o);
     (void)self;
-    if (!PyArg_ParseTuple(args, "O&O&iO&O&O&O&:unpack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter, &out,
-                          &layout, arg_alignment, &o.alignment, opt_path, &location, arg_flags, &o.flags,
-                          arg_size_threshold, &o.size_threshold))
+    if (!PyArg_ParseTuple(args, "O&O&iO&O&O&O&O&:unpack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter,
+                          &out, &layout, arg_alignment, &o.alignment, opt_path, &location, arg_flags, &o.flags,
+                          arg_size_threshold, &o.size_threshold, arg_size_threshold, &o.max_shard_size))
         return NULL;
     o.layout = (onnxzip_unpack_layout)layout;
     o.location = path_str(location);
@@ -71,6 +71,16 @@ PyObject *native_unpack(PyObject *self, PyObject *args)
     Py_DECREF(out);
     Py_XDECREF(location);
     return done(rc);
+}
+
+PyObject *native_parse_size(PyObject *self, PyObject *args)
+{
+    const char *text;
+    uint64_t size;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "s:parse_size", &text)) return NULL;
+    int rc = onnxzip_parse_size(text, &size);
+    return rc ? raise_status(rc) : PyLong_FromUnsignedLongLong(size);
 }
 
 PyObject *native_repack(PyObject *self, PyObject *args)
