@@ -16,6 +16,7 @@ static const cli_option options[] = {
     { "help",   'h', 0, OPT_HELP },
     { "output", 'o', 1, OPT_OUTPUT },
     { "quiet",  'q', 0, OPT_QUIET },
+    CLI_REMOTE_OPTIONS,
     { NULL, 0, 0, 0 },
 };
 
@@ -24,11 +25,12 @@ typedef struct extract_args {
     const char *tensor;
     const char *out;
     int quiet;
+    onnxzip_remote_options ro;
 } extract_args;
 
 static void usage(FILE *f)
 {
-    fputs("usage: onnxzip extract ARCHIVE TENSOR -o FILE|- [-q]\n"
+    fputs("usage: onnxzip extract ARCHIVE|URL TENSOR -o FILE|- [-q]\n"
           "\n"
           "Writes the payload of the first tensor named TENSOR (raw little-endian\n"
           "bytes, as in ONNX raw_data) to FILE; an unnamed tensor by the key\n"
@@ -37,17 +39,20 @@ static void usage(FILE *f)
           "nor one of its data files (under any name), nor an existing device, FIFO,\n"
           "socket or directory. With -o - the bytes go to standard output instead,\n"
           "which must not be a terminal. Tensors held in typed fields (float_data,\n"
-          "...) have no raw bytes and are refused.\n"
+          "...) have no raw bytes and are refused. From a URL only the tensor's\n"
+          "bytes are fetched (one range request).\n"
           "\n"
           "options:\n"
           "  -o, --output FILE        file to write (required); - for standard output\n"
           "  -q, --quiet              print nothing on success\n"
           "  -h, --help               show this help\n", f);
+    fputs(cli_remote_usage, f);
 }
 
 static int parse_option(cli_parser *p, int id, void *ctx)
 {
     extract_args *a = ctx;
+    if (CLI_IS_REMOTE_OPTION(id)) return cli_remote_option(p, id, &a->ro);
     switch (id) {
     case OPT_OUTPUT:
         a->out = p->value;
@@ -108,7 +113,14 @@ static int extract_to_stdout(onnxzip_archive *ar, const char *archive, const cha
     const char *inputs[] = { archive, side };
     int rc = cli_stdout_check("raw tensor bytes", inputs, 2);
     free(side);
-    return rc ? rc : cli_write_stdout(t->data, t->nbytes);
+    if (rc || t->data || !t->nbytes) return rc ? rc : cli_write_stdout(t->data, t->nbytes);
+    /* a remote archive's entry: fetched into memory first */
+    void *buf = t->nbytes <= SIZE_MAX ? malloc((size_t)t->nbytes) : NULL;
+    if (!buf) return cli_fail(ONNXZIP_ENOMEM, "%s: tensor '%s': out of memory", archive, name);
+    rc = onnxzip_tensor_read(ar, t, 0, t->nbytes, buf);
+    rc = rc ? cli_lib_error(rc) : cli_write_stdout(buf, t->nbytes);
+    free(buf);
+    return rc;
 }
 
 int cmd_extract(int argc, char **argv)
@@ -116,12 +128,15 @@ int cmd_extract(int argc, char **argv)
     extract_args a = { 0 };
     onnxzip_archive *ar = NULL;
     const onnxzip_tensor *t;
+    onnxzip_remote_options_init(&a.ro);
     int rc = parse_args(argc, argv, &a);
 
     if (rc != 0)
         return rc < 0 ? CLI_EXIT_OK : rc;
-    if ((rc = onnxzip_open(a.archive, 0, &ar)) != 0)
+    if ((rc = cli_open(a.archive, &a.ro, &ar)) != 0)
         return cli_lib_error(rc);
+    if (cli_is_url(a.archive))
+        a.archive = onnxzip_archive_path(ar); /* never print a URL's query (credentials) */
     if (strcmp(a.out, "-") == 0) { /* nothing else on stdout: it holds the bytes */
         rc = extract_to_stdout(ar, a.archive, a.tensor);
         onnxzip_close(&ar);
