@@ -584,13 +584,25 @@ ONNXZIP_API void onnxzip_remote_options_init(onnxzip_remote_options *opts);
  *   - onnxzip_verify() streams the file once, in order, checking every local
  *     header and every entry's CRC-32 and XXH3.
  *   - onnxzip_check() asks the origin whether the pinned file is still there
- *     (a 1-byte request): 0, or ONNXZIP_ECHANGED.
+ *     (a 1-byte request to `url`, redirects followed): 0, or
+ *     ONNXZIP_ECHANGED.
  *   - onnxzip_extract_tensor() fetches the tensor into memory, then writes
  *     it; onnxzip_view_model() and onnxzip_view_write() need a local file
  *     (ONNXZIP_EUNSUPPORTED: fetch it first).
  *   - onnxzip_archive_path() is the URL without its query string and
- *     fragment (which may hold credentials, e.g. presigned signatures);
- *     messages name it the same way.
+ *     fragment and without user:password@ (credentials, e.g. presigned
+ *     signatures; "..." stands for each); messages name it the same way
+ *     and never show where it redirects to.
+ * Redirects (at most max_redirects in a row; the Hugging Face Hub's
+ * https://huggingface.co/ORG/REPO/resolve/REV/FILE answers 302 to a CDN
+ * URL signed for a limited time): the validator is the final reply's, never
+ * a redirect's own ETag; a redirect's X-Linked-Size, when sent, must equal
+ * the size in the final reply's Content-Range (else ONNXZIP_EREPLY). Later
+ * requests go straight to the URL the first one ended at (one redirect per
+ * open, none per read), and a range refused there with 400, 401, 403 or
+ * 410 (an expired signature) is asked once more from `url`, following its
+ * redirect anew; onnxzip_check() always asks `url` itself. Credentials in
+ * `url` are sent to its own host only (libcurl's rule).
  * Requests are retried (`retries`, with backoff) on 5xx, 408 and 429
  * statuses, resets, timeouts and short bodies; then the call fails with
  * ONNXZIP_EHTTP (an error status; 412 is ONNXZIP_ECHANGED), ONNXZIP_ETIMEOUT,
@@ -606,10 +618,13 @@ ONNXZIP_API int onnxzip_open_url(const char *url, const onnxzip_remote_options *
 
 /* Traffic of a handle from onnxzip_open_url() so far. */
 typedef struct onnxzip_remote_stats {
-    uint64_t requests;       /* HTTP requests sent, retries included */
+    uint64_t requests;       /* range requests sent, retries included (one
+                                that was redirected counts once) */
     uint64_t retries;        /* of which were retries */
     uint64_t bytes_received; /* body bytes received */
     uint64_t file_size;      /* the remote file's size */
+    uint64_t redirects;      /* redirects followed: each was one more HTTP
+                                request, to the redirecting server */
 } onnxzip_remote_stats;
 
 /* Fills *stats for a handle from onnxzip_open_url(). Returns 0, or

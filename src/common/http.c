@@ -3,7 +3,12 @@
  * asked for, the pinned total size and validator, no more bytes than asked),
  * and a transfer that fails in a way that may pass (5xx, 408, 429, reset,
  * timeout, short body) is retried from its first missing byte after a
- * doubling delay, while the other ranges go on. */
+ * doubling delay, while the other ranges go on.
+ *
+ * Redirects (the Hugging Face Hub's resolve URLs answer 302 to a CDN URL
+ * with a signed query): requests go to the URL the last request sent to the
+ * original URL ended at, saving the redirect's round trip; a refusal there
+ * (an expired signature) sends that range to the original URL once more. */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +19,8 @@
 
 struct oz_http {
     char *url, *shown;
+    char *target;        /* where the original URL redirected to (NULL: no redirect) */
+    unsigned target_gen; /* bumped whenever `target` changes */
     onnxzip_remote_options o;
     CURLM *multi;
     pthread_mutex_t lock;
@@ -33,6 +40,13 @@ typedef struct xfer {
     uint32_t suffix;        /* the tail request's length */
     uint64_t off, len, done;
     unsigned attempt;
+    int force_original;      /* always sent to the original URL (tail, check) */
+    int original;            /* this attempt went to the original URL */
+    int redirected;          /* ... or was redirected: its replies came from elsewhere */
+    int reresolved;          /* sent to the original URL again after a refusal at the target */
+    unsigned gen;            /* h->target_gen when this attempt started */
+    int have_linked;         /* a reply (the redirect) carried X-Linked-Size */
+    uint64_t linked_size;
     int64_t not_before;      /* ms, monotonic: a retry waits until then */
     CURL *e;
     struct curl_slist *hdrs;
@@ -101,6 +115,7 @@ void oz_http_free(oz_http *h)
     }
     free(h->url);
     free(h->shown);
+    free(h->target);
     free(h);
 }
 
@@ -155,6 +170,11 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ud)
     } else if (header_is(line, n, "Content-Encoding", &v, &vn)) {
         copy_value(buf, sizeof buf, v, vn);
         x->encoded = strcasecmp(buf, "identity") != 0;
+    } else if (header_is(line, n, "X-Linked-Size", &v, &vn)) { /* the Hub's redirect: the file's size */
+        copy_value(buf, sizeof buf, v, vn);
+        char *end;
+        x->linked_size = strtoull(buf, &end, 10);
+        x->have_linked = end != buf && !*end;
     }
     return n;
 }
@@ -182,8 +202,8 @@ static int status_error(xfer *x)
     if (x->status == 416)
         return oz_err(ONNXZIP_ECHANGED, -1, "%s: bytes %s are no longer in the file (416 Range Not Satisfiable): it "
                       "changed on the server since it was opened", h->shown, x->range_s);
-    return oz_err(ONNXZIP_EHTTP, -1, "%s: HTTP status %ld for bytes %s (attempt %u)", h->shown, x->status,
-                  x->range_s, x->attempt + 1);
+    return oz_err(ONNXZIP_EHTTP, -1, "%s: HTTP status %ld for bytes %s%s (attempt %u)", h->shown, x->status,
+                  x->range_s, x->redirected ? " from the server it redirects to" : "", x->attempt + 1);
 }
 
 /* A 206's headers, before its first byte is used. */
@@ -208,6 +228,10 @@ static int check_reply(xfer *x)
         return oz_err(ONNXZIP_EREPLY, -1, "%s: asked for bytes %s, the server sent bytes %llu-%llu/%llu", h->shown,
                       x->range_s, (unsigned long long)x->first, (unsigned long long)x->last,
                       (unsigned long long)x->total);
+    if (x->have_linked && x->total != x->linked_size)
+        return oz_err(ONNXZIP_EREPLY, -1, "%s: its redirect says the file has %llu bytes (X-Linked-Size), the server "
+                      "it leads to sent bytes %llu-%llu/%llu", h->shown, (unsigned long long)x->linked_size,
+                      (unsigned long long)x->first, (unsigned long long)x->last, (unsigned long long)x->total);
     if (h->pinned && x->total != h->size)
         return oz_err(ONNXZIP_EREPLY, -1, "%s: the server now says the file has %llu bytes, it said %llu under the "
                       "same validator (%s)", h->shown, (unsigned long long)x->total, (unsigned long long)h->size,
@@ -258,7 +282,10 @@ static int setup(xfer *x)
         x->done = x->len = 0;
     }
     x->status = 0;
-    x->checked = x->have_range = x->encoded = 0;
+    x->checked = x->have_range = x->encoded = x->have_linked = 0;
+    x->original = x->force_original || !h->target;
+    x->redirected = !x->original;
+    x->gen = h->target_gen;
     x->err = x->retryable = 0;
     if (x->r)
         snprintf(x->range_s, sizeof x->range_s, "%llu-%llu", (unsigned long long)(x->off + x->done),
@@ -266,7 +293,7 @@ static int setup(xfer *x)
     else
         snprintf(x->range_s, sizeof x->range_s, "-%u", x->suffix);
     const char *protos = h->o.allow_http ? "http,https" : "https";
-    curl_easy_setopt(e, CURLOPT_URL, h->url);
+    curl_easy_setopt(e, CURLOPT_URL, x->original ? h->url : h->target);
 #if LIBCURL_VERSION_NUM >= 0x075500
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, protos);
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, protos);
@@ -336,8 +363,8 @@ static int judge(xfer *x, CURLcode res)
     if (res == CURLE_UNSUPPORTED_PROTOCOL)
         return oz_err(ONNXZIP_EHTTP, -1, "%s: redirected to a URL whose scheme is refused (%s)", h->shown,
                       h->o.allow_http ? "neither http nor https" : "plain http is not allowed");
-    return oz_err(ONNXZIP_ENETWORK, -1, "%s: bytes %s: %s (attempt %u)", h->shown, x->range_s,
-                  curl_easy_strerror(res), x->attempt + 1);
+    return oz_err(ONNXZIP_ENETWORK, -1, "%s: bytes %s%s: %s (attempt %u)", h->shown, x->range_s,
+                  x->redirected ? " from the server it redirects to" : "", curl_easy_strerror(res), x->attempt + 1);
 }
 
 typedef struct batch {
@@ -359,13 +386,54 @@ static int start(batch *b, xfer *x)
     return 0;
 }
 
+/* After a request to the original URL: later ones go where it ended up
+ * (or, when it was not redirected, to the original URL itself). */
+static void adopt_target(oz_http *h, CURL *e)
+{
+    char *eff = NULL;
+    curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &eff);
+    if (!eff || (h->target && !strcmp(eff, h->target)) || (!h->target && !strcmp(eff, h->url))) return;
+    char *t = strcmp(eff, h->url) ? strdup(eff) : NULL;
+    if (!t && strcmp(eff, h->url)) return; /* out of memory: keep following the redirect */
+    free(h->target);
+    h->target = t;
+    h->target_gen++;
+}
+
+/* A refusal by the redirect's target, as presigned URLs get once their
+ * signature expired (S3 and CloudFront: 403; others 400, 401, 410): the
+ * range goes to the original URL once more, for a fresh redirect. */
+static int target_refused(oz_http *h, xfer *x, CURLcode res)
+{
+    long s = x->status;
+    if (res != CURLE_OK || x->err || x->original || x->reresolved || !(s == 400 || s == 401 || s == 403 || s == 410))
+        return 0;
+    x->reresolved = 1;
+    if (x->gen == h->target_gen) { /* no other range resolved it again meanwhile */
+        free(h->target);
+        h->target = NULL;
+        h->target_gen++;
+    }
+    return 1;
+}
+
 /* A finished transfer: done, failed, or queued again for a retry. */
 static void finish(batch *b, xfer *x, CURLcode res)
 {
-    curl_multi_remove_handle(b->h->multi, x->e);
+    oz_http *h = b->h;
+    curl_multi_remove_handle(h->multi, x->e);
     b->active--;
+    long redirects = 0;
+    curl_easy_getinfo(x->e, CURLINFO_REDIRECT_COUNT, &redirects);
+    h->st.redirects += (uint64_t)redirects;
+    x->redirected |= redirects > 0;
+    if (target_refused(h, x, res)) {
+        x->not_before = 0;
+        return;
+    }
     int rc = judge(x, res);
     if (!rc) {
+        if (x->original) adopt_target(h, x->e);
         x->complete = 1;
         b->finished++;
         return;
@@ -452,7 +520,7 @@ static int pin(oz_http *h, const xfer *x)
 int oz_http_tail(oz_http *h, uint32_t n, uint8_t **data, uint64_t *off, size_t *len, uint64_t *size)
 {
     *data = NULL;
-    xfer x = { .h = h, .suffix = n ? n : 1 };
+    xfer x = { .h = h, .suffix = n ? n : 1, .force_original = 1 };
     pthread_mutex_lock(&h->lock);
     int rc = run(h, &x, 1);
     if (!rc) rc = pin(h, &x);
@@ -505,6 +573,18 @@ int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst)
     for (uint64_t at = 0; at < len; at += step, n++)
         r[n] = (oz_http_range){ off + at, len - at < step ? len - at : step, oz_http_copy_sink, &d };
     return oz_http_get(h, r, n);
+}
+
+int oz_http_check(oz_http *h)
+{
+    uint8_t b;
+    oz_http_into d = { &b, 0 };
+    oz_http_range r = { 0, 1, oz_http_copy_sink, &d };
+    xfer x = { .h = h, .r = &r, .len = 1, .force_original = 1 };
+    pthread_mutex_lock(&h->lock);
+    int rc = run(h, &x, 1);
+    pthread_mutex_unlock(&h->lock);
+    return rc;
 }
 
 unsigned oz_http_parallel(const oz_http *h)

@@ -35,7 +35,8 @@ int oz_http_new(oz_http **h, const char *url, const char *shown, const onnxzip_r
 void oz_http_free(oz_http *h);
 
 /* The first request: the file's last `n` bytes (all of it when shorter).
- * Pins the file's size and validator. *data (malloc'ed, the caller's) holds
+ * Pins the file's size and validator, taken from the final reply (never a
+ * redirect's); later requests go to the URL it was redirected to. *data (malloc'ed, the caller's) holds
  * *len bytes from file offset *off; *size is the file's size. */
 int oz_http_tail(oz_http *h, uint32_t n, uint8_t **data, uint64_t *off, size_t *len, uint64_t *size);
 
@@ -46,6 +47,10 @@ int oz_http_get(oz_http *h, const oz_http_range *r, size_t n);
 /* `len` bytes from `off` into `dst`, split into pieces fetched in parallel
  * when large. */
 int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst);
+
+/* A 1-byte request to the original URL (its redirects followed anew)
+ * under the pinned validator: does that URL still serve the pinned file? */
+int oz_http_check(oz_http *h);
 
 /* Ranges in flight at once (the options' `parallel`). */
 unsigned oz_http_parallel(const oz_http *h);

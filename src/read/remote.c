@@ -49,13 +49,22 @@ void oz_remote_free(oz_remote *r)
     free(r);
 }
 
-/* The URL as messages and onnxzip_archive_path() show it: without its query
- * and fragment, which may carry credentials (presigned signatures). */
+/* The URL as messages and onnxzip_archive_path() show it: without the
+ * credentials it may carry — user:password@ before the host, a query and
+ * fragment (presigned signatures) — which are left as "...". */
 static char *shown_url(const char *url)
 {
     size_t n = strcspn(url, "?#");
-    char *s = malloc(n + 4);
-    if (s) snprintf(s, n + 4, "%.*s%s", (int)n, url, url[n] ? "?..." : "");
+    const char *host = strstr(url, "://");
+    host = host && (size_t)(host - url) < n ? host + 3 : url;
+    size_t auth = strcspn(host, "/?#"), skip = 0;
+    for (size_t i = 0; i < auth; i++)
+        if (host[i] == '@') skip = i + 1;
+    size_t head = (size_t)(host - url), cap = n + 8;
+    char *s = malloc(cap);
+    if (s)
+        snprintf(s, cap, "%.*s%s%.*s%s", (int)head, url, skip ? "...@" : "", (int)(n - head - skip), host + skip,
+                 url[n] ? "?..." : "");
     return s;
 }
 

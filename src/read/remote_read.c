@@ -234,11 +234,11 @@ static int span_remote(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *
     return oz_http_read(a->remote->http, from, to - from, dst);
 }
 
-/* A 1-byte request under the pinned validator. */
+/* Asks the archive's URL itself (not where it last redirected to: a
+ * CDN's signed URL keeps serving the old file after the name moved on). */
 int oz_remote_check(onnxzip_archive *a)
 {
-    uint8_t b;
-    return oz_http_read(a->remote->http, 0, 1, &b);
+    return oz_http_check(a->remote->http);
 }
 
 #else

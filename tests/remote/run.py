@@ -19,9 +19,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from servers import FaultServer, Nginx  # noqa: E402
+from servers import FaultServer, HubRedirector, Nginx  # noqa: E402
 
 passed = failed = 0
 
@@ -213,9 +214,87 @@ def cli_fetch_dirs(oz: str, ng: Nginx, fs: FaultServer, docroot: str, out: str, 
           r.stderr.strip() + f" {sorted(os.listdir(out))}")
 
 
+def _quiet(hub: HubRedirector, text: str) -> bool:
+    """No signature, no query and no password in `text`."""
+    sigs = [r.query for r in hub.requests() if r.query]
+    return not any(s in text for s in ("X-Amz", "Signature=", "Expires=", "hunter2", *sigs))
+
+
+def cli_hub(oz: str, ng: Nginx, hub: HubRedirector, out: str, name: str) -> None:
+    """ls, verify, fetch and fetch --tensors through the Hub's redirect give
+    what the origin gives directly, at one redirect per command; every
+    request after the first goes to the CDN URL, under the CDN's ETag."""
+    url, direct = hub.url("org", name), ng.url("files", name)
+    hub.reset()
+    r = run(oz, "ls", "--allow-http", url)
+    same = ls_json(oz, url) == ls_json(oz, direct)
+    check(f"hub: ls URL == ls of the origin's URL: {name}", r.returncode == 0 and same and _quiet(hub, r.stdout),
+          r.stderr.strip())
+    for what, args in (("verify", ("verify",)), ("fetch", ("fetch", "-q", "-o", os.path.join(out, "hub.whole"))),
+                       ("fetch --tensors w1", ("fetch", "-q", "-o", os.path.join(out, "hub.shard"), "--tensors", "w1"))):
+        hub.reset()
+        r = run(oz, args[0], "--allow-http", url, *args[1:])
+        hubs, cdn = hub.requests("hub"), hub.requests("cdn")
+        check(f"hub: {what} {name}: {len(hubs)} redirect(s), {len(cdn)} CDN requests "
+              f"({sum(c.sent for c in cdn)} bytes), all 206",
+              r.returncode == 0 and len(hubs) == 1 and cdn and all(c.status == 206 for c in cdn)
+              and _quiet(hub, r.stdout + r.stderr), r.stderr.strip())
+    head = urllib.request.Request(direct, method="HEAD")
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(head, timeout=10) as reply:
+        etag = reply.headers["ETag"]  # the origin's, which the CDN relays
+    r2 = run(oz, "fetch", "-q", "--allow-http", direct, "-o", os.path.join(out, "direct.shard"), "--tensors", "w1")
+    with open(os.path.join(ng.docroot, name), "rb") as a, open(os.path.join(out, "hub.whole"), "rb") as b:
+        whole = a.read() == b.read()
+    with open(os.path.join(out, "direct.shard"), "rb") as a, open(os.path.join(out, "hub.shard"), "rb") as b:
+        shard = r2.returncode == 0 and a.read() == b.read()
+    check(f"hub: fetch {name} byte for byte; its --tensors shard == the origin's", whole and shard)
+    pins = {c.if_match for c in hub.requests("cdn")}
+    check("hub: requests after the first carry If-Match of the CDN's ETag, never the redirect's",
+          len(pins - {None}) == 1 and not any(p and p.startswith('"hub-') for p in pins)
+          and etag in pins, f"{pins} {etag}")
+    for f in ("hub.whole", "hub.shard", "direct.shard"):
+        os.unlink(os.path.join(out, f))
+
+
+def cli_hub_open_read(oz: str, hub: HubRedirector, out: str, name: str) -> None:
+    """The cost of opening and reading one tensor through the redirect."""
+    hub.reset()
+    r = run(oz, "fetch", "-q", "--allow-http", hub.url("org", name), "-o", os.path.join(out, "one.shard"),
+            "--tensors", "w0")
+    hubs, cdn = hub.requests("hub"), hub.requests("cdn")
+    check(f"hub: open + one tensor read (fetch --tensors w0 {name}): {len(hubs)} redirect(s) "
+          f"({sum(h.sent for h in hubs)} bytes), {len(cdn)} CDN requests ({sum(c.sent for c in cdn)} bytes)",
+          r.returncode == 0 and len(hubs) == 1 and len(cdn) >= 2, r.stderr.strip())
+    os.unlink(os.path.join(out, "one.shard"))
+
+
+HUB_FAULTS = [("wrongsize", "ONNXZIP_EREPLY", "X-Linked-Size"), ("forbidden", "ONNXZIP_EHTTP", "403"),
+              ("deadcdn", "ONNXZIP_ENETWORK", "redirects to")]
+
+
+def cli_hub_messages(oz: str, hub: HubRedirector, name: str) -> None:
+    """Failures through the redirect name the Hub URL, without the query of
+    either URL or the password of the Hub's; credentials go to the Hub's
+    host only."""
+    for org, want, says in HUB_FAULTS:
+        for cred in ("", "user:hunter2@"):
+            url = hub.url(org, name).replace("http://", "http://" + cred)
+            r = run(oz, "ls", "--allow-http", "--retries", "0", url)
+            check(f"hub {org} {cred or 'plain'}: [{want}], says '{says}', no signature or password",
+                  r.returncode == 1 and f"[{want}]" in r.stderr and says in r.stderr
+                  and "/resolve/main/" + name in r.stderr and _quiet(hub, r.stderr + r.stdout), r.stderr.strip())
+    hub.reset()
+    r = run(oz, "ls", "--allow-http", hub.url("org", name).replace("http://", "http://user:hunter2@"))
+    auth = [(x.server, x.authorization) for x in hub.requests()]
+    check("hub: ls http://user:hunter2@...: not printed; Authorization to the hub only",
+          r.returncode == 0 and _quiet(hub, r.stdout + r.stderr) and "...@127.0.0.1" in r.stdout
+          and all((a is not None) == (s == "hub") for s, a in auth), f"{auth} {r.stderr.strip()}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--test-remote", required=True)
+    ap.add_argument("--test-remote-hub", required=True)
     ap.add_argument("--onnxzip", required=True)
     ap.add_argument("--corpus")
     a = ap.parse_args()
@@ -238,6 +317,13 @@ def main() -> int:
             cli_shard(a.onnxzip, ng, out, "syn.onnxzip", "w1", checker=False)  # a minimal model, not valid ONNX
             if "silero_vad_legacy.onnxzip" in names:  # its weights are initializers in entries
                 cli_shard(a.onnxzip, ng, out, "silero_vad_legacy.onnxzip", "*first_layer*")
+            with HubRedirector(docroot, ng.url("files")) as hub:
+                r = subprocess.run([a.test_remote_hub, hub.base_url, docroot, str(hub.SHORT)], timeout=200)
+                check("test_remote_hub (the C API through the Hub's redirect)", r.returncode == 0)
+                for name in ["syn.onnxzip", "many.onnxzip"]:
+                    cli_hub(a.onnxzip, ng, hub, out, name)
+                cli_hub_open_read(a.onnxzip, hub, out, "syn.onnxzip")
+                cli_hub_messages(a.onnxzip, hub, "syn.onnxzip")
     print(f"remote: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
