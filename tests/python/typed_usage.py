@@ -42,3 +42,21 @@ def use(path: pathlib.Path, raw: bytes, mapped: mmap.mmap, so: onnxruntime.Sessi
     del session
     version: str = onnxzip.__version__
     del version
+
+
+def use_remote(url: str, out: pathlib.Path) -> None:
+    with onnxzip.open_url(url, allow_http=True, timeout=5.0, connect_timeout=2, retries=0, max_redirects=0,
+                          parallel=8, ca_file=None) as a:
+        shown: str = a.url
+        stats: onnxzip.RemoteStats = a.stats
+        requests: int = stats.requests + stats.retries + stats.bytes_received + stats.file_size
+        w: np.ndarray = a.tensors["weight"]
+        base: onnxzip.Archive = a
+        a.fetch(out, tensors=["w*", "b?"])
+        del shown, requests, w, base
+
+    def progress(done: int, total: int) -> None:
+        print(done, total)
+
+    onnxzip.fetch(url, out, progress=progress)
+    onnxzip.fetch(url, str(out), tensors="weight", allow_http=True, ca_file=pathlib.Path("ca.pem"))
