@@ -362,6 +362,24 @@ def inside(a: np.ndarray, ranges: List[Tuple[int, int]]) -> bool:
     return any(start <= lo and lo + a.nbytes <= end for start, end in ranges)
 
 
+def anonymous_bytes(a: np.ndarray) -> int:
+    """Anonymous memory (/proc/self/smaps "Anonymous:") of the mappings that
+    hold ``a``'s bytes: for a private file mapping, the pages copied on write.
+    Unlike the process's RssAnon, no other allocation or free (an allocator
+    returning memory, ASan's quarantine) moves it."""
+    lo, hi = address(a), address(a) + a.nbytes
+    total, overlaps = 0, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split(None, 1)[0]
+            if "-" in head and not head.endswith(":"):
+                start, end = (int(x, 16) for x in head.split("-"))
+                overlaps = start < hi and lo < end
+            elif overlaps and head == "Anonymous:":
+                total += int(line.split()[1]) * 1024
+    return total
+
+
 def buffer_range(buf) -> Tuple[int, int]:
     """(start, end) of a bytes-like object's memory."""
     a = np.frombuffer(buf, dtype=np.uint8)
