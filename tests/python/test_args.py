@@ -246,7 +246,7 @@ def test_unpack_layout_cli_spelling(archive, tmp_path):
 
 def test_unpack_layout_wrong(archive, tmp_path):
     with pytest.raises(ValueError, match=re.escape(
-            "layout must be one of single, per_tensor, per-tensor, inline, not 'pertensor'")):
+            "layout must be one of single, per_tensor, per-tensor, inline, safetensors, not 'pertensor'")):
         onnxzip.unpack(archive, tmp_path / "m.onnx", layout="pertensor")
     with pytest.raises(TypeError, match="layout must be a str"):
         onnxzip.unpack(archive, tmp_path / "m.onnx", layout=1)
