@@ -27,7 +27,7 @@ typedef struct st_shard {
     char *file;
     uint64_t payload;
     oz_buf head;              /* the length and the header, padded */
-    size_t *order;            /* indices into t, in file order */
+    const st_tensor **order;  /* its tensors, in file order */
     size_t n;
 } st_shard;
 
@@ -117,12 +117,10 @@ static uint64_t size_align(uint64_t n)
     return !n || a > ST_ALIGN ? ST_ALIGN : a;
 }
 
-static const struct oz_st *sort_ctx; /* qsort has no context argument */
-
-/* Largest alignment first, then model order; empty tensors last. */
+/* Largest alignment first, then model order (in t[]); empty tensors last. */
 static int by_alignment(const void *x, const void *y)
 {
-    const st_tensor *a = &sort_ctx->t[*(const size_t *)x], *b = &sort_ctx->t[*(const size_t *)y];
+    const st_tensor *a = *(const st_tensor *const *)x, *b = *(const st_tensor *const *)y;
     int ea = a->v->nbytes == 0, eb = b->v->nbytes == 0;
     if (ea != eb) return ea - eb;
     uint64_t la = size_align(a->v->nbytes), lb = size_align(b->v->nbytes);
@@ -145,17 +143,17 @@ static int split(unpack *u)
         }
         st_shard *sh = &s->shards[s->nshards - 1];
         if (!sh->order && !(sh->order = malloc((s->n - i) * sizeof *sh->order))) return oz_unpack_nomem();
-        sh->order[sh->n++] = i;
+        sh->order[sh->n++] = &s->t[i];
         s->t[i].shard = (uint32_t)(s->nshards - 1);
         cur += n;
     }
-    sort_ctx = s;
     for (size_t k = 0; k < s->nshards; k++) {
         st_shard *sh = &s->shards[k];
-        qsort(sh->order, sh->n, sizeof *sh->order, by_alignment);
+        qsort((void *)sh->order, sh->n, sizeof *sh->order, by_alignment);
         for (size_t j = 0; j < sh->n; j++) {
-            s->t[sh->order[j]].off = sh->payload;
-            sh->payload += s->t[sh->order[j]].v->nbytes;
+            st_tensor *t = &s->t[sh->order[j] - s->t];
+            t->off = sh->payload;
+            sh->payload += t->v->nbytes;
         }
     }
     return 0;
@@ -238,13 +236,13 @@ static int json_lit(oz_buf *b, const char *s)
 
 /* The 8-byte length and the header JSON of a shard, padded with spaces so
  * that the data starts at a multiple of ST_ALIGN. */
-static int header_json(const struct oz_st *s, const st_shard *sh, oz_buf *b)
+static int header_json(const st_shard *sh, oz_buf *b)
 {
     static const uint8_t zero[8];
     int rc = oz_buf_append(b, zero, 8);
     if (!rc) rc = json_lit(b, "{\"__metadata__\":{\"format\":\"onnx\"}");
     for (size_t j = 0; !rc && j < sh->n; j++) {
-        const st_tensor *t = &s->t[sh->order[j]];
+        const st_tensor *t = sh->order[j];
         rc = json_lit(b, ",");
         if (!rc) rc = json_str(b, t->v->key);
         if (!rc) rc = json_lit(b, ":{\"dtype\":");
@@ -269,7 +267,7 @@ static int header_json(const struct oz_st *s, const st_shard *sh, oz_buf *b)
 
 static int make_header(unpack *u, st_shard *sh)
 {
-    int rc = header_json(u->st, sh, &sh->head);
+    int rc = header_json(sh, &sh->head);
     if (!rc && sh->head.len - 8 > ST_MAX_HEADER)
         rc = oz_err(ONNXZIP_ELIMIT, -1, "%s: the header of %s would be %zu bytes, over safetensors' limit of %u; "
                     "split it with a smaller max_shard_size", u->model_path, sh->file, sh->head.len - 8,
@@ -283,7 +281,7 @@ static int write_shard(unpack *u, st_shard *sh)
     if (rc) return rc;
     rc = oz_unpack_write(u, fd, sh->file, sh->head.p, sh->head.len, 0);
     for (size_t j = 0; !rc && j < sh->n; j++) {
-        const onnxzip_tensor *v = u->st->t[sh->order[j]].v;
+        const onnxzip_tensor *v = sh->order[j]->v;
         rc = oz_unpack_copy(u, fd, sh->file, v->file_offset, v->nbytes, v->entry);
     }
     return oz_unpack_close(u, fd, sh->file, rc);
