@@ -122,6 +122,7 @@ def test_open_fetches_only_the_end(nginx, local):
         weights = sum(t.nbytes for t in local.tensor_infos if t.storage == "entry")
         assert sent <= 65536 + len(a.model_bytes) and sent < weights / 10
         assert a.stats.bytes_received == sent and a.stats.requests == len(log)
+        assert a.stats.redirects == 0 and a.stats.retries == 0
 
 
 def test_arrays_bit_equal_and_read_only(nginx, local):
@@ -254,6 +255,14 @@ def test_http_errors(nginx):
     assert e.value.status == "EINVAL" and "allow_http" in _clean(e.value)
     with pytest.raises(onnxzip.InvalidArgumentError):
         onnxzip.open_url("ftp://127.0.0.1/m.onnxzip", allow_http=True)
+
+
+def test_open_names_open_url_for_a_url(nginx):
+    """onnxzip.open() of a URL that names no file says to use open_url(),
+    with neither the query nor a password in the message."""
+    with pytest.raises(onnxzip.InvalidArgumentError) as e:
+        onnxzip.open(_url(nginx).replace("://", "://user:pw@") + "?" + SECRET)
+    assert "open_url" in _clean(e.value) and "pw" not in str(e.value)
 
 
 def test_arguments_checked_before_any_request(nginx, tmp_path):

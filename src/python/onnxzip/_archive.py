@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import mmap
 import os
+import re
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Deque, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Deque, Dict, Iterator, List, Mapping, Opt
 import numpy as np
 
 from . import _args, _dtypes, _native, _torch, _walk
-from ._errors import Error
+from ._errors import Error, make
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnx
@@ -513,6 +514,16 @@ class Archive:
         self._handle().extract(name, _args.path(path, "path"))
 
 
+_URL = re.compile(r"(?i)(https?|s3)://")
+
+
+def _refuse_url(path: str) -> None:
+    """A URL given to open() (no such file): the hint to open_url()."""
+    if _URL.match(path) and not os.path.lexists(path):
+        shown = re.sub(r"[?#].*", "", re.sub(r"//[^/?#]*@", "//...@", path))  # as the C library shows URLs
+        raise make("EINVAL", f"{shown}: a URL, not a file: open it with onnxzip.open_url(url)")
+
+
 def open(source: Source, *, verify: bool = False, populate: bool = False, sequential: bool = False,
          willneed: bool = False, hugepage: bool = False) -> Archive:
     """Opens a model: an onnxzip archive, a classic .onnx, or a classic .onnx
@@ -539,6 +550,7 @@ def open(source: Source, *, verify: bool = False, populate: bool = False, sequen
              | (_OPEN_HUGEPAGE if hugepage else 0))
     if isinstance(source, (str, os.PathLike)):
         path = _args.path(source, "source")
+        _refuse_url(path)
         return Archive(_native.open(path, flags), path)
     try:
         memoryview(cast(Any, source)).release()  # the buffer protocol, checked before the C call

@@ -29,8 +29,9 @@ PyObject *native_open_url(PyObject *self, PyObject *args)
     onnxzip_remote_options o;
     onnxzip_remote_options_init(&o);
     (void)self;
-    if (!PyArg_ParseTuple(args, "spO&IIIII:open_url", &url, &allow_http, opt_str, &ca_file, &o.connect_timeout_ms,
-                          &o.stall_timeout_ms, &o.retries, &o.max_redirects, &o.parallel))
+    if (!PyArg_ParseTuple(args, "spO&O&O&O&O&O&:open_url", &url, &allow_http, opt_str, &ca_file, arg_index,
+                          &o.connect_timeout_ms, arg_index, &o.stall_timeout_ms, arg_index, &o.retries, arg_index,
+                          &o.max_redirects, arg_index, &o.parallel))
         return NULL;
     o.allow_http = allow_http;
     o.ca_file = ca_file ? PyBytes_AS_STRING(ca_file) : NULL;
@@ -162,7 +163,7 @@ PyObject *native_fetch(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* remote_stats(handle) -> (requests, retries, bytes_received, file_size) */
+/* remote_stats(handle) -> (requests, retries, bytes_received, file_size, redirects) */
 PyObject *native_remote_stats(PyObject *self, PyObject *args)
 {
     Handle *h;
@@ -171,6 +172,7 @@ PyObject *native_remote_stats(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!:remote_stats", &HandleType, &h)) return NULL;
     int rc = onnxzip_remote_get_stats(h->a, &st);
     if (rc) return raise_status(rc);
-    return Py_BuildValue("(KKKK)", (unsigned long long)st.requests, (unsigned long long)st.retries,
-                         (unsigned long long)st.bytes_received, (unsigned long long)st.file_size);
+    return Py_BuildValue("(KKKKK)", (unsigned long long)st.requests, (unsigned long long)st.retries,
+                         (unsigned long long)st.bytes_received, (unsigned long long)st.file_size,
+                         (unsigned long long)st.redirects);
 }

@@ -45,12 +45,15 @@ _MAX_SECONDS = 86400.0
 class RemoteStats:
     """Traffic of a :class:`RemoteArchive` so far (``onnxzip_remote_stats``):
     HTTP requests sent (retries included), of which retries, body bytes
-    received, and the remote file's size."""
+    received, the remote file's size, and redirects followed (each one more
+    request: one per open behind the Hugging Face Hub's resolve URLs, spec
+    17.4.1)."""
 
     requests: int
     retries: int
     bytes_received: int
     file_size: int
+    redirects: int
 
 
 class RemoteArchive(Archive):
