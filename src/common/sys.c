@@ -191,6 +191,61 @@ int oz_sys_open_beneath(const oz_dir *d, char *path)
     return open_stepwise(d->fd, path);
 }
 
+#if OZ_HAVE_O_PATH
+#define DIR_SEARCH (O_PATH | O_DIRECTORY | O_CLOEXEC) /* search permission is enough */
+#else
+#define DIR_SEARCH (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+#endif
+
+static int is_one_of(const struct stat *s, const oz_stat *dirs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (dirs[i].dev == (uint64_t)s->st_dev && dirs[i].ino == (uint64_t)s->st_ino) return 1;
+    return 0;
+}
+
+/* Whether the open directory `dirfd` is one of `dirs` or below one: up
+ * through ".." (never a link) to the root, whose ".." is itself. */
+static int is_below(int dirfd, const oz_stat *dirs, size_t n)
+{
+    int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 0), found = 0;
+    for (int depth = 0; cur >= 0 && !found && depth < 4096; depth++) {
+        struct stat s, u;
+        if (fstat(cur, &s)) break;
+        if ((found = is_one_of(&s, dirs, n))) break;
+        int up = openat(cur, "..", DIR_SEARCH);
+        int root = up < 0 || fstat(up, &u) || (u.st_dev == s.st_dev && u.st_ino == s.st_ino);
+        close(cur);
+        cur = up;
+        if (root) break;
+    }
+    if (cur >= 0) close(cur);
+    return found;
+}
+
+int oz_sys_open_resolved(const char *path, const oz_stat *dirs, size_t n, char **real)
+{
+    if (!(*real = realpath(path, NULL))) return -1;
+    const char *slash = strrchr(*real, '/'); /* absolute: there is one */
+    char *parent = strndup(*real, slash == *real ? 1 : (size_t)(slash - *real));
+    if (!parent) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int dir = open(parent, DIR_SEARCH), e = errno;
+    free(parent);
+    if (dir < 0) {
+        errno = e;
+        return -1;
+    }
+    int fd = -1;
+    if (!is_below(dir, dirs, n)) e = EXDEV;
+    else if ((fd = openat(dir, slash + 1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0) e = errno;
+    close(dir);
+    errno = e;
+    return fd;
+}
+
 void oz_sys_lock_byte(int fd, int type, int64_t byte)
 {
     short t = type == OZ_LOCK_SHARED ? F_RDLCK : type == OZ_LOCK_EXCLUSIVE ? F_WRLCK : F_UNLCK;

@@ -66,6 +66,18 @@ void oz_sys_dir_close(oz_dir *d);
  * errno (ELOOP for a link, EXDEV outside). `path` is used as scratch. */
 int oz_sys_open_beneath(const oz_dir *d, char *path);
 
+/* Opens the file `path` names, following symbolic links, only if the
+ * directory it really lies in is one of the `n` directories `dirs` (by
+ * device and inode) or below one of them at any depth: found by walking
+ * ".." up from the opened directory of the file's real path, so that a name
+ * changed meanwhile cannot mislead it; the file itself is then opened in
+ * that directory without following a link, read-only, not inherited, and
+ * never waiting for a FIFO's writer. *real: the file's real path
+ * (realpath(3); malloc'd, the caller frees it) once resolved, else NULL.
+ * -1 with errno: EXDEV when outside every directory, realpath's or open's
+ * errno (ENOENT: a dangling link). Windows: -1, ENOSYS (links not followed). */
+int oz_sys_open_resolved(const char *path, const oz_stat *dirs, size_t n, char **real);
+
 /* Locks one byte of `fd`, waiting: an open file description lock
  * (F_OFD_SETLKW), private to this descriptor. Fallback: a classic POSIX
  * record lock (F_SETLKW), owned by the process, so two handles in one

@@ -602,6 +602,15 @@ uint64_t oz_sys_nonce(void)
     return x;
 }
 
+/* Symbolic links and junctions as external data stay refused on Windows. */
+int oz_sys_open_resolved(const char *path, const oz_stat *dirs, size_t n, char **real)
+{
+    (void)path, (void)dirs, (void)n;
+    *real = NULL;
+    errno = ENOSYS;
+    return -1;
+}
+
 char *oz_sys_realpath(const char *path)
 {
     HANDLE h = open_at(OZ_AT_CWD, path, 0, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS);

@@ -83,7 +83,7 @@ static int external_source(pack *p, const oz_tensor_info *t, payload *s)
             dir = slash ? oz_strndup(p->in_path, (size_t)(slash - p->in_path) + 1) : strdup(".");
             if (!dir) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
         }
-        int rc = oz_extdata_init(&p->ext, dir ? dir : p->opts->data_dir);
+        int rc = oz_extdata_init(&p->ext, dir ? dir : p->opts->data_dir, dir ? p->in_path : NULL);
         free(dir);
         if (rc) return rc;
         p->ext_open = 1;

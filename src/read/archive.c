@@ -65,7 +65,7 @@ static int open_classic(onnxzip_archive *a, int by_path)
     if (by_path) {
         const char *slash = oz_last_sep(a->path);
         char *dir = slash ? oz_strndup(a->path, (size_t)(slash - a->path) + 1) : strdup(".");
-        int rc = dir ? oz_extdata_init(&a->ext, dir) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+        int rc = dir ? oz_extdata_init(&a->ext, dir, a->path) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
         free(dir);
         if (rc) return rc;
         a->ext_open = 1;

@@ -5,15 +5,14 @@
 #include "common/sys.h"
 #include "read/extdata.h"
 
-int oz_extdata_init(oz_extdata *x, const char *dir)
+int oz_extdata_init(oz_extdata *x, const char *dir, const char *model)
 {
     memset(x, 0, sizeof *x);
     x->dirh = oz_sys_dir_open(dir);
     if (!x->dirh)
         return oz_err_sys(ONNXZIP_EIO, -1, dir, "%s: cannot open the data directory: %s", dir, strerror(errno));
-    if (!(x->dir = strdup(dir))) {
-        oz_sys_dir_close(x->dirh);
-        x->dirh = NULL;
+    if (!(x->dir = strdup(dir)) || (model && !(x->model = strdup(model)))) {
+        oz_extdata_free(x);
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     }
     return 0;
@@ -29,6 +28,9 @@ void oz_extdata_free(oz_extdata *x)
     }
     free(x->files);
     free(x->dir);
+    free(x->model);
+    free(x->allowed_path[0]);
+    free(x->allowed_path[1]);
     oz_sys_dir_close(x->dirh);
     memset(x, 0, sizeof *x);
 }
@@ -43,6 +45,13 @@ static int refuse(const ref *r, int status, const char *rule)
                   r->location, rule);
 }
 
+/* The location's path: the data directory's joined with it. */
+static void join(const oz_extdata *x, const char *loc, size_t len, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s%s%.*s", x->dir, *x->dir && x->dir[strlen(x->dir) - 1] == '/' ? "" : "/", (int)len,
+             loc);
+}
+
 /* A side file the rules allow but the system cannot open: missing (not a
  * rule's refusal: ONNXZIP_ENOTFOUND) or unreadable (ONNXZIP_EIO), with the
  * errno and the file's path. */
@@ -50,8 +59,7 @@ static int cannot_open(const oz_extdata *x, const ref *r, const char *loc, size_
 {
     int e = errno;
     char path[4096];
-    snprintf(path, sizeof path, "%s%s%.*s", x->dir, *x->dir && x->dir[strlen(x->dir) - 1] == '/' ? "" : "/",
-             (int)len, loc);
+    join(x, loc, len, path, sizeof path);
     if (e == ENOENT)
         return oz_err_errno(e, ONNXZIP_ENOTFOUND, -1, path, "%s: tensor '%s': external data file '%s' does not "
                             "exist (resolved in %s)", r->model, r->tensor, r->location, x->dir);
@@ -88,6 +96,74 @@ static int open_beneath(const oz_dir *d, const char *loc, size_t len)
     return fd;
 }
 
+/* Takes the real path of a directory (malloc'd) as an allowed one. */
+static void allow(oz_extdata *x, char *real)
+{
+    oz_stat st;
+    if (real && !oz_sys_stat(real, &st) && st.kind == OZ_KIND_DIR &&
+        !(x->n_allowed && x->allowed[0].dev == st.dev && x->allowed[0].ino == st.ino)) {
+        x->allowed[x->n_allowed] = st;
+        x->allowed_path[x->n_allowed++] = real;
+    } else {
+        free(real);
+    }
+}
+
+/* ONNX Runtime's directories (>= 1.24, onnxruntime PR #27374): the data
+ * directory, links resolved, and when the model file is a symbolic link (a
+ * chain too), the directory its real file is in. */
+static void find_allowed(oz_extdata *x)
+{
+    x->allowed_found = 1;
+    allow(x, oz_sys_realpath(x->dir));
+    oz_stat st;
+    if (!x->model || oz_sys_stat_at(OZ_AT_CWD, x->model, 0, &st) || st.kind != OZ_KIND_LINK) return;
+    char *real = oz_sys_realpath(x->model);
+    char *sep = real ? (char *)oz_last_sep(real) : NULL;
+    if (!sep) {
+        free(real);
+        return;
+    }
+    sep[sep == real] = '\0'; /* "/name": "/" */
+    allow(x, real);
+}
+
+/* A location through symbolic links that leads outside: names where it
+ * leads and the directories allowed. */
+static int refuse_link(const oz_extdata *x, const ref *r, const char *real)
+{
+    char why[960];
+    size_t k = (size_t)snprintf(why, sizeof why, "symbolic link: resolves to '%s', outside the allowed %s", real,
+                                x->n_allowed > 1 ? "directories " : "directory ");
+    for (size_t i = 0; i < x->n_allowed && k < sizeof why; i++)
+        k += (size_t)snprintf(why + k, sizeof why - k, "%s'%s' (%s)", i ? " and " : "", x->allowed_path[i],
+                              i ? "where the model's symbolic link leads" : x->model ? "the model's directory"
+                              : "the data directory");
+    if (x->n_allowed == 0 && k < sizeof why)
+        k += (size_t)snprintf(why + k, sizeof why - k, "'%s' (cannot be resolved)", x->dir);
+    if (x->model && k < sizeof why)
+        snprintf(why + k, sizeof why - k, "%s; ONNX Runtime refuses it too", x->n_allowed > 1 ? ""
+                 : "; the model file is no symbolic link, so its real file's directory is not allowed");
+    return refuse(r, ONNXZIP_EPATH, why);
+}
+
+/* A location whose path goes through symbolic links (open_beneath refused
+ * it): followed when its real file lies below an allowed directory. */
+static int open_linked(oz_extdata *x, const ref *r, const char *loc, size_t len, int *fd)
+{
+    if (!x->allowed_found) find_allowed(x);
+    char path[4096], *real = NULL;
+    join(x, loc, len, path, sizeof path);
+    *fd = oz_sys_open_resolved(path, x->allowed, x->n_allowed, &real);
+    int e = errno, rc = 0;
+    if (*fd < 0 && e == EXDEV && real) rc = refuse_link(x, r, real);
+    else if (*fd < 0 && e == ENOSYS) rc = refuse(r, ONNXZIP_EPATH, "symbolic link (not followed on Windows)");
+    else if (*fd < 0 && e == ELOOP) rc = refuse(r, ONNXZIP_EPATH, "symbolic link loop (or one link too many)");
+    else if (*fd < 0) errno = e, rc = cannot_open(x, r, loc, len);
+    free(real);
+    return rc;
+}
+
 static int open_file(oz_extdata *x, const ref *r, const char *loc, size_t len, oz_extfile **out)
 {
     for (size_t i = 0; i < x->n; i++)
@@ -98,9 +174,10 @@ static int open_file(oz_extdata *x, const ref *r, const char *loc, size_t len, o
     int rc = check_lexical(r, loc, len);
     if (rc) return rc;
     int fd = open_beneath(x->dirh, loc, len);
-    if (fd < 0) {
-        if (errno == ELOOP) return refuse(r, ONNXZIP_EPATH, "symbolic link");
-        if (errno == EXDEV) return refuse(r, ONNXZIP_EPATH, "resolves outside the data directory");
+    if (fd < 0 && (errno == ELOOP || errno == EXDEV)) { /* through a symbolic link */
+        rc = open_linked(x, r, loc, len, &fd);
+        if (rc) return rc;
+    } else if (fd < 0) {
         return cannot_open(x, r, loc, len);
     }
     oz_stat st;
