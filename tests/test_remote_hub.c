@@ -1,5 +1,5 @@
 /* Remote archives behind a redirect, the Hugging Face Hub's way:
- * tests/remote/run.py starts HubRedirector (tests/remote/servers.py) in
+ * tests/remote/run.py starts HubRedirector (tests/remote/hub.py) in
  * front of nginx and runs
  *     test_remote_hub HUB_URL DOCROOT SHORT
  * HUB_URL/ORG/repo/resolve/main/NAME answers 302 to a signed URL on another

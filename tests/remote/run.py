@@ -22,7 +22,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from servers import FaultServer, HubRedirector, Nginx  # noqa: E402
+from hub import HubRedirector  # noqa: E402
+from servers import FaultServer, Nginx  # noqa: E402
 
 passed = failed = 0
 
