@@ -242,9 +242,10 @@ enum {
  *   - a classic single-file .onnx: views point at the raw_data bytes inside the
  *     mapped protobuf;
  *   - a classic external-data .onnx: each side file is opened under the path
- *     rules of onnxzip_pack() (relative, no "..", no symlinks, regular files
- *     with one link, beneath the model's directory), mapped once, and views
- *     point into those mappings.
+ *     rules of onnxzip_pack() (relative, no "..", regular files with one
+ *     link, beneath the model's directory; symbolic links only where ONNX
+ *     Runtime follows them, as in a Hugging Face cache), mapped once, and
+ *     views point into those mappings.
  *
  * On success *out is a handle to release with onnxzip_close(); on failure
  * *out is NULL. Returns 0, or a negative onnxzip_status naming the first
@@ -889,10 +890,18 @@ ONNXZIP_API void onnxzip_pack_options_init(onnxzip_pack_options *opts);
  *
  * External data is read under the rules ONNX >= 1.22 enforces, each violation
  * an ONNXZIP_EPATH error naming the tensor, the location and the rule:
- * absolute locations, ".." components, symbolic links, non-regular files,
- * files with more than one hard link, and anything resolving outside the data
- * directory are refused; offset/length past the end of the file is
- * ONNXZIP_ERANGE. `out_path` must not be the model nor any of its external
+ * absolute locations, ".." components, non-regular files, files with more
+ * than one hard link, and anything resolving outside the data directory are
+ * refused; offset/length past the end of the file is ONNXZIP_ERANGE.
+ * Symbolic links (a location that is one or goes through one) are followed
+ * where ONNX Runtime >= 1.24 follows them and nowhere else (spec 12.5): when
+ * the real file lies below the data directory (links resolved), or, the
+ * model file being itself a link (any chain; data_dir NULL), below the
+ * directory its real file is in — a Hugging Face cache's snapshot, whose
+ * model.onnx and model.onnx_data both link into blobs/. Any other link is
+ * ONNXZIP_EPATH naming where it leads and the directories allowed. The file
+ * is checked as opened (device and inode of its real directory and of theirs
+ * up to the root), not by name only. On Windows links stay refused. `out_path` must not be the model nor any of its external
  * data files, under any name (ONNXZIP_ESAMEFILE, naming the tensor of a data
  * file; see "Outputs" above): all of them are resolved before anything is
  * written. Refuses a model onnxzip_verify() would refuse (no ir_version,

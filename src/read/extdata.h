@@ -1,6 +1,6 @@
 /* Classic ONNX external data: opening side files under the rules ONNX >= 1.22
  * enforces (CVE-2022-25882, CVE-2024-27318, CVE-2025-51480) but for symbolic
- * links, followed where ONNX Runtime >= 1.24 follows them (spec 11.3; the
+ * links, followed where ONNX Runtime >= 1.24 follows them (spec 12.5; the
  * Hugging Face cache), and a cache so that each file is opened (and, for
  * readers, mapped) once. */
 #ifndef ONNXZIP_EXTDATA_H
