@@ -43,6 +43,7 @@ class _HubRecord(NamedTuple):
     authorization: str | None
     status: int
     sent: int                   # body bytes sent
+    method: str                 # GET or HEAD
 
 
 class _HubHandler(BaseHTTPRequestHandler):
@@ -62,7 +63,7 @@ class _HubHandler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         owner, split = self.server.owner, urllib.parse.urlsplit(self.path)
         rec = [self.server.role, urllib.parse.unquote(split.path), split.query, self.headers.get("Range"),
-               self.headers.get("If-Match"), self.headers.get("Authorization"), 0, 0]
+               self.headers.get("If-Match"), self.headers.get("Authorization"), 0, 0, self.command]
         owner._record(rec)
         if self.server.role == "hub":
             self._redirect(owner, rec)
@@ -163,6 +164,12 @@ class HubRedirector:
       noetag      no ETag on the 302
       forbidden   the CDN refuses every request with 403
       deadcdn     the 302 leads to a port where nothing listens
+
+    This is what huggingface_hub's hf_hub_download (2.4) needs with
+    HF_ENDPOINT=base_url: its HEAD of the resolve URL stops at a redirect to
+    another origin (the CDN's port) and takes X-Repo-Commit (the snapshot's
+    name), X-Linked-Etag (the blob's name), X-Linked-Size and Location from
+    it; with no X-Xet-Hash the download is one plain GET of Location.
 
     requests() lists what both answered (_HubRecord)."""
 

@@ -1,0 +1,242 @@
+"""huggingface_hub's own client against a local Hub (issue 20): nginx serves
+the files, tests/remote/hub.py's HubRedirector answers the Hub's resolve
+URLs with a 302 to a signed URL on its CDN port, as huggingface.co does.
+huggingface_hub runs in a child interpreter whose environment points it
+there (HF_ENDPOINT, HF_HOME in the test's directory: no token, no user
+cache; HF_HUB_OFFLINE unset; HF_HUB_DISABLE_TELEMETRY=1).
+
+* hf_hub_download returns the snapshot's path, a link ../../blobs/SHA256
+  whose bytes are the served file's; onnxzip.ort_session(that path) computes
+  ONNX Runtime's outputs on the original classic model bit for bit;
+  `onnxzip view` of it beside the blob runs in ONNX Runtime by path.
+* onnxzip.open_url(hf_hub_url(...)): the local archive's tensor_infos and
+  arrays, one redirect per open, every later request a 206 from the CDN.
+* A classic model (onnx/model.onnx + onnx/model.onnx_data) downloaded into
+  the cache packs from its links, with the original's outputs.
+* README's "From the Hugging Face Hub": its python block runs as written
+  but for one change, open_url(url) -> open_url(url, allow_http=True) (the
+  local Hub is http://); its sh lines run against the local Hub
+  (https://huggingface.co -> the Hub's URL, --allow-http added).
+
+Skipped without huggingface_hub (Debian's python; the pinned venv has it)
+or onnxruntime, but the open_url checks; all without nginx or a libcurl
+build. The traffic of an open and a read
+through the redirect is printed (pytest -s).
+"""
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxzip
+from _helpers import REPO, cli, same_outputs
+
+sys.path.insert(0, str(REPO / "tests" / "remote"))
+from hub import HubRedirector  # noqa: E402
+from servers import NGINX, Nginx  # noqa: E402
+
+REPO_ID = "your-org/tiny-mlp"  # the README's names; the local Hub serves any ORG/REPO
+CPU = ["CPUExecutionProvider"]
+README_HEADING = "## From the Hugging Face Hub"
+
+
+@pytest.fixture(scope="module")
+def hf():
+    """huggingface_hub runs in child interpreters (this one): skips without it."""
+    if importlib.util.find_spec("huggingface_hub") is None:
+        pytest.skip("huggingface_hub is not importable by this interpreter (Debian has none; "
+                    "the pinned venv, tests/python/requirements.txt, runs these)")
+
+
+@pytest.fixture(scope="module")
+def ort(hf):
+    mod = pytest.importorskip("onnxruntime", reason="onnxruntime is not importable (the pinned venv has it)")
+    mod.set_default_logger_severity(3)
+    return mod
+
+
+def matmul_model(n: int, m: int) -> onnx.ModelProto:
+    """y = x @ W + B, W n x m float32."""
+    rng = np.random.default_rng(21)
+    w = numpy_helper.from_array(rng.standard_normal((n, m)).astype(np.float32), "W")
+    b = numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "B")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["xw"]), helper.make_node("Add", ["xw", "B"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, m])], [w, b])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """(originals dir, docroot, Nginx, HubRedirector). The docroot holds
+    model.onnxzip (the README's tiny MLP, tools/make_example_model.py),
+    large.onnxzip (a 2 MiB MatMul) and that MatMul as a classic model,
+    onnx/model.onnx + onnx/model.onnx_data; originals/ the classic models."""
+    if not os.access(NGINX, os.X_OK):
+        pytest.skip(f"{NGINX} is absent (.ci/install-deps installs nginx): no origin for the local Hub")
+    try:  # nothing listens on port 1: refused at once
+        onnxzip.open_url("http://127.0.0.1:1/m.onnxzip", allow_http=True, retries=0, connect_timeout=2)
+    except onnxzip.UnsupportedError:  # pragma: no cover - depends on the build
+        pytest.skip("this build of onnxzip has no libcurl (no remote archives)")
+    except onnxzip.NetworkError:
+        pass
+    root = tmp_path_factory.mktemp("hfhub")
+    orig, docroot = root / "originals", root / "www"
+    (docroot / "onnx").mkdir(parents=True)
+    orig.mkdir()
+    subprocess.run([sys.executable, str(REPO / "tools" / "make_example_model.py"), str(orig / "tiny.onnx")],
+                   check=True, stdout=subprocess.DEVNULL)
+    onnxzip.save(onnx.load(str(orig / "tiny.onnx")), docroot / "model.onnxzip", sync=False)
+    large = matmul_model(512, 1024)
+    onnx.save(large, str(orig / "large.onnx"))
+    onnxzip.save(large, docroot / "large.onnxzip", sync=False)
+    onnx.save(large, str(docroot / "onnx" / "model.onnx"), save_as_external_data=True,
+              location="model.onnx_data", size_threshold=1024)
+    with Nginx(str(docroot)) as ng, HubRedirector(str(docroot), ng.url("files")) as hub:
+        yield orig, docroot, ng, hub
+
+
+def hf_env(hub, home):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HF_", "HUGGING_FACE_")) and k.lower() not in ("http_proxy", "https_proxy")}
+    env.update(HF_ENDPOINT=hub.base_url, HF_HOME=str(home), HF_HUB_DISABLE_TELEMETRY="1",
+               HF_HUB_DISABLE_PROGRESS_BARS="1", NO_PROXY="127.0.0.1")
+    return env
+
+
+def hf_download(hub, home, *filenames):
+    """hf_hub_download of each file of REPO_ID (cache: HOME/cache) in a
+    child interpreter: [(the path it returns, hf_hub_url(...))]."""
+    code = ("import json, sys\nfrom huggingface_hub import hf_hub_download, hf_hub_url\n"
+            "print(json.dumps([(hf_hub_download(repo_id=sys.argv[1], filename=f, cache_dir=sys.argv[2]),"
+            " hf_hub_url(sys.argv[1], f)) for f in sys.argv[3:]]))")
+    p = subprocess.run([sys.executable, "-c", code, REPO_ID, str(home / "cache"), *filenames],
+                       env=hf_env(hub, home), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.splitlines()[-1])
+
+
+def sha256(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def outputs(session, n):
+    return session.run(None, {session.get_inputs()[0].name: np.linspace(-1, 1, n, dtype=np.float32).reshape(1, n)})
+
+
+def test_hf_hub_download_then_ort_session(ort, site, tmp_path):
+    orig, docroot, _, hub = site
+    hub.reset()
+    (path, url), = hf_download(hub, tmp_path, "model.onnxzip")
+    assert url == f"{hub.base_url}/{REPO_ID}/resolve/main/model.onnxzip"
+    digest = sha256(docroot / "model.onnxzip")
+    snapshot = tmp_path / "cache" / "models--your-org--tiny-mlp" / "snapshots" / ("0" * 40)
+    assert path == str(snapshot / "model.onnxzip")
+    assert os.path.islink(path) and os.readlink(path) == f"../../blobs/{digest}"
+    assert sha256(path) == digest
+    # what it asked: one HEAD of the resolve URL (302, not followed), one GET of the CDN URL
+    hubs, cdn = hub.requests("hub"), hub.requests("cdn")
+    assert [(r.method, r.status) for r in hubs] == [("HEAD", 302)], hubs
+    assert [(r.method, r.status, r.sent) for r in cdn] == [("GET", 200, os.path.getsize(path))], cdn
+    assert all(r.authorization is None for r in hubs + cdn)
+    want = outputs(ort.InferenceSession(str(orig / "tiny.onnx"), providers=CPU), 32)
+    got = outputs(onnxzip.ort_session(path, providers=CPU), 32)
+    assert same_outputs(want, got) is None
+
+
+def test_cli_view_of_the_cache_runs_by_path(ort, onnxzip_cli, site, tmp_path):
+    orig, _, _, hub = site
+    (path, _), = hf_download(hub, tmp_path, "model.onnxzip")
+    blob = os.path.realpath(path)
+    view = os.path.join(os.path.dirname(blob), "model.view.onnx")
+    p = cli(onnxzip_cli, "view", path, "-o", view)
+    assert p.returncode == 0, p.stderr
+    want = outputs(ort.InferenceSession(str(orig / "tiny.onnx"), providers=CPU), 32)
+    assert same_outputs(want, outputs(ort.InferenceSession(view, providers=CPU), 32)) is None
+
+
+def read_through_hub(hub, url, local, tensor):
+    """open_url(url) and one read, checked against the local archive; the
+    traffic of each step (the client's stats and the servers' records)."""
+    hub.reset()
+    with onnxzip.open_url(url, allow_http=True) as a, onnxzip.open(local) as loc:
+        opened = (a.stats, hub.requests("hub"), hub.requests("cdn"))
+        assert a.tensor_infos == loc.tensor_infos
+        assert np.array_equal(a.tensors[tensor], loc.tensors[tensor])
+        read = a.stats
+    hubs, cdn = hub.requests("hub"), hub.requests("cdn")
+    assert [(r.method, r.status) for r in hubs] == [("GET", 302)], hubs  # one redirect per open
+    assert cdn and all(r.status == 206 and r.query for r in cdn), cdn  # the rest: ranges, signed
+    assert opened[0].redirects == read.redirects == 1
+    assert read.requests + read.redirects == len(hubs) + len(cdn)  # a redirect: not in requests
+    assert read.bytes_received == sum(r.sent for r in cdn)  # nor its body
+    return opened, read, cdn[len(opened[2]):]
+
+
+def test_open_url_through_the_redirect(site):
+    _, docroot, _, hub = site
+    for name, tensor in (("model.onnxzip", "fc1.weight"), ("large.onnxzip", "W")):
+        (opened, _, ocdn), read, more = read_through_hub(hub, f"{hub.base_url}/{REPO_ID}/resolve/main/{name}",
+                                                         docroot / name, tensor)
+        size = os.path.getsize(docroot / name)
+        print(f"\n{name} ({size} bytes): open_url {opened.requests + opened.redirects} requests (1 redirect "
+              f"+ {len(ocdn)} to the CDN), {opened.bytes_received} bytes received; + read '{tensor}': "
+              f"{read.requests - opened.requests} request(s), {read.bytes_received - opened.bytes_received} bytes")
+        assert len(more) == read.requests - opened.requests >= 1
+
+
+def test_pack_classic_model_from_the_cache(ort, onnxzip_cli, site, tmp_path):
+    orig, _, _, hub = site
+    got = hf_download(hub, tmp_path, "onnx/model.onnx", "onnx/model.onnx_data")
+    for path, _ in got:
+        assert os.path.islink(path) and os.path.dirname(os.path.realpath(path)).endswith("blobs")
+    out = tmp_path / "packed.onnxzip"
+    p = cli(onnxzip_cli, "pack", got[0][0], "-o", out)
+    assert p.returncode == 0, p.stderr
+    want = outputs(ort.InferenceSession(str(orig / "large.onnx"), providers=CPU), 512)
+    assert same_outputs(want, outputs(ort.InferenceSession(got[0][0], providers=CPU), 512)) is None
+    assert same_outputs(want, outputs(onnxzip.ort_session(out, providers=CPU), 512)) is None
+
+
+def readme_section():
+    """The python block and the sh lines of README's section."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index("\n" + README_HEADING + "\n")
+    section = text[start + 1:text.index("\n## ", start + 1)]
+    python, = re.findall(r"^```python\n(.*?)^```$", section, re.S | re.M)
+    sh, = re.findall(r"^```sh\n(.*?)^```$", section, re.S | re.M)
+    return python, [line for line in sh.splitlines() if line.startswith("onnxzip ")]
+
+
+def test_readme_section_runs(ort, onnxzip_cli, site, tmp_path):
+    orig, docroot, _, hub = site
+    python, lines = readme_section()
+    assert python.count("onnxzip.open_url(url)") == 1 and REPO_ID in python
+    hub.reset()
+    code = python.replace("onnxzip.open_url(url)", "onnxzip.open_url(url, allow_http=True)")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=hf_env(hub, tmp_path / "home"),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    n = len(onnx.load(str(orig / "tiny.onnx")).graph.initializer)
+    assert p.stdout.split() == [str(n + 1), "1"]  # the Constant's tensor too; one redirect
+    snapshots = tmp_path / "home" / "hub" / "models--your-org--tiny-mlp" / "snapshots"
+    assert [os.path.islink(s / "model.onnxzip") for s in snapshots.iterdir()] == [True]
+    assert len(hub.requests("hub")) == 2  # hf_hub_download's HEAD, open_url's GET
+    keys = [t.key for t in onnxzip.open(docroot / "model.onnxzip").tensor_infos]
+    assert len(lines) == 2
+    for line in lines:
+        args = line.replace("https://huggingface.co", hub.base_url).split()[1:]
+        p = subprocess.run([str(onnxzip_cli), args[0], "--allow-http", *args[1:]], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, (line, p.stderr)
+        if args[0] == "ls":
+            assert all(k in p.stdout for k in keys), p.stdout
+    assert sha256(tmp_path / "tiny.onnxzip") == sha256(docroot / "model.onnxzip")
