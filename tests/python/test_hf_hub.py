@@ -240,3 +240,16 @@ def test_readme_section_runs(ort, onnxzip_cli, site, tmp_path):
         if args[0] == "ls":
             assert all(k in p.stdout for k in keys), p.stdout
     assert sha256(tmp_path / "tiny.onnxzip") == sha256(docroot / "model.onnxzip")
+
+
+def test_messages_through_the_redirect_name_no_signature(site):
+    """A CDN that refuses the signed URL (403): NetworkError naming the
+    resolve URL and the redirect, never the signature."""
+    _, _, _, hub = site
+    hub.reset()
+    with pytest.raises(onnxzip.NetworkError) as e:
+        onnxzip.open_url(hub.url("forbidden", "model.onnxzip"), allow_http=True, retries=0)
+    text = str(e.value)
+    sigs = [r.query for r in hub.requests("cdn") if r.query]
+    assert "/forbidden/repo/resolve/main/model.onnxzip" in text and "403" in text, text
+    assert sigs and not any(s in text for s in sigs) and "Signature" not in text and "?" not in text, text
