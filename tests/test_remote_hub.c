@@ -4,8 +4,9 @@
  *     test_remote_hub HUB_URL DOCROOT SHORT
  * HUB_URL/ORG/repo/resolve/main/NAME answers 302 to a signed URL on another
  * port (the CDN, which relays to nginx); ORG picks a behaviour (see
- * HubRedirector; "expiring" signs for SHORT seconds). Each case compares
- * with onnxzip_open() of the same file in DOCROOT. */
+ * HubRedirector; "expiring" signs for SHORT seconds; "private" and
+ * "gated" want `Authorization: Bearer TOKEN`, the 5th argument). Each case
+ * compares with onnxzip_open() of the same file in DOCROOT. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 
 #include "testutil.h"
 
-static const char *hub, *docroot;
+static const char *hub, *docroot, *token;
 static unsigned short_ttl;
 
 static const char *hub_url(const char *org, const char *name)
@@ -184,6 +185,112 @@ static void test_refusals(void)
     onnxzip_close(&r);
 }
 
+/* A private or gated repository opened with a token: the Hub gets it,
+ * the CDN never (it refuses any Authorization with 400: one forwarded on
+ * the redirect would fail the open, one sent on a later request would
+ * cost another redirect). */
+static void open_with_token(const char *org, const char *bearer, const char *what)
+{
+    onnxzip_remote_options o = opts();
+    o.bearer_token = bearer;
+    onnxzip_archive *r = NULL, *l = NULL;
+    CHECK_RC(onnxzip_open_url(hub_url(org, "hub.onnxzip"), &o, &r), 0);
+    CHECK_RC(onnxzip_open(local("hub.onnxzip"), 0, &l), 0);
+    if (!r || !l) {
+        printf("%s %s: %s\n", org, what, onnxzip_last_error()->message);
+        goto out;
+    }
+    CHECK(stats(r).requests == 1 && stats(r).redirects == 1);
+    CHECK(same_tensor(r, l, "w0") && same_tensor(r, l, "w1"));
+    CHECK_RC(onnxzip_verify(r), 0);
+    onnxzip_remote_stats st = stats(r);
+    printf("%s, %s: %llu requests, %llu redirect(s), %llu retries\n", org, what, (unsigned long long)st.requests,
+           (unsigned long long)st.redirects, (unsigned long long)st.retries);
+    CHECK(st.redirects == 1 && st.retries == 0);
+    CHECK_RC(onnxzip_check(r), 0); /* the Hub again: the token again */
+    CHECK(stats(r).redirects == 2);
+out:
+    onnxzip_close(&r);
+    onnxzip_close(&l);
+}
+
+/* A refused open: `status`, and a message holding each of `says` (NULL
+ * ended) and neither the token nor `secret`. */
+static void refused(const char *org, const char *bearer, int status, const char *secret, const char *const *says)
+{
+    onnxzip_remote_options o = opts();
+    o.bearer_token = bearer;
+    onnxzip_archive *r = NULL;
+    CHECK_RC(onnxzip_open_url(hub_url(org, "hub.onnxzip"), &o, &r), status);
+    const char *m = onnxzip_last_error()->message;
+    printf("%s (%s): %s\n", org, bearer ? (*bearer ? "a token" : "\"\"") : "NULL", m);
+    CHECK(!strstr(m, token) && (!secret || !strstr(m, secret)));
+    for (; *says; says++)
+        if (!strstr(m, *says)) {
+            printf("  ... does not say '%s'\n", *says);
+            CHECK(0);
+        }
+    onnxzip_close(&r);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fputs(text, f) >= 0);
+    if (f) fclose(f);
+}
+
+static void test_tokens(char *dir)
+{
+    open_with_token("private", token, "the bearer_token option");
+    open_with_token("gated", token, "the bearer_token option");
+    const char *wrong = "hf_wrongTokenValue123";
+    const char *no_token[] = { "401", "RepoNotFound: Repository not found", "no token was sent",
+                               "/private/repo/resolve/main/hub.onnxzip", NULL };
+    refused("private", NULL, ONNXZIP_EHTTP, NULL, no_token); /* not a Hub URL: nothing found for it */
+    refused("private", "", ONNXZIP_EHTTP, NULL, no_token);
+    const char *gated[] = { "401", "GatedRepo: Access to model gated/repo is restricted", "Please log in",
+                            "no token was sent", NULL };
+    refused("gated", "", ONNXZIP_EHTTP, NULL, gated);
+    const char *invalid[] = { "401", "Invalid credentials in Authorization header",
+                              "the token from the bearer_token option was refused", NULL };
+    refused("private", wrong, ONNXZIP_EHTTP, wrong, invalid);
+    const char *no_access[] = { "403", "GatedRepo", "not in the authorized list", "was refused", NULL };
+    refused("gated", wrong, ONNXZIP_EHTTP, wrong, no_access);
+    const char *bad[] = { "visible ASCII", NULL };
+    refused("private", "hf_abc\r\nX-Injected: 1", ONNXZIP_EINVAL, "X-Injected", bad);
+    refused("private", "hf abc", ONNXZIP_EINVAL, "hf abc", bad);
+
+    /* NULL: the Hugging Face token, for URLs on $HF_ENDPOINT's origin. */
+    setenv("HF_ENDPOINT", hub, 1);
+    setenv("HF_HOME", dir, 1);
+    unsetenv("HF_TOKEN_PATH");
+    const char *hint[] = { "401", "RepoNotFound", "set HF_TOKEN or run `hf auth login`", NULL };
+    refused("private", NULL, ONNXZIP_EHTTP, NULL, hint);
+    setenv("HF_TOKEN", token, 1);
+    open_with_token("private", NULL, "$HF_TOKEN");
+    setenv("HF_HUB_DISABLE_IMPLICIT_TOKEN", "1", 1);
+    const char *disabled[] = { "401", "HF_HUB_DISABLE_IMPLICIT_TOKEN is set", NULL };
+    refused("private", NULL, ONNXZIP_EHTTP, NULL, disabled);
+    unsetenv("HF_HUB_DISABLE_IMPLICIT_TOKEN");
+    setenv("HF_TOKEN", wrong, 1);
+    const char *env_refused[] = { "the token from $HF_TOKEN was refused", NULL };
+    refused("private", NULL, ONNXZIP_EHTTP, wrong, env_refused);
+    unsetenv("HF_TOKEN");
+    char text[256];
+    snprintf(text, sizeof text, "\n  %s \r\n", token); /* as huggingface_hub cleans it */
+    write_text(tu_path(dir, "token"), text);
+    open_with_token("private", NULL, "$HF_HOME/token");
+    write_text(tu_path(dir, "other"), wrong);
+    setenv("HF_TOKEN_PATH", tu_path(dir, "other"), 1);
+    const char *file_refused[] = { "the token from ", "/other was refused", NULL };
+    refused("private", NULL, ONNXZIP_EHTTP, wrong, file_refused);
+    open_with_token("private", token, "the bearer_token option before $HF_TOKEN_PATH");
+    unsetenv("HF_TOKEN_PATH");
+    unsetenv("HF_ENDPOINT");
+    refused("private", NULL, ONNXZIP_EHTTP, NULL, no_token); /* $HF_HOME/token is not for other hosts */
+}
+
 /* A whole download: every part from the CDN URL, one redirect. */
 static void test_fetch(char *dir)
 {
@@ -201,19 +308,21 @@ static void test_fetch(char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: test_remote_hub HUB_URL DOCROOT SHORT (run by tests/remote/run.py)\n");
+    if (argc != 5) {
+        fprintf(stderr, "usage: test_remote_hub HUB_URL DOCROOT SHORT TOKEN (run by tests/remote/run.py)\n");
         return 2;
     }
     hub = argv[1];
     docroot = argv[2];
     short_ttl = (unsigned)atoi(argv[3]);
+    token = argv[4];
     char *dir = tu_tmpdir();
     write_archive("hub.onnxzip", 2, 100000);
     test_same();
     test_expired();
     test_refusals();
     test_fetch(dir);
+    test_tokens(dir);
     tu_rmtree(dir);
     free(dir);
     return tu_finish("remote_hub");

@@ -554,6 +554,23 @@ typedef struct onnxzip_remote_options {
     unsigned parallel;           /* ranges in flight at once (default 4) */
     uint32_t tail_bytes;         /* size of the first request, the file's last
                                     bytes (default 65536; at least 4096) */
+    const char *bearer_token;    /* sent as "Authorization: Bearer TOKEN" to
+                                    the URL's own origin (scheme, host and
+                                    port) only: never to a host or port a
+                                    redirect leads to, nor on the later
+                                    requests sent there (copied at open;
+                                    visible ASCII only, else ONNXZIP_EINVAL).
+                                    NULL (default): the Hugging Face token,
+                                    for https://huggingface.co and hf.co URLs
+                                    and those on $HF_ENDPOINT's origin, found
+                                    as huggingface_hub finds it: $HF_TOKEN,
+                                    else the file $HF_TOKEN_PATH, else
+                                    $HF_HOME/token ($HF_HOME defaults to
+                                    $XDG_CACHE_HOME/huggingface, else
+                                    ~/.cache/huggingface); none when
+                                    HF_HUB_DISABLE_IMPLICIT_TOKEN is set
+                                    true, and none for other URLs. "": no
+                                    token. Tokens never appear in messages. */
 } onnxzip_remote_options;
 
 /* Sets the defaults above. */
@@ -603,7 +620,11 @@ ONNXZIP_API void onnxzip_remote_options_init(onnxzip_remote_options *opts);
  * open, none per read), and a range refused there with 400, 401, 403 or
  * 410 (an expired signature) is asked once more from `url`, following its
  * redirect anew; onnxzip_check() always asks `url` itself. Credentials in
- * `url` are sent to its own host only (libcurl's rule).
+ * `url` are sent to its own host only (libcurl's rule), and so is the bearer
+ * token (`bearer_token`). A 401 or 403 from the URL's origin is
+ * ONNXZIP_EHTTP, whose message says whether a token was sent (and whence:
+ * "the token from HF_TOKEN was refused"; none: how to give one) and quotes
+ * the Hub's X-Error-Code and X-Error-Message (GatedRepo, RepoNotFound).
  * Requests are retried (`retries`, with backoff) on 5xx, 408 and 429
  * statuses, resets, timeouts and short bodies; then the call fails with
  * ONNXZIP_EHTTP (an error status; 412 is ONNXZIP_ECHANGED), ONNXZIP_ETIMEOUT,

@@ -16,11 +16,14 @@
 #include <time.h>
 
 #include "common/http.h"
+#include "common/http_auth.h"
 
 struct oz_http {
     char *url, *shown;
     char *target;        /* where the original URL redirected to (NULL: no redirect) */
     unsigned target_gen; /* bumped whenever `target` changes */
+    int target_auth;     /* `target` is on the URL's origin: the token may go there */
+    oz_http_auth auth;
     onnxzip_remote_options o;
     CURLM *multi;
     pthread_mutex_t lock;
@@ -55,6 +58,7 @@ typedef struct xfer {
     int have_range, encoded;
     uint64_t first, last, total;
     char etag[256], lastmod[128];
+    char error_code[64], error_message[256]; /* the Hub's X-Error-Code and X-Error-Message */
     int err;       /* a status decided by a callback */
     int retryable; /* ... which a retry may cure */
     int complete;
@@ -99,8 +103,14 @@ int oz_http_new(oz_http **hp, const char *url, const char *shown, const onnxzip_
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (HTTP client)");
     }
     h->o = *opts;
+    h->o.bearer_token = NULL; /* the caller's: h->auth holds what is sent */
     if (h->o.parallel == 0) h->o.parallel = 1;
     pthread_mutex_init(&h->lock, NULL);
+    int rc = oz_http_auth_init(&h->auth, url, shown, opts->bearer_token);
+    if (rc) {
+        oz_http_free(h);
+        return rc;
+    }
     curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)h->o.parallel);
     *hp = h;
     return 0;
@@ -116,6 +126,7 @@ void oz_http_free(oz_http *h)
     free(h->url);
     free(h->shown);
     free(h->target);
+    oz_http_auth_free(&h->auth);
     free(h);
 }
 
@@ -159,7 +170,7 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ud)
         const char *sp = memchr(line, ' ', n);
         x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
         x->have_range = x->encoded = 0;
-        x->etag[0] = x->lastmod[0] = '\0';
+        x->etag[0] = x->lastmod[0] = x->error_code[0] = x->error_message[0] = '\0';
     } else if (header_is(line, n, "Content-Range", &v, &vn)) {
         copy_value(buf, sizeof buf, v, vn);
         parse_content_range(x, buf);
@@ -170,6 +181,10 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ud)
     } else if (header_is(line, n, "Content-Encoding", &v, &vn)) {
         copy_value(buf, sizeof buf, v, vn);
         x->encoded = strcasecmp(buf, "identity") != 0;
+    } else if (header_is(line, n, "X-Error-Code", &v, &vn)) {
+        copy_value(x->error_code, sizeof x->error_code, v, vn);
+    } else if (header_is(line, n, "X-Error-Message", &v, &vn)) {
+        copy_value(x->error_message, sizeof x->error_message, v, vn);
     } else if (header_is(line, n, "X-Linked-Size", &v, &vn)) { /* the Hub's redirect: the file's size */
         copy_value(buf, sizeof buf, v, vn);
         char *end;
@@ -186,10 +201,34 @@ static int retryable_status(long s)
     return s >= 500 || s == 408 || s == 429;
 }
 
+/* The server's own words (the Hub's X-Error-Code and X-Error-Message,
+ * which name GatedRepo, RepoNotFound...) and, for a 401 or 403 from the
+ * URL's origin, what was sent: the token's source, or why none was. */
+static const char *auth_note(const xfer *x, char *buf, size_t cap)
+{
+    const oz_http *h = x->h;
+    char code[OZ_PRINTABLE_CAP], msg[sizeof x->error_message];
+    size_t n = 0;
+    buf[0] = '\0';
+    if (x->error_code[0] || x->error_message[0])
+        n = (size_t)snprintf(buf, cap, ": %s%s%s", oz_printable(x->error_code, strlen(x->error_code), code,
+                             sizeof code), x->error_code[0] && x->error_message[0] ? ": " : "",
+                             oz_printable(x->error_message, strlen(x->error_message), msg, sizeof msg));
+    char *eff = NULL;
+    curl_easy_getinfo(x->e, CURLINFO_EFFECTIVE_URL, &eff);
+    if ((x->status != 401 && x->status != 403) || n >= cap || !oz_http_same_origin(eff, h->url)) return buf;
+    if (h->auth.token)
+        snprintf(buf + n, cap - n, "; the token from %s was refused", h->auth.source);
+    else
+        snprintf(buf + n, cap - n, "; no token was sent (%s)", h->auth.why_none);
+    return buf;
+}
+
 /* A reply that is not 206: its status, once the response is complete. */
 static int status_error(xfer *x)
 {
     oz_http *h = x->h;
+    char note[700];
     x->retryable = retryable_status(x->status);
     if (x->status == 200)
         return oz_err(ONNXZIP_ENORANGE, -1, "%s: the server answered a range request with the whole file (status "
@@ -202,8 +241,9 @@ static int status_error(xfer *x)
     if (x->status == 416)
         return oz_err(ONNXZIP_ECHANGED, -1, "%s: bytes %s are no longer in the file (416 Range Not Satisfiable): it "
                       "changed on the server since it was opened", h->shown, x->range_s);
-    return oz_err(ONNXZIP_EHTTP, -1, "%s: HTTP status %ld for bytes %s%s (attempt %u)", h->shown, x->status,
-                  x->range_s, x->redirected ? " from the server it redirects to" : "", x->attempt + 1);
+    return oz_err(ONNXZIP_EHTTP, -1, "%s: HTTP status %ld for bytes %s%s (attempt %u)%s", h->shown, x->status,
+                  x->range_s, x->redirected ? " from the server it redirects to" : "", x->attempt + 1,
+                  auth_note(x, note, sizeof note));
 }
 
 /* A 206's headers, before its first byte is used. */
@@ -294,6 +334,13 @@ static int setup(xfer *x)
         snprintf(x->range_s, sizeof x->range_s, "-%u", x->suffix);
     const char *protos = h->o.allow_http ? "http,https" : "https";
     curl_easy_setopt(e, CURLOPT_URL, x->original ? h->url : h->target);
+    /* The token goes to the URL's origin only: libcurl (>= 7.83) drops it
+     * on a redirect to another host, port or scheme unless
+     * CURLOPT_UNRESTRICTED_AUTH (left 0); a signed target gets none. */
+    if (h->auth.token && (x->original || h->target_auth)) {
+        curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+        curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, h->auth.token);
+    }
 #if LIBCURL_VERSION_NUM >= 0x075500
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, protos);
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, protos);
@@ -397,6 +444,7 @@ static void adopt_target(oz_http *h, CURL *e)
     if (!t && strcmp(eff, h->url)) return; /* out of memory: keep following the redirect */
     free(h->target);
     h->target = t;
+    h->target_auth = t && oz_http_same_origin(t, h->url);
     h->target_gen++;
 }
 

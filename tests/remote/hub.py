@@ -83,6 +83,10 @@ class _HubHandler(BaseHTTPRequestHandler):
 
     def _redirect(self, owner: HubRedirector, rec: list) -> None:
         m = re.fullmatch(r"/([^/]+)/([^/]+)/resolve/([^/]+)/(.+)", rec[1])
+        refusal = owner._refusal(m[1], m[2], rec[5]) if m else None
+        if refusal:
+            status, headers = refusal
+            return self._send(rec, status, headers, headers.get("X-Error-Message", "").encode())
         file = owner._file(m[4]) if m else None
         if m is None or file is None:
             return self._send(rec, 404, {"X-Error-Code": "EntryNotFound"}, b"Entry not found")
@@ -97,6 +101,10 @@ class _HubHandler(BaseHTTPRequestHandler):
 
     def _cdn(self, owner: HubRedirector, rec: list, query: dict[str, list[str]]) -> None:
         org, _, name = rec[1].lstrip("/").partition("/")
+        if rec[5] is not None:  # S3's answer to a presigned URL sent with an Authorization header too
+            return self._send(rec, 400, {"Content-Type": "application/xml"},
+                              b"<Error><Code>InvalidArgument</Code><Message>Only one auth mechanism allowed"
+                              b"</Message></Error>")
         expires = query.get("Expires", ["0"])[0]
         good = hmac.compare_digest(query.get("X-Amz-Signature", [""])[0], owner._signature(rec[1], expires))
         if org == "forbidden" or not good or not expires.isdigit() or int(expires) < time.time():
@@ -164,6 +172,15 @@ class HubRedirector:
       noetag      no ETag on the 302
       forbidden   the CDN refuses every request with 403
       deadcdn     the 302 leads to a port where nothing listens
+      private     a private repository: without `Authorization: Bearer
+                  <token>` 401 with X-Error-Code RepoNotFound, with another
+                  token 401 "Invalid credentials in Authorization header"
+      gated       a gated repository: without a token 401 with X-Error-Code
+                  GatedRepo ("... Please log in."), with another token 403
+                  GatedRepo ("... not in the authorized list ...")
+    (the Hub's replies, as huggingface_hub 2.4's hf_raise_for_status reads
+    them). The CDN refuses any request carrying an Authorization header
+    with 400, as S3 refuses a presigned URL that also carries one.
 
     This is what huggingface_hub's hf_hub_download (2.4) needs with
     HF_ENDPOINT=base_url: its HEAD of the resolve URL stops at a redirect to
@@ -176,6 +193,7 @@ class HubRedirector:
     SHORT = 2
 
     def __init__(self, docroot: str, origin: str, ttl: int = 3600) -> None:
+        self.token = "hf_" + os.urandom(12).hex()  # the one private and gated accept
         self.docroot = os.path.realpath(docroot)
         self.origin = origin.rstrip("/")
         self.ttl = ttl
@@ -227,6 +245,21 @@ class HubRedirector:
     def _record(self, rec: list) -> None:
         with self._lock:
             self._records.append(rec)
+
+    def _refusal(self, org: str, repo: str, authorization: str | None) -> tuple[int, dict[str, str]] | None:
+        """The Hub's refusal of a resolve URL of `org`/`repo` to a request
+        with that Authorization, or None."""
+        if org not in ("private", "gated") or authorization == f"Bearer {self.token}":
+            return None
+        if org == "private" and authorization is None:
+            return 401, {"X-Error-Code": "RepoNotFound", "X-Error-Message": "Repository not found"}
+        if org == "private":
+            return 401, {"X-Error-Message": "Invalid credentials in Authorization header"}
+        if authorization is None:
+            return 401, {"X-Error-Code": "GatedRepo", "X-Error-Message": f"Access to model {org}/{repo} is "
+                         "restricted. You must have access to it and be authenticated to access it. Please log in."}
+        return 403, {"X-Error-Code": "GatedRepo", "X-Error-Message": f"Access to model {org}/{repo} is restricted "
+                     f"and you are not in the authorized list. Visit {self.base_url}/{org}/{repo} to ask for access."}
 
     def _file(self, name: str) -> str | None:
         path = os.path.realpath(os.path.join(self.docroot, name))
@@ -316,6 +349,19 @@ def _check_hub(hub: HubRedirector, check: Callable[..., None], data: bytes, name
     _, h, _ = _get(hub.url("deadcdn", name))
     check("hub deadcdn: curl -L cannot connect (7)", _curl("-L", hub.url("deadcdn", name))[0] == 7, h)
     check("hub: a missing file 404", _get(hub.url("org", "nonexistent"))[0] == 404)
+    bearer = f"Bearer {hub.token}"
+    got = [(st, h.get("X-Error-Code"), h.get("X-Error-Message", "")[:28]) for st, h, _ in
+           (_get(hub.url(org, name), **auth) for org in ("private", "gated")
+            for auth in ({}, {"Authorization": "Bearer hf_wrong"}))]
+    check("hub private/gated: 401 RepoNotFound, 401 invalid credentials, 401 GatedRepo, 403 GatedRepo",
+          got == [(401, "RepoNotFound", "Repository not found"),
+                  (401, None, "Invalid credentials in Autho"),
+                  (401, "GatedRepo", "Access to model gated/repo i"), (403, "GatedRepo", "Access to model gated/repo i")],
+          got)
+    st, h, _ = _get(hub.url("private", name), Authorization=bearer)
+    check("hub private: the token's 302; the CDN refuses it an Authorization (400), not without",
+          st == 302 and _get(h["Location"], Range="bytes=0-9", Authorization=bearer)[0] == 400
+          and _get(h["Location"], Range="bytes=0-9")[0] == 206, st)
     recs = hub.requests("hub")
     check("hub requests(): hub and CDN records",
           recs[0][:2] == ("hub", f"/org/repo/resolve/main/{name}") and recs[0].if_match == '"x"'
