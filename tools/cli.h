@@ -156,20 +156,22 @@ void cli_progress_end(cli_progress_state *s);
 
 enum {
     CLI_OPT_ALLOW_HTTP = 1000, CLI_OPT_CA_FILE, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES, CLI_OPT_PARALLEL,
-    CLI_OPT_MAX_REDIRECTS
+    CLI_OPT_MAX_REDIRECTS, CLI_OPT_TOKEN_FILE, CLI_OPT_NO_TOKEN
 };
 #define CLI_REMOTE_OPTIONS                                                                    \
     { "allow-http", 0, 0, CLI_OPT_ALLOW_HTTP }, { "ca-file", 0, 1, CLI_OPT_CA_FILE },          \
     { "timeout", 0, 1, CLI_OPT_TIMEOUT }, { "retries", 0, 1, CLI_OPT_RETRIES },                \
-    { "parallel", 0, 1, CLI_OPT_PARALLEL }, { "max-redirects", 0, 1, CLI_OPT_MAX_REDIRECTS }
-#define CLI_IS_REMOTE_OPTION(id) ((id) >= CLI_OPT_ALLOW_HTTP && (id) <= CLI_OPT_MAX_REDIRECTS)
+    { "parallel", 0, 1, CLI_OPT_PARALLEL }, { "max-redirects", 0, 1, CLI_OPT_MAX_REDIRECTS },    \
+    { "token-file", 0, 1, CLI_OPT_TOKEN_FILE }, { "no-token", 0, 0, CLI_OPT_NO_TOKEN }
+#define CLI_IS_REMOTE_OPTION(id) ((id) >= CLI_OPT_ALLOW_HTTP && (id) <= CLI_OPT_NO_TOKEN)
 extern const char cli_remote_usage[];
 
 /* 1 when `s` is an http:// or https:// URL. */
 int cli_is_url(const char *s);
 
 /* Applies remote option `id` (its value in p->value) to *o: 0, or prints
- * why and returns CLI_EXIT_USAGE. */
+ * why and returns CLI_EXIT_USAGE (CLI_EXIT_FAIL: an unreadable
+ * --token-file). */
 int cli_remote_option(cli_parser *p, int id, onnxzip_remote_options *o);
 
 /* onnxzip_open_url() for a URL, else onnxzip_open(). */

@@ -4,8 +4,11 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
+
+#include "platform.h"
 
 const char cli_remote_usage[] =
     "remote archives (ARCHIVE an https:// URL; the server must answer range requests):\n"
@@ -14,7 +17,12 @@ const char cli_remote_usage[] =
     "      --timeout MS        fail a transfer that receives nothing for MS ms (30000)\n"
     "      --retries N         retry a failed request N times, with backoff (4)\n"
     "      --parallel N        ranges in flight at once (4)\n"
-    "      --max-redirects N   redirects followed (5)\n";
+    "      --max-redirects N   redirects followed (5)\n"
+    "      --token-file FILE   send the token in FILE (its content, trimmed) as\n"
+    "                          'Authorization: Bearer', to the URL's own host only\n"
+    "      --no-token          send no token (default: for huggingface.co URLs, the\n"
+    "                          Hugging Face token: $HF_TOKEN, else $HF_HOME/token\n"
+    "                          as `hf auth login` saved it; to no other host)\n";
 
 int cli_is_url(const char *s)
 {
@@ -32,6 +40,34 @@ static int number(cli_parser *p, const char *name, unsigned min, unsigned max, u
     return 0;
 }
 
+/* --token-file's token: the whole file, whitespace around it dropped (a
+ * static buffer: the options point to it until the process ends). The
+ * token itself is never an argument: `ps` would show it to every user. */
+static int token_file(cli_parser *p, onnxzip_remote_options *o)
+{
+    static char token[4097];
+    int fd = cli_open_read(p->value);
+    long long n = fd < 0 ? -1 : cli_read(fd, token, sizeof token);
+    int e = errno;
+    if (fd >= 0) cli_close(fd);
+    if (n < 0) {
+        cli_line(stderr, "onnxzip %s: --token-file %s: %s", p->cmd, p->value, strerror(e));
+        return CLI_EXIT_FAIL;
+    }
+    size_t a = 0, b = (size_t)n;
+    while (a < b && strchr(" \t\r\n\v\f", token[a])) a++;
+    while (b > a && strchr(" \t\r\n\v\f", token[b - 1])) b--;
+    memmove(token, token + a, b - a);
+    memset(token + (b - a), 0, sizeof token - (b - a));
+    if (n == (long long)sizeof token || b == a) {
+        cli_line(stderr, "onnxzip %s: --token-file %s: %s", p->cmd, p->value,
+                 b == a ? "the file is empty: no token in it" : "more than 4096 bytes: not a token");
+        return CLI_EXIT_USAGE;
+    }
+    o->bearer_token = token;
+    return 0;
+}
+
 int cli_remote_option(cli_parser *p, int id, onnxzip_remote_options *o)
 {
     switch (id) {
@@ -41,6 +77,8 @@ int cli_remote_option(cli_parser *p, int id, onnxzip_remote_options *o)
     case CLI_OPT_RETRIES: return number(p, "retries", 0, 100, &o->retries);
     case CLI_OPT_MAX_REDIRECTS: return number(p, "max-redirects", 0, 50, &o->max_redirects);
     case CLI_OPT_PARALLEL: return number(p, "parallel", 1, 64, &o->parallel);
+    case CLI_OPT_TOKEN_FILE: return token_file(p, o);
+    case CLI_OPT_NO_TOKEN: o->bearer_token = ""; return 0;
     }
     return CLI_EXIT_USAGE;
 }

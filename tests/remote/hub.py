@@ -356,7 +356,8 @@ def _check_hub(hub: HubRedirector, check: Callable[..., None], data: bytes, name
     check("hub private/gated: 401 RepoNotFound, 401 invalid credentials, 401 GatedRepo, 403 GatedRepo",
           got == [(401, "RepoNotFound", "Repository not found"),
                   (401, None, "Invalid credentials in Autho"),
-                  (401, "GatedRepo", "Access to model gated/repo i"), (403, "GatedRepo", "Access to model gated/repo i")],
+                  (401, "GatedRepo", "Access to model gated/repo i"),
+                  (403, "GatedRepo", "Access to model gated/repo i")],
           got)
     st, h, _ = _get(hub.url("private", name), Authorization=bearer)
     check("hub private: the token's 302; the CDN refuses it an Authorization (400), not without",

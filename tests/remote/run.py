@@ -38,8 +38,10 @@ def check(what: str, ok: bool, detail: str = "") -> None:
         print(f"FAIL {what}{': ' + detail if detail else ''}")
 
 
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+def run(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`args` run with os.environ (main() cleared its Hugging Face variables)
+    and `env` added."""
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
 def ls_json(oz: str, target: str) -> dict:
@@ -292,6 +294,63 @@ def cli_hub_messages(oz: str, hub: HubRedirector, name: str) -> None:
           and all((a is not None) == (s == "hub") for s, a in auth), f"{auth} {r.stderr.strip()}")
 
 
+def cli_hub_tokens(oz: str, hub: HubRedirector, tmp: str, name: str) -> None:
+    """A private and a gated repository through the CLI: the token of
+    $HF_TOKEN, of $HF_HOME/token or of --token-file reaches the Hub and never
+    the CDN; without one, the Hub's refusal is explained; the token is never
+    printed."""
+    url, gated = hub.url("private", name), hub.url("gated", name)
+    home, files = os.path.join(tmp, "hf-home"), os.path.join(tmp, "tokens")
+    os.makedirs(home)
+    os.makedirs(files)
+    for f, text in (("good", f"\n  {hub.token}\r\n"), ("wrong", "hf_wrongTokenValue123\n"), ("empty", " \n")):
+        with open(os.path.join(files, f), "w") as fh:
+            fh.write(text)
+    at_hub = {"HF_ENDPOINT": hub.base_url}
+    cases = [  # what, args, env, exit status, what stderr says
+        ("no token (not a Hub URL)", ["ls", url], {"HF_TOKEN": hub.token}, 1,
+         ["[ONNXZIP_EHTTP]", "401", "RepoNotFound", "no token was sent"]),
+        ("HF_TOKEN, HF_ENDPOINT", ["ls", "--json", url], {**at_hub, "HF_TOKEN": hub.token}, 0, []),
+        ("$HF_HOME/token", ["fetch", "-q", url, "-o", os.path.join(tmp, "out", "private.onnxzip")],
+         {**at_hub, "HF_HOME": home}, 0, []),
+        ("--no-token", ["ls", "--no-token", url], {**at_hub, "HF_TOKEN": hub.token}, 1,
+         ["[ONNXZIP_EHTTP]", "none was to be sent"]),
+        ("--token-file", ["verify", "--token-file", os.path.join(files, "good"), url], {}, 0, []),
+        ("--token-file over HF_TOKEN", ["ls", "--token-file", os.path.join(files, "good"), gated],
+         {**at_hub, "HF_TOKEN": "hf_wrongTokenValue123"}, 0, []),
+        ("a wrong --token-file", ["ls", "--token-file", os.path.join(files, "wrong"), url], {}, 1,
+         ["[ONNXZIP_EHTTP]", "Invalid credentials", "the token from the bearer_token option was refused"]),
+        ("a wrong HF_TOKEN, gated", ["ls", gated], {**at_hub, "HF_TOKEN": "hf_wrongTokenValue123"}, 1,
+         ["403", "GatedRepo", "not in the authorized list", "the token from $HF_TOKEN was refused"]),
+        ("gated, no token", ["ls", gated], {**at_hub, "HF_HOME": os.path.join(tmp, "nowhere")}, 1,
+         ["401", "GatedRepo", "Please log in", "set HF_TOKEN or run `hf auth login`"]),
+        ("HF_HUB_DISABLE_IMPLICIT_TOKEN", ["ls", url],
+         {**at_hub, "HF_TOKEN": hub.token, "HF_HUB_DISABLE_IMPLICIT_TOKEN": "yes"}, 1,
+         ["HF_HUB_DISABLE_IMPLICIT_TOKEN is set"]),
+        ("--token-file missing", ["ls", "--token-file", os.path.join(files, "none"), url], {}, 1,
+         ["--token-file", "No such file"]),
+        ("--token-file empty", ["ls", "--token-file", os.path.join(files, "empty"), url], {}, 2, ["empty"]),
+    ]
+    os.makedirs(os.path.join(tmp, "out"), exist_ok=True)
+    with open(os.path.join(home, "token"), "w") as fh:
+        fh.write(hub.token + "\n")
+    for what, args, env, status, says in cases:
+        hub.reset()
+        r = run(oz, args[0], "--allow-http", *args[1:], env=env)
+        text = r.stdout + r.stderr
+        cdn = [c.authorization for c in hub.requests("cdn")]
+        sent = [h.authorization for h in hub.requests("hub")]
+        check(f"hub tokens, {what}: exit {status}, {len(sent)} hub request(s) "
+              f"({sum(a == 'Bearer ' + hub.token for a in sent)} with the token), {len(cdn)} CDN requests, "
+              "none with Authorization; the token never printed",
+              r.returncode == status and all(w in r.stderr for w in says) and cdn.count(None) == len(cdn)
+              and (status != 0 or (len(cdn) > 0 and all(a == "Bearer " + hub.token for a in sent)))
+              and hub.token not in text and "hf_wrongTokenValue123" not in text, r.stderr.strip())
+    r = run(oz, "ls", "--help")
+    check("ls --help documents --token-file and --no-token",
+          "--token-file FILE" in r.stdout and "--no-token" in r.stdout and "HF_TOKEN" in r.stdout)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--test-remote", required=True)
@@ -299,6 +358,8 @@ def main() -> int:
     ap.add_argument("--onnxzip", required=True)
     ap.add_argument("--corpus")
     a = ap.parse_args()
+    for k in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_ENDPOINT", "HF_HUB_DISABLE_IMPLICIT_TOKEN"):
+        os.environ.pop(k, None)  # a developer's own token: never sent to the test servers, never relied on
     if not shutil.which("nginx") and not os.path.exists("/usr/sbin/nginx"):
         print("remote: nginx is not installed (Debian: nginx-light): cannot test", file=sys.stderr)
         return 1
@@ -306,6 +367,7 @@ def main() -> int:
         docroot, out = os.path.join(tmp, "www"), os.path.join(tmp, "out")
         os.mkdir(docroot)
         os.mkdir(out)
+        os.environ["HF_HOME"] = os.path.join(tmp, "no-hf-home")  # not the user's ~/.cache/huggingface
         names = pack_corpus(a.onnxzip, a.corpus, docroot)
         with Nginx(docroot) as ng, FaultServer(docroot) as fs:
             r = subprocess.run([a.test_remote, ng.base_url, fs.base_url, docroot], timeout=400)
@@ -319,12 +381,15 @@ def main() -> int:
             if "silero_vad_legacy.onnxzip" in names:  # its weights are initializers in entries
                 cli_shard(a.onnxzip, ng, out, "silero_vad_legacy.onnxzip", "*first_layer*")
             with HubRedirector(docroot, ng.url("files")) as hub:
-                r = subprocess.run([a.test_remote_hub, hub.base_url, docroot, str(hub.SHORT)], timeout=200)
-                check("test_remote_hub (the C API through the Hub's redirect)", r.returncode == 0)
+                r = subprocess.run([a.test_remote_hub, hub.base_url, docroot, str(hub.SHORT), hub.token], timeout=200)
+                cdn_auth = [x for x in hub.requests("cdn") if x.authorization is not None]
+                check("test_remote_hub (the C API through the Hub's redirect); the CDN never got an Authorization",
+                      r.returncode == 0 and not cdn_auth, str(cdn_auth[:2]))
                 for name in ["syn.onnxzip", "many.onnxzip"]:
                     cli_hub(a.onnxzip, ng, hub, out, name)
                 cli_hub_open_read(a.onnxzip, hub, out, "syn.onnxzip")
                 cli_hub_messages(a.onnxzip, hub, "syn.onnxzip")
+                cli_hub_tokens(a.onnxzip, hub, tmp, "syn.onnxzip")
     print(f"remote: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
