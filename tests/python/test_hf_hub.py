@@ -253,3 +253,105 @@ def test_messages_through_the_redirect_name_no_signature(site):
     sigs = [r.query for r in hub.requests("cdn") if r.query]
     assert "/forbidden/repo/resolve/main/model.onnxzip" in text and "403" in text, text
     assert sigs and not any(s in text for s in sigs) and "Signature" not in text and "?" not in text, text
+
+
+@pytest.fixture
+def no_hf_env(monkeypatch, tmp_path):
+    """None of the user's Hugging Face settings; HF_HOME an empty directory."""
+    for k in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_ENDPOINT", "HF_HUB_DISABLE_IMPLICIT_TOKEN"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    return monkeypatch
+
+
+def open_private(hub, docroot, token, org="private"):
+    """open_url() of ORG's model.onnxzip with `token`: its arrays equal the
+    local file's; the token went to the Hub with every request there and
+    never to the CDN."""
+    hub.reset()
+    with onnxzip.open_url(hub.url(org, "model.onnxzip"), token=token, allow_http=True) as a, \
+            onnxzip.open(docroot / "model.onnxzip") as loc:
+        assert a.tensor_infos == loc.tensor_infos
+        assert all(np.array_equal(a.tensors[t.key], loc.tensors[t.key]) for t in loc.tensor_infos)
+        assert a.stats.redirects == 1
+    hubs, cdn = hub.requests("hub"), hub.requests("cdn")
+    assert [r.authorization for r in hubs] == [f"Bearer {hub.token}"], hubs
+    assert cdn and all(r.authorization is None and r.status == 206 for r in cdn), cdn
+
+
+def refused(hub, token, *says, org="private"):
+    """open_url() refused with NetworkError saying each of `says`, never
+    showing a token."""
+    with pytest.raises(onnxzip.NetworkError) as e:
+        onnxzip.open_url(hub.url(org, "model.onnxzip"), token=token, allow_http=True, retries=0)
+    text = str(e.value)
+    assert all(s in text for s in says), text
+    assert hub.token not in text and "hf_wrongToken" not in text, text
+    assert all(r.authorization is None for r in hub.requests("cdn"))
+    return text
+
+
+def test_open_url_token_explicit(site, no_hf_env):
+    """token="...": sent to the Hub (private and gated repositories open),
+    never to the CDN; False: none; a wrong one: refused, saying so."""
+    _, docroot, _, hub = site
+    open_private(hub, docroot, hub.token)
+    open_private(hub, docroot, hub.token, org="gated")
+    refused(hub, None, "401", "RepoNotFound", "no token was sent")  # not a Hub URL: no token looked for
+    refused(hub, False, "401", "RepoNotFound", "none was to be sent")
+    refused(hub, False, "401", "GatedRepo", "Please log in", org="gated")
+    refused(hub, "hf_wrongToken42", "401", "Invalid credentials", "the token from the bearer_token option was refused")
+    refused(hub, "hf_wrongToken42", "403", "GatedRepo", "not in the authorized list", "was refused", org="gated")
+
+
+def test_open_url_token_default_is_the_hf_token(site, no_hf_env, tmp_path):
+    """token=None: for URLs on HF_ENDPOINT's origin, HF_TOKEN, else
+    HF_TOKEN_PATH, else $HF_HOME/token, as huggingface_hub reads them; none
+    with HF_HUB_DISABLE_IMPLICIT_TOKEN, none for other origins."""
+    _, docroot, _, hub = site
+    no_hf_env.setenv("HF_TOKEN", hub.token)
+    refused(hub, None, "no token was sent")  # HF_ENDPOINT unset: 127.0.0.1 is no Hub
+    no_hf_env.setenv("HF_ENDPOINT", hub.base_url)
+    open_private(hub, docroot, None)
+    refused(hub, False, "none was to be sent")
+    no_hf_env.setenv("HF_HUB_DISABLE_IMPLICIT_TOKEN", "1")
+    refused(hub, None, "HF_HUB_DISABLE_IMPLICIT_TOKEN is set")
+    no_hf_env.delenv("HF_HUB_DISABLE_IMPLICIT_TOKEN")
+    no_hf_env.setenv("HF_TOKEN", "hf_wrongToken42")
+    refused(hub, None, "the token from $HF_TOKEN was refused")
+    open_private(hub, docroot, hub.token)  # an explicit token first
+    no_hf_env.delenv("HF_TOKEN")
+    refused(hub, None, "set HF_TOKEN or run `hf auth login`", org="gated")
+    home = tmp_path / "hf-home"
+    home.mkdir()
+    (home / "token").write_text(f"  {hub.token}\n")  # as `hf auth login` leaves it, give or take spaces
+    open_private(hub, docroot, None)
+    (tmp_path / "other").write_text("hf_wrongToken42")
+    no_hf_env.setenv("HF_TOKEN_PATH", str(tmp_path / "other"))
+    refused(hub, None, f"the token from {tmp_path / 'other'} was refused")
+
+
+def test_fetch_token(site, no_hf_env, tmp_path):
+    _, docroot, _, hub = site
+    url, out = hub.url("private", "model.onnxzip"), tmp_path / "m.onnxzip"
+    hub.reset()
+    onnxzip.fetch(url, out, token=hub.token, allow_http=True)
+    assert sha256(out) == sha256(docroot / "model.onnxzip")
+    assert all(r.authorization is None for r in hub.requests("cdn")) and hub.requests("cdn")
+    with pytest.raises(onnxzip.NetworkError, match="none was to be sent"):
+        onnxzip.fetch(url, tmp_path / "none.onnxzip", token=False, allow_http=True)
+    assert sorted(os.listdir(tmp_path)) == ["m.onnxzip"]
+
+
+@pytest.mark.parametrize("token, error", [(True, TypeError), (1, TypeError), (b"hf_x", TypeError),
+                                          ("hf_a\nb", ValueError), ("hf_a\rb", ValueError), ("hf\0", ValueError),
+                                          ("", ValueError), ("hf a", onnxzip.InvalidArgumentError),
+                                          ("hf_\u00e9", onnxzip.InvalidArgumentError)])
+def test_open_url_bad_token(site, token, error):
+    """Refused before any request, without showing the token."""
+    hub = site[3]
+    hub.reset()
+    with pytest.raises(error) as e:
+        onnxzip.open_url(hub.url("private", "model.onnxzip"), token=token, allow_http=True)
+    assert hub.requests() == []
+    assert not isinstance(token, str) or len(token) < 3 or token not in str(e.value), str(e.value)

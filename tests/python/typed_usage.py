@@ -46,7 +46,7 @@ def use(path: pathlib.Path, raw: bytes, mapped: mmap.mmap, so: onnxruntime.Sessi
 
 def use_remote(url: str, out: pathlib.Path) -> None:
     with onnxzip.open_url(url, allow_http=True, timeout=5.0, connect_timeout=2, retries=0, max_redirects=0,
-                          parallel=8, ca_file=None) as a:
+                          parallel=8, ca_file=None, token=None) as a:
         shown: str = a.url
         stats: onnxzip.RemoteStats = a.stats
         requests: int = stats.requests + stats.retries + stats.bytes_received + stats.file_size
@@ -59,4 +59,5 @@ def use_remote(url: str, out: pathlib.Path) -> None:
         print(done, total)
 
     onnxzip.fetch(url, out, progress=progress)
-    onnxzip.fetch(url, str(out), tensors="weight", allow_http=True, ca_file=pathlib.Path("ca.pem"))
+    onnxzip.fetch(url, str(out), tensors="weight", allow_http=True, ca_file=pathlib.Path("ca.pem"), token=False)
+    onnxzip.open_url(url, token="hf_xyz").close()

@@ -20,19 +20,22 @@ static int opt_str(PyObject *obj, void *out)
 }
 
 /* open_url(url, allow_http, ca_file, connect_timeout_ms, stall_timeout_ms,
- * retries, max_redirects, parallel) -> Handle */
+ * retries, max_redirects, parallel, token) -> Handle; token: None (the
+ * library's default: the Hugging Face token for Hub URLs), "" (none) or
+ * the bearer token. */
 PyObject *native_open_url(PyObject *self, PyObject *args)
 {
-    const char *url;
+    const char *url, *token;
     int allow_http;
     PyObject *ca_file = NULL;
     onnxzip_remote_options o;
     onnxzip_remote_options_init(&o);
     (void)self;
-    if (!PyArg_ParseTuple(args, "spO&O&O&O&O&O&:open_url", &url, &allow_http, opt_str, &ca_file, arg_index,
+    if (!PyArg_ParseTuple(args, "spO&O&O&O&O&O&z:open_url", &url, &allow_http, opt_str, &ca_file, arg_index,
                           &o.connect_timeout_ms, arg_index, &o.stall_timeout_ms, arg_index, &o.retries, arg_index,
-                          &o.max_redirects, arg_index, &o.parallel))
+                          &o.max_redirects, arg_index, &o.parallel, &token))
         return NULL;
+    o.bearer_token = token;
     o.allow_http = allow_http;
     o.ca_file = ca_file ? PyBytes_AS_STRING(ca_file) : NULL;
     Handle *h = handle_new();

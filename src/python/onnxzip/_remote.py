@@ -17,7 +17,9 @@ described (its ETag or Last-Modified) is pinned: a file replaced on the
 server meanwhile fails the next read with status ECHANGED.
 
 Messages and :attr:`RemoteArchive.url` name the URL without its query string,
-fragment or user:password (presigned signatures, tokens). Failures raise the
+fragment or user:password (presigned signatures, tokens); the ``token`` of
+:func:`open_url` (by default the Hugging Face token, for the Hub's URLs) goes
+to the URL's own host only and is never shown. Failures raise the
 package's classes: NetworkError (a ConnectionError: ENETWORK, EHTTP, e.g. a
 404), NetworkTimeoutError (a TimeoutError: ETIMEOUT), FormatError (a
 ValueError: ENORANGE for a server that ignores ranges, EREPLY, ECHANGED,
@@ -27,7 +29,7 @@ ENOTZIP, ...), InvalidArgumentError (EINVAL: e.g. an http:// URL without
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, List, Optional, Tuple, Union
+from typing import Callable, Iterable, List, Literal, Optional, Tuple, Union
 
 from . import _args, _native
 from ._archive import Archive
@@ -35,6 +37,10 @@ from ._errors import make
 
 # Called as progress(done, total) with bytes so far and in all.
 Progress = Callable[[int, int], object]
+
+# open_url()'s token: None (the Hugging Face token, for the Hub's URLs),
+# a str (that token), False (none).
+Token = Union[None, str, Literal[False]]
 
 # open_url()'s defaults are onnxzip_remote_options_init()'s
 # (include/onnxzip/onnxzip.h); its limits, the CLI's (tools/cli_remote.c)
@@ -118,8 +124,21 @@ def _fetch_args(path: _args.PathArg, tensors: Union[None, str, Iterable[str]],
     return out, patterns
 
 
-def open_url(url: str, *, allow_http: bool = False, timeout: float = 30.0, connect_timeout: float = 10.0,
-             retries: int = 4, max_redirects: int = 5, parallel: int = 4,
+def _token(token: Token) -> Optional[str]:
+    """The C library's bearer_token for open_url()'s ``token``."""
+    if token is None or token is False:
+        return None if token is None else ""
+    if not isinstance(token, str):
+        raise TypeError(f"token must be a str, None or False, not {type(token).__name__}")
+    if not token:
+        raise make("EINVAL", "token must not be empty (False: send none)")
+    if any(c in token for c in "\r\n\0"):  # the token itself is never shown
+        raise make("EINVAL", "token must not contain CR, LF or NUL characters")
+    return token
+
+
+def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout: float = 30.0,
+             connect_timeout: float = 10.0, retries: int = 4, max_redirects: int = 5, parallel: int = 4,
              ca_file: Optional[_args.PathArg] = None) -> RemoteArchive:
     """Opens the archive at ``url`` (``https://``; ``http://`` too with
     ``allow_http=True``) over HTTP range requests, without downloading it:
@@ -130,7 +149,15 @@ def open_url(url: str, *, allow_http: bool = False, timeout: float = 30.0, conne
     attempt. ``retries``: further attempts of a request after a 5xx, 408,
     429, reset, timeout or short body (0 .. 100; with backoff from 0.25 s,
     doubled each time). ``max_redirects``: redirects followed (0 .. 50).
-    ``parallel``: ranges in flight at once (1 .. 64). ``ca_file``: a PEM
+    ``parallel``: ranges in flight at once (1 .. 64). ``token``: sent as
+    ``Authorization: Bearer TOKEN`` to the URL's own origin (scheme, host,
+    port) only, never to where it redirects (the Hub's signed CDN URLs);
+    None (default): the Hugging Face token as huggingface_hub finds it
+    (``HF_TOKEN``, else ``HF_TOKEN_PATH`` or ``$HF_HOME/token``, which
+    ``hf auth login`` writes; none if ``HF_HUB_DISABLE_IMPLICIT_TOKEN``),
+    for huggingface.co, hf.co and ``HF_ENDPOINT`` URLs only; False: none.
+    A 401 or 403 raises NetworkError saying whether a token was sent and
+    what the Hub answered (GatedRepo, RepoNotFound). ``ca_file``: a PEM
     bundle to trust instead of the system's certificates. The defaults are
     the C library's (``onnxzip_remote_options_init``). Servers must send a
     strong ETag or Last-Modified, so that a replaced file is detected.
@@ -149,14 +176,15 @@ def open_url(url: str, *, allow_http: bool = False, timeout: float = 30.0, conne
     ca = None if ca_file is None else _args.path(ca_file, "ca_file")
     if "\0" in url:
         raise make("EINVAL", "url must not contain NUL characters")
-    handle = _native.open_url(url, allow_http, ca, connect_ms, stall_ms, n_retries, redirects, n_parallel)
+    bearer = _token(token)
+    handle = _native.open_url(url, allow_http, ca, connect_ms, stall_ms, n_retries, redirects, n_parallel, bearer)
     return RemoteArchive(handle, handle.path())
 
 
 def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[str]] = None,
-          progress: Optional[Progress] = None, allow_http: bool = False, timeout: float = 30.0,
-          connect_timeout: float = 10.0, retries: int = 4, max_redirects: int = 5, parallel: int = 4,
-          ca_file: Optional[_args.PathArg] = None) -> None:
+          progress: Optional[Progress] = None, token: Token = None, allow_http: bool = False,
+          timeout: float = 30.0, connect_timeout: float = 10.0, retries: int = 4, max_redirects: int = 5,
+          parallel: int = 4, ca_file: Optional[_args.PathArg] = None) -> None:
     """Downloads the archive at ``url`` to ``path``, as ``onnxzip fetch``
     does (the network options are :func:`open_url`'s).
 
@@ -179,6 +207,6 @@ def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[s
     .part either); so does Ctrl-C (KeyboardInterrupt) in the main thread.
     """
     _fetch_args(path, tensors, progress)  # before any request
-    with open_url(url, allow_http=allow_http, timeout=timeout, connect_timeout=connect_timeout, retries=retries,
-                  max_redirects=max_redirects, parallel=parallel, ca_file=ca_file) as a:
+    with open_url(url, token=token, allow_http=allow_http, timeout=timeout, connect_timeout=connect_timeout,
+                  retries=retries, max_redirects=max_redirects, parallel=parallel, ca_file=ca_file) as a:
         a.fetch(path, tensors=tensors, progress=progress)
