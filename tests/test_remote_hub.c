@@ -253,7 +253,7 @@ static void test_tokens(char *dir)
                             "no token was sent", NULL };
     refused("gated", "", ONNXZIP_EHTTP, NULL, gated);
     const char *invalid[] = { "401", "Invalid credentials in Authorization header",
-                              "the token from the bearer_token option was refused", NULL };
+                              "the token given was refused", NULL };
     refused("private", wrong, ONNXZIP_EHTTP, wrong, invalid);
     const char *no_access[] = { "403", "GatedRepo", "not in the authorized list", "was refused", NULL };
     refused("gated", wrong, ONNXZIP_EHTTP, wrong, no_access);

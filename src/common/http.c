@@ -218,7 +218,7 @@ static const char *auth_note(const xfer *x, char *buf, size_t cap)
     curl_easy_getinfo(x->e, CURLINFO_EFFECTIVE_URL, &eff);
     if ((x->status != 401 && x->status != 403) || n >= cap || !oz_http_same_origin(eff, h->url)) return buf;
     if (h->auth.token)
-        snprintf(buf + n, cap - n, "; the token from %s was refused", h->auth.source);
+        snprintf(buf + n, cap - n, "; %s was refused", h->auth.source);
     else
         snprintf(buf + n, cap - n, "; no token was sent (%s)", h->auth.why_none);
     return buf;

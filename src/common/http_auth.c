@@ -149,13 +149,13 @@ static int hub_token(oz_http_auth *a)
     if (!env || !*env) env = getenv(name = "HUGGING_FACE_HUB_TOKEN");
     int nomem = 0;
     if (env && *env && (a->token = clean(env, strlen(env), &nomem))) {
-        snprintf(a->source, sizeof a->source, "$%s", name);
+        snprintf(a->source, sizeof a->source, "the token from $%s", name);
         return 0;
     }
     char *path = nomem ? NULL : token_path();
     if (!path) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     int rc = read_token_file(path, &a->token);
-    snprintf(a->source, sizeof a->source, "%s", path);
+    snprintf(a->source, sizeof a->source, "the token from %s", path);
     free(path);
     return rc;
 }
@@ -167,7 +167,7 @@ int oz_http_auth_init(oz_http_auth *a, const char *url, const char *shown, const
     int rc = 0;
     if (given) {
         if (*given && !(a->token = strdup(given))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-        snprintf(a->source, sizeof a->source, "the bearer_token option");
+        snprintf(a->source, sizeof a->source, "the token given");
         a->why_none = "none was to be sent";
     } else if (!a->hub) {
         a->why_none = "give one if the server needs it: bearer_token, the CLI's --token-file, Python's token=";
@@ -179,7 +179,7 @@ int oz_http_auth_init(oz_http_auth *a, const char *url, const char *shown, const
     }
     for (const char *p = a->token; !rc && p && *p; p++)
         if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e)
-            rc = oz_err(ONNXZIP_EINVAL, -1, "%s: the bearer token (from %s) holds a character other than visible "
+            rc = oz_err(ONNXZIP_EINVAL, -1, "%s: %s holds a character other than visible "
                         "ASCII, which an HTTP header cannot carry: nothing was sent", shown, a->source);
     if (rc) oz_http_auth_free(a);
     return rc;

@@ -8,7 +8,7 @@
 
 typedef struct oz_http_auth {
     char *token;      /* malloc'ed; NULL: none is sent */
-    char source[300]; /* whence, for messages: "the bearer_token option", "HF_TOKEN", a file */
+    char source[300]; /* for messages: "the token given", "the token from $HF_TOKEN" (or a file) */
     const char *why_none; /* when token is NULL: why, or how to give one */
     int hub;          /* the URL is on a Hugging Face Hub origin */
 } oz_http_auth;

@@ -300,7 +300,7 @@ def test_open_url_token_explicit(site, no_hf_env):
     refused(hub, None, "401", "RepoNotFound", "no token was sent")  # not a Hub URL: no token looked for
     refused(hub, False, "401", "RepoNotFound", "none was to be sent")
     refused(hub, False, "401", "GatedRepo", "Please log in", org="gated")
-    refused(hub, "hf_wrongToken42", "401", "Invalid credentials", "the token from the bearer_token option was refused")
+    refused(hub, "hf_wrongToken42", "401", "Invalid credentials", "the token given was refused")
     refused(hub, "hf_wrongToken42", "403", "GatedRepo", "not in the authorized list", "was refused", org="gated")
 
 

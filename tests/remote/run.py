@@ -319,7 +319,7 @@ def cli_hub_tokens(oz: str, hub: HubRedirector, tmp: str, name: str) -> None:
         ("--token-file over HF_TOKEN", ["ls", "--token-file", os.path.join(files, "good"), gated],
          {**at_hub, "HF_TOKEN": "hf_wrongTokenValue123"}, 0, []),
         ("a wrong --token-file", ["ls", "--token-file", os.path.join(files, "wrong"), url], {}, 1,
-         ["[ONNXZIP_EHTTP]", "Invalid credentials", "the token from the bearer_token option was refused"]),
+         ["[ONNXZIP_EHTTP]", "Invalid credentials", "the token given was refused"]),
         ("a wrong HF_TOKEN, gated", ["ls", gated], {**at_hub, "HF_TOKEN": "hf_wrongTokenValue123"}, 1,
          ["403", "GatedRepo", "not in the authorized list", "the token from $HF_TOKEN was refused"]),
         ("gated, no token", ["ls", gated], {**at_hub, "HF_HOME": os.path.join(tmp, "nowhere")}, 1,
