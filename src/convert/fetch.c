@@ -53,6 +53,7 @@ struct fetch {
     time_t recorded_at;
     void (*progress)(void *, uint64_t, uint64_t);
     void *user;
+    int canceled; /* the callback canceled: the other parts stop without calling it again */
 };
 
 static char *with_suffix(const char *path, const char *suffix)
@@ -200,13 +201,16 @@ static int sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
 {
     part *g = ctx;
     fetch *f = g->f;
+    if (f->canceled) return ONNXZIP_ECANCELED; /* bytes of another part, received in the same round */
     int rc = oz_stream_feed(&g->s, p, n);
     if (rc) return rc;
     if (oz_sys_pwrite(f->fd, p, n, (int64_t)at) != (ssize_t)n)
         return oz_err_errno(errno ? errno : ENOSPC, ONNXZIP_EIO, (int64_t)at, f->part, "%s: cannot write: %s", f->part, strerror(errno ? errno : ENOSPC));
     f->done += n;
     if ((f->done - f->recorded >= RECORD_EVERY || time(NULL) != f->recorded_at) && (rc = write_meta(f))) return rc;
-    return oz_progress(f->progress, f->user, f->done, f->a->size);
+    rc = oz_progress(f->progress, f->user, f->done, f->a->size);
+    f->canceled = rc == ONNXZIP_ECANCELED;
+    return rc;
 }
 
 /* A failure that a new attempt may get past (the network, the disk) keeps
