@@ -83,8 +83,21 @@ def local(docroot):
         yield a
 
 
-def _url(ng, location="files"):
-    return ng.url(location, "m.onnxzip") + "?" + SECRET
+def _url(ng, location="files", tag=""):
+    """The archive's URL, with a secret in its query, and `tag` there too:
+    _log() counts the requests of one test only (nginx logs a request once
+    it has finished, so another test's may come in late)."""
+    return ng.url(location, "m.onnxzip") + "?" + SECRET + (f"&t={tag}" if tag else "")
+
+
+def _log(ng, tag, wait_for=0):
+    """nginx's entries for the requests whose URL carries `tag`."""
+    deadline = time.monotonic() + 2
+    while True:
+        log = [e for e in ng.requests() if e["path"].endswith(f"&t={tag}")]
+        if len(log) >= wait_for or time.monotonic() >= deadline:
+            return log
+        time.sleep(0.02)
 
 
 def _open(url, **kw):
@@ -114,9 +127,8 @@ def test_metadata_equals_local_open(nginx, local):
 
 
 def test_open_fetches_only_the_end(nginx, local):
-    before = len(nginx.requests())
-    with _open(_url(nginx)) as a:
-        log = nginx.requests(wait_for=before + 1)[before:]
+    with _open(_url(nginx, tag="open-end")) as a:
+        log = _log(nginx, "open-end", wait_for=1)
         sent = sum(e["bytes"] for e in log)
         assert 1 <= len(log) <= 2 and all(e["status"] == 206 for e in log)
         weights = sum(t.nbytes for t in local.tensor_infos if t.storage == "entry")
@@ -142,12 +154,12 @@ def test_arrays_bit_equal_and_read_only(nginx, local):
 
 
 def test_one_read_is_one_range_request(nginx, local):
-    with _open(_url(nginx)) as a:
+    with _open(_url(nginx, tag="one-read")) as a:
         info = a.info(BIG)
         for attempt in range(2):  # the first read also checks the entry's local header
-            before = len(nginx.requests())
+            before = len(_log(nginx, "one-read", wait_for=1))
             a.tensors[BIG]
-            log = nginx.requests(wait_for=before + 1)[before:]
+            log = _log(nginx, "one-read", wait_for=before + 1)[before:]
             carrying = [e for e in log if e["bytes"] >= info.nbytes]
             assert len(carrying) == 1 and carrying[0]["range"].startswith("bytes="), log
             assert sum(e["bytes"] for e in log) <= info.nbytes + 4096, log
@@ -182,16 +194,19 @@ def test_fetch_whole_archive(nginx, docroot, tmp_path):
         assert z.testzip() is None
 
 
+def pats_of(patterns):
+    return [patterns] if isinstance(patterns, str) else list(patterns)
+
+
 @pytest.mark.parametrize("patterns", ["w[01]", ["big", "nothing*"], ("w*",)])
 def test_fetch_tensors_subset(nginx, local, tmp_path, patterns):
     out = tmp_path / "shard.onnxzip"
-    before = len(nginx.requests())
-    with _open(_url(nginx)) as a:
-        nginx.requests(wait_for=before + 1)
-        before = len(nginx.requests())
+    tag = "shard-" + "-".join(pats_of(patterns)).replace("*", "x").replace("[", "").replace("]", "")
+    with _open(_url(nginx, tag=tag)) as a:
+        before = len(_log(nginx, tag, wait_for=1))
         a.fetch(out, tensors=patterns)
-    log = nginx.requests(wait_for=before + 1)[before:]
-    pats = [patterns] if isinstance(patterns, str) else list(patterns)
+    log = _log(nginx, tag, wait_for=before + 1)[before:]
+    pats = pats_of(patterns)
     initializers = {t.name for t in local.model().graph.initializer}
     kept = {n for n in initializers if any(fnmatch.fnmatchcase(n, p) for p in pats)}
     with onnxzip.open(out, verify=True) as s:
@@ -266,8 +281,7 @@ def test_open_names_open_url_for_a_url(nginx):
 
 
 def test_arguments_checked_before_any_request(nginx, tmp_path):
-    before = len(nginx.requests())
-    url = _url(nginx)
+    url = _url(nginx, tag="args")
     for kw, cls in [({"timeout": "5"}, TypeError), ({"timeout": True}, TypeError), ({"retries": 1.0}, TypeError),
                     ({"allow_http": 1}, TypeError), ({"timeout": 0}, onnxzip.InvalidArgumentError),
                     ({"timeout": float("nan")}, onnxzip.InvalidArgumentError),
@@ -286,7 +300,7 @@ def test_arguments_checked_before_any_request(nginx, tmp_path):
     with pytest.raises(TypeError):
         onnxzip.fetch(url, tmp_path / "x", allow_http=True, progress=5)
     time.sleep(0.1)
-    assert len(nginx.requests()) == before
+    assert _log(nginx, "args") == []
     with pytest.raises(onnxzip.NameNotFoundError):
         onnxzip.fetch(url, tmp_path / "none.onnxzip", allow_http=True, tensors="nothing*")
     assert os.listdir(tmp_path) == []

@@ -110,7 +110,6 @@ def _fetch_args(path: _args.PathArg, tensors: Union[None, str, Iterable[str]],
         raise TypeError(f"progress must be callable or None, not {type(progress).__name__}")
     if tensors is None:
         return out, None
-        return None
     items = [tensors] if isinstance(tensors, str) else tensors
     try:
         patterns = list(items)
