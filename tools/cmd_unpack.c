@@ -182,11 +182,13 @@ static size_t count_distinct(const char **names, size_t n)
     return distinct;
 }
 
-/* Safetensors: the data files the written model refers to (shards, side file). */
-static int count_written(const char *model, size_t *files)
+/* In the file at path, the tensors of one storage kind and the distinct entries or data
+ * files they name. */
+static int count_storage(const char *path, onnxzip_storage storage, size_t *tensors,
+                         size_t *distinct)
 {
     onnxzip_archive *a = NULL;
-    int rc = onnxzip_open(model, 0, &a);
+    int rc = onnxzip_open(path, 0, &a);
     size_t n, k = 0;
     const char **names;
 
@@ -199,40 +201,33 @@ static int count_written(const char *model, size_t *files)
         return cli_fail(ONNXZIP_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++)
-        if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_FILE)
+        if (onnxzip_tensor_at(a, i)->storage == storage)
             names[k++] = onnxzip_tensor_at(a, i)->entry;
-    *files = count_distinct(names, k);
+    *tensors = k;
+    *distinct = count_distinct(names, k);
     free(names);
     onnxzip_close(&a);
     return 0;
+}
+
+/* Safetensors: the data files the written model refers to (shards, side file). */
+static int count_written(const char *model, size_t *files)
+{
+    size_t tensors;
+    return count_storage(model, ONNXZIP_STORAGE_FILE, &tensors, files);
 }
 
 /* The tensors that were in entries, and the data files they now use. */
 static int count_moved(const char *archive, onnxzip_unpack_layout layout, size_t *tensors,
                        size_t *files)
 {
-    onnxzip_archive *a = NULL;
-    int rc = onnxzip_open(archive, 0, &a);
-    size_t n, k = 0, distinct = 0;
-    const char **names;
+    size_t distinct = 0;
+    int rc = count_storage(archive, ONNXZIP_STORAGE_ENTRY, tensors, &distinct);
 
     if (rc != 0)
-        return cli_lib_error(rc);
-    n = onnxzip_tensor_count(a);
-    names = malloc((n ? n : 1) * sizeof *names);
-    if (!names) {
-        onnxzip_close(&a);
-        return cli_fail(ONNXZIP_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++)
-        if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
-            names[k++] = onnxzip_tensor_at(a, i)->entry;
-    distinct = count_distinct(names, k);
-    *tensors = k;
+        return rc;
     *files = layout == ONNXZIP_UNPACK_INLINE ? 0
              : layout == ONNXZIP_UNPACK_SINGLE ? (distinct ? 1 : 0) : distinct;
-    free(names);
-    onnxzip_close(&a);
     return 0;
 }
 
