@@ -589,6 +589,17 @@ def model_of(initializers, nodes=(), inputs=(), outputs=(), opset: int = 13, **k
     return model
 
 
+def matmul_model(n: int, m: int, seed: int) -> onnx.ModelProto:
+    """y = x @ W + B: W n x m float32 and B m float32, drawn from
+    np.random.default_rng(seed)."""
+    rng = np.random.default_rng(seed)
+    w = numpy_helper.from_array(rng.standard_normal((n, m)).astype(np.float32), "W")
+    b = numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "B")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["xw"]), helper.make_node("Add", ["xw", "B"], ["y"])]
+    return model_of([w, b], nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, m])])
+
+
 def _floats(n: int, seed: float) -> np.ndarray:
     return (np.arange(n, dtype=np.float32) * np.float32(0.001 * seed) - np.float32(0.25 * seed)).astype(np.float32)
 

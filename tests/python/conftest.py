@@ -5,6 +5,9 @@ ONNXZIP_CLI (the built `onnxzip` tool), ONNXZIP_SHARED_CORPUS (../shared/corpus
 beside the repository; it may be absent) and ONNXZIP_BUILD_ROOT, and puts the
 build tree's package first on PYTHONPATH (the pip_install test runs the
 installed package instead).
+
+Fixtures shared by several test modules: `ort` (onnxruntime, or a skip) and
+`remote_build` (a skip where onnxzip was built without libcurl).
 """
 import os
 import pathlib
@@ -40,6 +43,29 @@ def shared_corpus():
 def build_root():
     """The meson build directory."""
     return _env_path("ONNXZIP_BUILD_ROOT")
+
+
+@pytest.fixture(scope="module")
+def ort():
+    """The onnxruntime module, its logging down to errors; skips the test
+    where this interpreter cannot import it."""
+    mod = pytest.importorskip(
+        "onnxruntime", reason="onnxruntime is not importable by this interpreter (Debian has no "
+                              "python3-onnxruntime; the PyPI venv runs these)")
+    mod.set_default_logger_severity(3)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def remote_build():
+    """Skips where the library was built without libcurl (-Dcurl=disabled)."""
+    import onnxzip  # here, not at the top: a conftest failing to import stops the whole session
+    try:  # nothing listens on port 1: refused at once
+        onnxzip.open_url("http://127.0.0.1:1/m.onnxzip", allow_http=True, retries=0, connect_timeout=2)
+    except onnxzip.UnsupportedError:  # pragma: no cover - depends on the build
+        pytest.skip("this build of onnxzip has no libcurl (no remote archives)")
+    except onnxzip.NetworkError:
+        pass
 
 
 def pytest_report_header(config):

@@ -33,30 +33,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxzip
-from _helpers import REPO, cli, same_outputs
+from _helpers import REPO, cli, matmul_model, same_outputs
 
-NO_ORT = ("onnxruntime is not importable by this interpreter (Debian has no python3-onnxruntime; "
-          "the PyPI venv runs these)")
 REV = "0123456789abcdef0123456789abcdef01234567"
 MiB = 1 << 20
-
-
-@pytest.fixture(scope="module")
-def ort():
-    mod = pytest.importorskip("onnxruntime", reason=NO_ORT)
-    mod.set_default_logger_severity(3)
-    return mod
-
-
-def matmul_model(n: int, m: int) -> onnx.ModelProto:
-    """y = x @ W + B, W n x m float32 (an entry), B m floats."""
-    rng = np.random.default_rng(20)
-    w = numpy_helper.from_array(rng.standard_normal((n, m)).astype(np.float32), "W")
-    b = numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "B")
-    nodes = [helper.make_node("MatMul", ["x", "W"], ["xw"]), helper.make_node("Add", ["xw", "B"], ["y"])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, m])], [w, b])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
 def hf_cache(root, archive, name="model.onnxzip"):
@@ -79,7 +59,7 @@ def hf_cache(root, archive, name="model.onnxzip"):
 def cache(tmp_path):
     """(original .onnx, snapshot link, blob) of a small model."""
     original = tmp_path / "original.onnx"
-    onnx.save(matmul_model(64, 48), str(original))
+    onnx.save(matmul_model(64, 48, seed=20), str(original))
     archive = tmp_path / "a.onnxzip"
     onnxzip.save(onnx.load(str(original)), archive, sync=False)
     link, blob = hf_cache(tmp_path / "hub", archive)

@@ -30,32 +30,12 @@ import zipfile
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import numpy_helper
 
 import onnxzip
-from _helpers import cli, same_outputs
+from _helpers import cli, matmul_model, same_outputs
 
-NO_ORT = ("onnxruntime is not importable by this interpreter (Debian has no python3-onnxruntime; "
-          "the PyPI venv runs these)")
 REV = "89abcdef0123456789abcdef0123456789abcdef"
-
-
-@pytest.fixture(scope="module")
-def ort():
-    mod = pytest.importorskip("onnxruntime", reason=NO_ORT)
-    mod.set_default_logger_severity(3)
-    return mod
-
-
-def matmul_model(n=96, m=40):
-    """y = x @ W + B: W (n x m float32) and B go to the data file."""
-    rng = np.random.default_rng(2020)
-    w = numpy_helper.from_array(rng.standard_normal((n, m)).astype(np.float32), "W")
-    b = numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "B")
-    nodes = [helper.make_node("MatMul", ["x", "W"], ["xw"]), helper.make_node("Add", ["xw", "B"], ["y"])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, m])], [w, b])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
 def save_classic(model, path, location="model.onnx_data"):
@@ -90,7 +70,7 @@ def hf(tmp_path):
     """The original model (a plain copy kept for the oracles) and its HF
     cache: dict with original, repo, blobs, snapshot's model.onnx and the
     same files in the snapshot's subfolder onnx/."""
-    original = save_classic(matmul_model(), tmp_path / "original" / "model.onnx")
+    original = save_classic(matmul_model(96, 40, seed=2020), tmp_path / "original" / "model.onnx")
     staged = tmp_path / "staged"
     shutil.copytree(original.parent, staged)
     repo = tmp_path / "hub" / "models--org--name"
@@ -235,7 +215,7 @@ def test_link_within_model_directory(hf, onnxzip_cli):
     """A regular model file whose data is a link to a file in its own
     directory: its resolved path stays inside, which ONNX Runtime accepts."""
     d = hf["tmp"] / "sibling"
-    save_classic(matmul_model(), d / "model.onnx", location="weights.link")
+    save_classic(matmul_model(96, 40, seed=2020), d / "model.onnx", location="weights.link")
     os.rename(d / "weights.link", d / "weights.bin")
     os.symlink("weights.bin", d / "weights.link")
     out = hf["tmp"] / "sibling.onnxzip"
@@ -246,7 +226,7 @@ def test_link_within_model_directory(hf, onnxzip_cli):
 
 def test_link_within_model_directory_onnxruntime(hf, ort):
     d = hf["tmp"] / "sibling"
-    save_classic(matmul_model(), d / "model.onnx", location="weights.link")
+    save_classic(matmul_model(96, 40, seed=2020), d / "model.onnx", location="weights.link")
     os.rename(d / "weights.link", d / "weights.bin")
     os.symlink("weights.bin", d / "weights.link")
     x = np.ones((1, 96), np.float32)

@@ -34,10 +34,9 @@ import sys
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 import onnxzip
-from _helpers import REPO, cli, same_outputs
+from _helpers import REPO, cli, matmul_model, same_outputs
 
 sys.path.insert(0, str(REPO / "tests" / "remote"))
 from hub import HubRedirector  # noqa: E402
@@ -57,37 +56,13 @@ def hf():
 
 
 @pytest.fixture(scope="module")
-def ort(hf):
-    mod = pytest.importorskip("onnxruntime", reason="onnxruntime is not importable (the pinned venv has it)")
-    mod.set_default_logger_severity(3)
-    return mod
-
-
-def matmul_model(n: int, m: int) -> onnx.ModelProto:
-    """y = x @ W + B, W n x m float32."""
-    rng = np.random.default_rng(21)
-    w = numpy_helper.from_array(rng.standard_normal((n, m)).astype(np.float32), "W")
-    b = numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "B")
-    nodes = [helper.make_node("MatMul", ["x", "W"], ["xw"]), helper.make_node("Add", ["xw", "B"], ["y"])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, m])], [w, b])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, remote_build):
     """(originals dir, docroot, Nginx, HubRedirector). The docroot holds
     model.onnxzip (the README's tiny MLP, tools/make_example_model.py),
     large.onnxzip (a 2 MiB MatMul) and that MatMul as a classic model,
     onnx/model.onnx + onnx/model.onnx_data; originals/ the classic models."""
     if not os.access(NGINX, os.X_OK):
         pytest.skip(f"{NGINX} is absent (.ci/install-deps installs nginx): no origin for the local Hub")
-    try:  # nothing listens on port 1: refused at once
-        onnxzip.open_url("http://127.0.0.1:1/m.onnxzip", allow_http=True, retries=0, connect_timeout=2)
-    except onnxzip.UnsupportedError:  # pragma: no cover - depends on the build
-        pytest.skip("this build of onnxzip has no libcurl (no remote archives)")
-    except onnxzip.NetworkError:
-        pass
     root = tmp_path_factory.mktemp("hfhub")
     orig, docroot = root / "originals", root / "www"
     (docroot / "onnx").mkdir(parents=True)
@@ -95,7 +70,7 @@ def site(tmp_path_factory):
     subprocess.run([sys.executable, str(REPO / "tools" / "make_example_model.py"), str(orig / "tiny.onnx")],
                    check=True, stdout=subprocess.DEVNULL)
     onnxzip.save(onnx.load(str(orig / "tiny.onnx")), docroot / "model.onnxzip", sync=False)
-    large = matmul_model(512, 1024)
+    large = matmul_model(512, 1024, seed=21)
     onnx.save(large, str(orig / "large.onnx"))
     onnxzip.save(large, docroot / "large.onnxzip", sync=False)
     onnx.save(large, str(docroot / "onnx" / "model.onnx"), save_as_external_data=True,
@@ -132,7 +107,7 @@ def outputs(session, n):
     return session.run(None, {session.get_inputs()[0].name: np.linspace(-1, 1, n, dtype=np.float32).reshape(1, n)})
 
 
-def test_hf_hub_download_then_ort_session(ort, site, tmp_path):
+def test_hf_hub_download_then_ort_session(hf, ort, site, tmp_path):
     orig, docroot, _, hub = site
     hub.reset()
     (path, url), = hf_download(hub, tmp_path, "model.onnxzip")
@@ -152,7 +127,7 @@ def test_hf_hub_download_then_ort_session(ort, site, tmp_path):
     assert same_outputs(want, got) is None
 
 
-def test_cli_view_of_the_cache_runs_by_path(ort, onnxzip_cli, site, tmp_path):
+def test_cli_view_of_the_cache_runs_by_path(hf, ort, onnxzip_cli, site, tmp_path):
     orig, _, _, hub = site
     (path, _), = hf_download(hub, tmp_path, "model.onnxzip")
     blob = os.path.realpath(path)
@@ -193,7 +168,7 @@ def test_open_url_through_the_redirect(site):
         assert len(more) == read.requests - opened.requests >= 1
 
 
-def test_pack_classic_model_from_the_cache(ort, onnxzip_cli, site, tmp_path):
+def test_pack_classic_model_from_the_cache(hf, ort, onnxzip_cli, site, tmp_path):
     orig, _, _, hub = site
     got = hf_download(hub, tmp_path, "onnx/model.onnx", "onnx/model.onnx_data")
     for path, _ in got:
@@ -216,7 +191,7 @@ def readme_section():
     return python, [line for line in sh.splitlines() if line.startswith("onnxzip ")]
 
 
-def test_readme_section_runs(ort, onnxzip_cli, site, tmp_path):
+def test_readme_section_runs(hf, ort, onnxzip_cli, site, tmp_path):
     orig, docroot, _, hub = site
     python, lines = readme_section()
     assert python.count("onnxzip.open_url(url)") == 1 and REPO_ID in python

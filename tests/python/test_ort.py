@@ -27,15 +27,6 @@ from _helpers import (corpus_absent_reason, corpus_id, corpus_models, file_param
 
 CORPUS = corpus_models()
 TD = td_models()
-NO_ORT = ("onnxruntime is not importable by this interpreter (Debian has no python3-onnxruntime; "
-          "the PyPI venv runs these)")
-
-
-@pytest.fixture(scope="module")
-def ort():
-    mod = pytest.importorskip("onnxruntime", reason=NO_ORT)
-    mod.set_default_logger_severity(3)
-    return mod
 
 
 def options(ort):
@@ -230,8 +221,7 @@ def test_missing_onnxruntime(tmp_path, monkeypatch):
     assert "onnxruntime" in str(e.value) and "pip install" in str(e.value), str(e.value)
 
 
-def test_missing_archive(tmp_path):
-    pytest.importorskip("onnxruntime", reason=NO_ORT)
+def test_missing_archive(ort, tmp_path):
     with pytest.raises(onnxzip.Error) as e:
         onnxzip.ort_session(tmp_path / "none.onnxzip")
     assert "none.onnxzip" in str(e.value)

@@ -20,17 +20,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxzip
 
-NO_ORT = ("onnxruntime is not importable by this interpreter (Debian has no python3-onnxruntime; "
-          "the PyPI venv runs these)")
 FOLDER_KEY = "session.model_external_initializers_file_folder_path"
 MiB = 1 << 20
-
-
-@pytest.fixture(scope="module")
-def ort():
-    mod = pytest.importorskip("onnxruntime", reason=NO_ORT)
-    mod.set_default_logger_severity(3)
-    return mod
 
 
 def add_model(w: np.ndarray) -> onnx.ModelProto:

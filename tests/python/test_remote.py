@@ -53,17 +53,6 @@ def docroot(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def remote_build():
-    """Skips where the library was built without libcurl (-Dcurl=disabled)."""
-    try:  # nothing listens on port 1: refused at once
-        onnxzip.open_url("http://127.0.0.1:1/m.onnxzip", allow_http=True, retries=0, connect_timeout=2)
-    except onnxzip.UnsupportedError:  # pragma: no cover - depends on the build
-        pytest.skip("this build of onnxzip has no libcurl (no remote archives)")
-    except onnxzip.NetworkError:
-        pass
-
-
-@pytest.fixture(scope="module")
 def nginx(docroot, remote_build):
     if not os.access(NGINX, os.X_OK):
         pytest.skip(f"{NGINX} is absent (.ci/install-deps installs nginx): no HTTP origin to test against")
