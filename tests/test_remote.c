@@ -357,6 +357,26 @@ static void write_file(const char *path, const char *text)
     }
 }
 
+/* The files a fetch to OUT keeps while it runs: OUT.part and OUT.part.etag. */
+typedef struct part_files {
+    char part[1100], meta[1100];
+} part_files;
+
+static part_files part_files_of(const char *out)
+{
+    part_files f;
+    snprintf(f.part, sizeof f.part, "%s.part", out);
+    snprintf(f.meta, sizeof f.meta, "%s.part.etag", out);
+    return f;
+}
+
+/* Neither of a fetch's part files is left beside OUT. */
+static int no_part_files(const char *out)
+{
+    part_files f = part_files_of(out);
+    return !exists(f.part) && !exists(f.meta);
+}
+
 /* Downloads: whole; over a stale part (restarted); from a file replaced
  * meanwhile (refused, nothing kept). Resuming after a kill: run.py. */
 static void test_fetch(char *dir)
@@ -364,24 +384,22 @@ static void test_fetch(char *dir)
     onnxzip_remote_options o = opts();
     onnxzip_archive *r = NULL;
     const char *out = tu_path(dir, "got.onnxzip");
-    char part[1100], meta[1100];
-    snprintf(part, sizeof part, "%s.part", out);
-    snprintf(meta, sizeof meta, "%s.part.etag", out);
+    part_files stale = part_files_of(out);
     CHECK_RC(onnxzip_open_url(url(nginx, "files", "syn.onnxzip"), &o, &r), 0);
     if (r) CHECK_RC(onnxzip_fetch(r, out, NULL, NULL), 0);
-    CHECK(same_file(out, local("syn.onnxzip")) && !exists(part) && !exists(meta));
+    CHECK(same_file(out, local("syn.onnxzip")) && no_part_files(out));
     remove(out);
-    write_file(part, "not the archive's first bytes");
-    write_file(meta, "123 ETag \"other\"\n");
+    write_file(stale.part, "not the archive's first bytes");
+    write_file(stale.meta, "123 ETag \"other\"\n");
     if (r) CHECK_RC(onnxzip_fetch(r, out, NULL, NULL), 0);
-    CHECK(same_file(out, local("syn.onnxzip")) && !exists(part) && !exists(meta));
+    CHECK(same_file(out, local("syn.onnxzip")) && no_part_files(out));
     onnxzip_close(&r);
     remove(out);
     write_archive("swap2.onnxzip", 2, 5000, 10, 7);
     CHECK_RC(onnxzip_open_url(url(nginx, "files", "swap2.onnxzip"), &o, &r), 0);
     write_archive("swap2.onnxzip", 2, 5000, 600, 7);
     if (r) CHECK_RC(onnxzip_fetch(r, out, NULL, NULL), ONNXZIP_ECHANGED);
-    CHECK(!exists(out) && !exists(part) && !exists(meta));
+    CHECK(!exists(out) && no_part_files(out));
     onnxzip_close(&r);
 }
 
@@ -445,14 +463,11 @@ static void test_cancel(char *dir)
     onnxzip_remote_options o = opts();
     onnxzip_archive *r = NULL;
     const char *out = tu_path(dir, "cancel.onnxzip");
-    char part[1100], meta[1100];
-    snprintf(part, sizeof part, "%s.part", out);
-    snprintf(meta, sizeof meta, "%s.part.etag", out);
     CHECK_RC(onnxzip_open_url(url(nginx, "files", "syn.onnxzip"), &o, &r), 0);
     if (!r) return;
     calls c = { 0, 1, 0, 0 };
     CHECK_RC(onnxzip_fetch(r, out, count_call, &c), ONNXZIP_ECANCELED);
-    CHECK(c.n == 1 && !exists(out) && !exists(part) && !exists(meta));
+    CHECK(c.n == 1 && !exists(out) && no_part_files(out));
     const char *pat[] = { "w*" };
     c = (calls){ 0, 1, 0, 0 };
     CHECK_RC(onnxzip_fetch_tensors(r, out, pat, 1, count_call, &c), ONNXZIP_ECANCELED);
