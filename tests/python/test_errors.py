@@ -189,6 +189,8 @@ def _legacy(p):
         z.writestr("__MODEL_PROTO", _valid_model_bytes("w0"))
         z.writestr("w0", b"\0" * 16)
     return onnxzip.FormatError, "EMETHOD", ["written by another tool (or re-zipped)",
+                                            "a PyTorch COMPRESSED_ZIP_ARCHIVE export (model entry "
+                                            "'__MODEL_PROTO', entry 1 of 2)",
                                             "entry '__MODEL_PROTO' is deflated",
                                             f"convert it with: onnxzip repack {p} -o OUT.onnxzip"]
 
@@ -196,7 +198,8 @@ def _legacy(p):
 def _tf2onnx(p):
     with zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as z:
         z.writestr("__MODEL_PROTO.onnx", _valid_model_bytes())
-    return onnxzip.FormatError, "ENOTONNXZIP", ["its model entry is named '__MODEL_PROTO.onnx'",
+    return onnxzip.FormatError, "ENOTONNXZIP", ["a tf2onnx large-model zip (model entry '__MODEL_PROTO.onnx'",
+                                                "its model entry is named '__MODEL_PROTO.onnx'",
                                                 f"convert it with: onnxzip repack {p} -o OUT.onnxzip"]
 
 

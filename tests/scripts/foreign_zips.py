@@ -22,8 +22,9 @@ input unchanged; `repack` exits 0, `verify` accepts the result, zipfile sees
 stored entries and __MODEL_PROTO last, and onnx.load of `unpack`'s output has
 the original graph and tensors (numpy). Damaged variants (a CRC mismatch, a
 referenced entry missing, the model named model.onnx, two model entries) fail
-with the status named and leave no output. With the onnxzip package importable,
-onnxzip.open raises FormatError with the same message.
+with the status named and leave no output. (onnxzip.open's FormatError for
+these layouts: tests/python/test_errors.py, run with the sanitizer runtime
+preloaded in sanitizer builds.)
 Prints "foreign_zips: N passed, M failed"; exits 1 on any failure.
 """
 import copy
@@ -121,15 +122,6 @@ def check_refused(exe, path, layout, what):
         check(rc == 1 and layout in msg and f"onnxzip repack {path} -o OUT.onnxzip" in msg,
               f"{what}: {cmd} names the layout ({layout}) and repack", f"exit {rc}: {err.strip()}")
     check(open(path, "rb").read() == before, f"{what}: ls/verify left the input unchanged")
-    try:
-        import onnxzip
-    except ImportError:
-        return
-    try:
-        onnxzip.open(path)
-        check(False, f"{what}: onnxzip.open raises FormatError")
-    except onnxzip.FormatError as e:
-        check(layout in str(e) and "onnxzip repack" in str(e), f"{what}: onnxzip.open raises FormatError", str(e))
 
 
 def check_repacked(exe, work, path, model, what):
