@@ -73,20 +73,15 @@ def local(docroot):
 
 
 def _url(ng, location="files", tag=""):
-    """The archive's URL, with a secret in its query, and `tag` there too:
+    """The archive's URL, with a secret in its query, and `tag` first there:
     _log() counts the requests of one test only (nginx logs a request once
     it has finished, so another test's may come in late)."""
-    return ng.url(location, "m.onnxzip") + "?" + SECRET + (f"&t={tag}" if tag else "")
+    return ng.url(location, "m.onnxzip") + "?" + (f"t={tag}&" if tag else "") + SECRET
 
 
 def _log(ng, tag, wait_for=0):
-    """nginx's entries for the requests whose URL carries `tag`."""
-    deadline = time.monotonic() + 2
-    while True:
-        log = [e for e in ng.requests() if e["path"].endswith(f"&t={tag}")]
-        if len(log) >= wait_for or time.monotonic() >= deadline:
-            return log
-        time.sleep(0.02)
+    """nginx's entries for the requests of _url(ng, tag=tag)."""
+    return ng.requests(f"/files/m.onnxzip?t={tag}&", wait_for=wait_for)
 
 
 def _open(url, **kw):
