@@ -551,7 +551,9 @@ typedef struct onnxzip_remote_options {
     unsigned backoff_ms;         /* delay before the first retry, doubled for
                                     each next one (default 250) */
     unsigned max_redirects;      /* redirects followed (default 5; 0: none) */
-    unsigned parallel;           /* ranges in flight at once (default 4) */
+    unsigned parallel;           /* connections: ranged requests in flight
+                                    at once (default 8; the CLI's
+                                    --connections) */
     uint32_t tail_bytes;         /* size of the first request, the file's last
                                     bytes (default 65536; at least 4096) */
     const char *bearer_token;    /* sent as "Authorization: Bearer TOKEN" to
@@ -571,7 +573,40 @@ typedef struct onnxzip_remote_options {
                                     HF_HUB_DISABLE_IMPLICIT_TOKEN is set
                                     true, and none for other URLs. "": no
                                     token. Tokens never appear in messages. */
+    /* Many connections and s3:// URLs (a struct zeroed by the caller gets
+     * the defaults here too: 0 and NULL mean them). */
+    uint64_t chunk_size;         /* large reads, onnxzip_fetch() and
+                                    onnxzip_fetch_tensors() are split into
+                                    ranged requests of at most this many
+                                    bytes, `parallel` of them in flight
+                                    (default 8 MiB; 0: the default; at least
+                                    64 KiB, else ONNXZIP_EINVAL) */
+    int s3_addressing;           /* s3:// URLs: ONNXZIP_S3_AUTO (default:
+                                    virtual-hosted for AWS, path-style for
+                                    a custom endpoint), ONNXZIP_S3_PATH,
+                                    ONNXZIP_S3_VIRTUAL */
+    int s3_no_sign;              /* s3:// URLs: 1: send requests unsigned
+                                    (public buckets; the AWS CLI's
+                                    --no-sign-request); 0 (default): signed
+                                    with the credentials found as AWS tools
+                                    find them (spec 17.6) */
+    const char *s3_profile;      /* s3://: the profile to read in the AWS
+                                    config files; NULL (default): $AWS_PROFILE,
+                                    else "default" */
+    const char *s3_region;       /* s3://: the region to sign for; NULL
+                                    (default): $AWS_REGION, else
+                                    $AWS_DEFAULT_REGION, else the profile's
+                                    `region`, else us-east-1 */
+    const char *s3_endpoint_url; /* s3://: the endpoint (http:// needs
+                                    allow_http); NULL (default):
+                                    $AWS_ENDPOINT_URL_S3, else
+                                    $AWS_ENDPOINT_URL, else the profile's
+                                    `endpoint_url` (its s3 section's first),
+                                    else AWS's https://s3.REGION.amazonaws.com */
 } onnxzip_remote_options;
+
+/* onnxzip_remote_options.s3_addressing */
+enum { ONNXZIP_S3_AUTO = 0, ONNXZIP_S3_PATH = 1, ONNXZIP_S3_VIRTUAL = 2 };
 
 /* Sets the defaults above. */
 ONNXZIP_API void onnxzip_remote_options_init(onnxzip_remote_options *opts);
