@@ -4,9 +4,10 @@ client (onnxzip_open_url()). Standard library only.
 
   * Nginx(docroot): a private nginx serving `docroot` under /files/,
     /noranges/ (max_ranges 0), /slow/ (limit_rate 2k), /throttled/ (the
-    first MiB of each response at full speed, then 8 KiB/s), /redirect/ (302 to
-    /files/), /loop/ (302 to itself), /missing/ (404); requests() parses its
-    access log.
+    first MiB of each response at full speed, then 8 KiB/s), /capped/
+    (limit_rate `capped_rate` per request, 25m: an object store's per-connection
+    cap, for tools/bench/bench_fetch.py), /redirect/ (302 to /files/), /loop/
+    (302 to itself), /missing/ (404); requests() parses its access log.
   * FaultServer(docroot): a threaded Python origin whose first path component
     picks a fault mode (FaultServer.MODES), e.g. /trunc/model.onnxzip;
     requests() lists what it answered.
@@ -60,12 +61,15 @@ class Nginx:
     request (206; Accept-Ranges only on 200s), and 412 to a failed If-Match
     (also to a weak tag) or If-Unmodified-Since, range or not."""
 
-    LOCATIONS = ("files", "noranges", "slow", "throttled", "redirect", "loop", "missing")
-    _LOG = r"$msec\t$request\t$status\t$body_bytes_sent\t$http_range\t$http_if_match"
+    LOCATIONS = ("files", "noranges", "slow", "throttled", "capped", "redirect", "loop", "missing")
+    _LOG = r"$msec\t$request\t$status\t$body_bytes_sent\t$http_range\t$http_if_match\t$bytes_sent"
 
-    def __init__(self, docroot: str) -> None:
+    def __init__(self, docroot: str, capped_rate: str = "25m") -> None:
         if re.search(r'["$\\\n]', docroot):
             raise ValueError(f"docroot unusable in nginx.conf: {docroot!r}")
+        if not re.fullmatch(r"[0-9]+[km]?", capped_rate):
+            raise ValueError(f"not an nginx rate: {capped_rate!r}")
+        self.capped_rate = capped_rate
         self.docroot = os.path.abspath(docroot)
         self.prefix = ""
         self.port = 0
@@ -106,6 +110,7 @@ http {{
         location /noranges/ {{ alias "{root}/"; max_ranges 0; }}
         location /slow/ {{ alias "{root}/"; limit_rate 2k; }}
         location /throttled/ {{ alias "{root}/"; limit_rate_after 1m; limit_rate 8k; }}
+        location /capped/ {{ alias "{root}/"; limit_rate {self.capped_rate}; }}
         location ~ ^/redirect/(.*)$ {{ return 302 /files/$1$is_args$args; }}
         location /loop/ {{ return 302 $request_uri; }}
         location /missing/ {{ return 404; }}
@@ -193,9 +198,10 @@ http {{
                  timeout: float = 2.0) -> list[dict]:
         """Access-log entries, oldest first, whose path starts with
         `path_prefix`: dicts with time (float), request (the request line),
-        method, path, status (int), bytes (body bytes sent), range and
-        if_match (header values or None). nginx logs a request once it has
-        finished: `wait_for` waits up to `timeout` s for that many entries."""
+        method, path, status (int), bytes (body bytes sent), sent (bytes
+        sent, headers included), range and if_match (header values or None).
+        nginx logs a request once it has finished: `wait_for` waits up to
+        `timeout` s for that many entries."""
         deadline = time.monotonic() + timeout
         while True:
             entries = []
@@ -206,13 +212,13 @@ http {{
                 lines = []
             for line in lines:
                 line = re.sub(r"\\x([0-9A-Fa-f]{2})", lambda m: chr(int(m[1], 16)), line)
-                t, request, status, sent, rng, if_match = line.split("\t")
+                t, request, status, sent, rng, if_match, total = line.split("\t")
                 method, _, rest = request.partition(" ")
                 path = rest.rpartition(" ")[0] or rest
                 if path_prefix is None or path.startswith(path_prefix):
                     entries.append({"time": float(t), "request": request, "method": method,
                                     "path": path, "status": int(status), "bytes": int(sent),
-                                    "range": _opt(rng), "if_match": _opt(if_match)})
+                                    "sent": int(total), "range": _opt(rng), "if_match": _opt(if_match)})
             if len(entries) >= wait_for or time.monotonic() >= deadline:
                 return entries
             time.sleep(0.02)
@@ -594,6 +600,11 @@ def _check_nginx(ng: Nginx, check: Callable[..., None], data: bytes, name: str) 
     st, h, body = _get(ng.url("slow", name), Range="bytes=0-3071")
     took = time.monotonic() - t0
     check(f"nginx /slow/ 3 KiB: 206 in {took:.2f} s (>= 0.7)", (st, body) == (206, data[:3072]) and took >= 0.7)
+    st, h, body = _get(ng.url("capped", name), Range="bytes=0-99")
+    logged = ng.requests("/capped/", wait_for=1)
+    check("nginx /capped/: 206, logged with bytes sent (headers too) > body bytes",
+          (st, body) == (206, data[:100]) and len(logged) == 1 and logged[0]["sent"] > logged[0]["bytes"] == 100,
+          (st, logged))
     st, h, _ = _get(ng.url("redirect", name) + "?x=1")
     check("nginx /redirect/: 302 to /files/", st == 302 and h.get("Location") == url + "?x=1", (st, h))
     rc, out = _curl("-L", "-r", "0-99", ng.url("redirect", name))
