@@ -88,32 +88,18 @@ static char *clean(const char *s, size_t n, int *nomem)
     return NULL;
 }
 
-/* `name` with a leading ~ as the home directory, as os.path.expanduser. */
-static char *expand_home(const char *name)
-{
-    const char *home = getenv("HOME");
-#ifdef _WIN32
-    if (!home || !*home) home = getenv("USERPROFILE");
-#endif
-    int tilde = name[0] == '~' && (name[1] == '\0' || name[1] == '/' || name[1] == '\\') && home && *home;
-    size_t n = strlen(name) + (tilde ? strlen(home) : 0) + 1;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, "%s%s", tilde ? home : "", name + tilde);
-    return s;
-}
-
 /* The token file's path: $HF_TOKEN_PATH, else $HF_HOME/token, $HF_HOME
  * defaulting to $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface. */
 static char *token_path(void)
 {
     const char *path = getenv("HF_TOKEN_PATH"), *home = getenv("HF_HOME"), *xdg = getenv("XDG_CACHE_HOME");
-    if (path && *path) return expand_home(path);
+    if (path && *path) return oz_expand_home(path);
     char buf[4200];
     if (home && *home)
         snprintf(buf, sizeof buf, "%s/token", home);
     else
         snprintf(buf, sizeof buf, "%s/huggingface/token", xdg && *xdg ? xdg : "~/.cache");
-    return expand_home(buf);
+    return oz_expand_home(buf);
 }
 
 /* The cleaned content of the token file `path` into *token (NULL: absent
@@ -185,12 +171,45 @@ int oz_http_auth_init(oz_http_auth *a, const char *url, const char *shown, const
     return rc;
 }
 
+/* Wiped: freed memory is read by others later. */
+static void wipe_free(char **s)
+{
+    for (volatile char *p = *s; p && *p; p++) *p = '\0';
+    free(*s);
+    *s = NULL;
+}
+
 void oz_http_auth_free(oz_http_auth *a)
 {
-    if (a->token) {
-        volatile char *p = a->token; /* wiped: freed memory is read by others later */
-        while (*p) *p++ = '\0';
+    wipe_free(&a->token);
+    wipe_free(&a->aws_userpwd);
+    wipe_free(&a->aws_token);
+}
+
+int oz_http_auth_s3(oz_http_auth *a, const oz_aws_config *c, const char *shown)
+{
+    if (a->token)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: a bearer token is not sent to S3 (s3:// requests are signed with AWS "
+                      "credentials): give none", shown);
+#if LIBCURL_VERSION_NUM < 0x074b00
+    (void)c;
+    return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: this libcurl (%s) cannot sign requests for S3 (CURLOPT_AWS_SIGV4 "
+                  "came in 7.75)", shown, LIBCURL_VERSION);
+#else
+    a->s3 = 1;
+    snprintf(a->aws_sigv4, sizeof a->aws_sigv4, "aws:amz:%s:s3", c->region);
+    if (!c->key_id) {
+        snprintf(a->aws_source, sizeof a->aws_source, "sent unsigned (no_sign_request, the CLI's --no-sign-request)");
+        return 0;
     }
-    free(a->token);
-    a->token = NULL;
+    snprintf(a->aws_source, sizeof a->aws_source, "signed for region %s with %s", c->region, c->source);
+    size_t n = strlen(c->key_id) + strlen(c->secret) + 2, t = c->token ? strlen(c->token) + 24 : 0;
+    if (!(a->aws_userpwd = malloc(n)) || (t && !(a->aws_token = malloc(t)))) {
+        oz_http_auth_free(a);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    }
+    snprintf(a->aws_userpwd, n, "%s:%s", c->key_id, c->secret);
+    if (t) snprintf(a->aws_token, t, "x-amz-security-token: %s", c->token);
+    return 0;
+#endif
 }

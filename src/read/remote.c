@@ -6,6 +6,7 @@
 #include "read/remote.h"
 #if ONNXZIP_HAVE_CURL
 #include "common/http.h"
+#include "common/s3.h"
 #endif
 
 void onnxzip_remote_options_init(onnxzip_remote_options *o)
@@ -109,10 +110,28 @@ static int parse(onnxzip_archive *a, oz_remote *r)
     return oz_err(ONNXZIP_ECDIR, -1, "%s: the central directory does not lead to the model's local header", a->path);
 }
 
+/* The client for `url`: an s3:// URL is mapped to the https:// URL it
+ * stands for and its requests signed (spec 17.6); a->path is then the
+ * s3:// URL. */
+static int connect_url(onnxzip_archive *a, const char *url, const onnxzip_remote_options *o)
+{
+    if (!oz_s3_is_url(url)) return oz_http_new(&a->remote->http, url, a->path, o);
+    oz_s3 s3;
+    int rc = oz_s3_resolve(&s3, url, o);
+    if (rc) return rc;
+    free(a->path);
+    a->path = s3.shown;
+    s3.shown = NULL;
+    rc = oz_http_new(&a->remote->http, s3.url, a->path, o);
+    if (!rc) rc = oz_http_sign_s3(a->remote->http, &s3.cfg);
+    oz_s3_free(&s3);
+    return rc;
+}
+
 static int open_remote(onnxzip_archive *a, const char *url, const onnxzip_remote_options *o)
 {
     oz_remote *r = a->remote;
-    int rc = oz_http_new(&r->http, url, a->path, o);
+    int rc = connect_url(a, url, o);
     size_t len = 0;
     if (!rc) rc = oz_http_tail(r->http, o->tail_bytes, &r->win, &r->win_off, &len, &a->size);
     if (!rc) rc = parse(a, r);
