@@ -17,6 +17,7 @@
 
 #include "common/http.h"
 #include "common/http_auth.h"
+#include "common/s3.h"
 
 struct oz_http {
     char *url, *shown;
@@ -59,6 +60,8 @@ typedef struct xfer {
     uint64_t first, last, total;
     char etag[256], lastmod[128];
     char error_code[64], error_message[256]; /* the Hub's X-Error-Code and X-Error-Message */
+    char error_body[1536];   /* the start of an error reply's body (S3's XML error) */
+    size_t error_len;
     int err;       /* a status decided by a callback */
     int retryable; /* ... which a retry may cure */
     int complete;
@@ -93,6 +96,9 @@ int oz_http_new(oz_http **hp, const char *url, const char *shown, const onnxzip_
     if (http && !opts->allow_http)
         return oz_err(ONNXZIP_EINVAL, -1, "%s: plain http:// is refused unless allowed (allow_http, the CLI's "
                       "--allow-http): nothing would protect the bytes in transit", shown);
+    if (opts->chunk_size && opts->chunk_size < OZ_HTTP_CHUNK_MIN)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: a chunk size of %llu bytes is below 64 KiB (each request costs a "
+                      "round trip)", shown, (unsigned long long)opts->chunk_size);
     pthread_once(&global_once, global_init);
     if (global_rc != CURLE_OK)
         return oz_err(ONNXZIP_ENETWORK, -1, "%s: libcurl failed to initialize: %s", shown,
@@ -105,6 +111,7 @@ int oz_http_new(oz_http **hp, const char *url, const char *shown, const onnxzip_
     h->o = *opts;
     h->o.bearer_token = NULL; /* the caller's: h->auth holds what is sent */
     if (h->o.parallel == 0) h->o.parallel = 1;
+    if (h->o.chunk_size == 0) h->o.chunk_size = OZ_HTTP_CHUNK_DEFAULT;
     pthread_mutex_init(&h->lock, NULL);
     int rc = oz_http_auth_init(&h->auth, url, shown, opts->bearer_token);
     if (rc) {
@@ -114,6 +121,11 @@ int oz_http_new(oz_http **hp, const char *url, const char *shown, const onnxzip_
     curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)h->o.parallel);
     *hp = h;
     return 0;
+}
+
+int oz_http_sign_s3(oz_http *h, const oz_aws_config *c)
+{
+    return oz_http_auth_s3(&h->auth, c, h->shown);
 }
 
 void oz_http_free(oz_http *h)
@@ -171,6 +183,7 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ud)
         x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
         x->have_range = x->encoded = 0;
         x->etag[0] = x->lastmod[0] = x->error_code[0] = x->error_message[0] = '\0';
+        x->error_len = 0;
     } else if (header_is(line, n, "Content-Range", &v, &vn)) {
         copy_value(buf, sizeof buf, v, vn);
         parse_content_range(x, buf);
@@ -201,15 +214,25 @@ static int retryable_status(long s)
     return s >= 500 || s == 408 || s == 429;
 }
 
-/* The server's own words (the Hub's X-Error-Code and X-Error-Message,
- * which name GatedRepo, RepoNotFound...) and, for a 401 or 403 from the
- * URL's origin, what was sent: the token's source, or why none was. */
+/* The server's own words (S3's XML error: its code, message and the
+ * region or key it names; the Hub's X-Error-Code and X-Error-Message,
+ * which name GatedRepo, RepoNotFound...) and what was sent: for s3:// what
+ * signed, for a 401 or 403 from the URL's origin the token's source, or why
+ * none was. */
 static const char *auth_note(const xfer *x, char *buf, size_t cap)
 {
     const oz_http *h = x->h;
     char code[OZ_PRINTABLE_CAP], msg[sizeof x->error_message];
     size_t n = 0;
     buf[0] = '\0';
+    char s3[600];
+    if (oz_s3_error_note(x->error_body, x->error_len, s3, sizeof s3)[0] || h->auth.s3) {
+        int moved = x->status == 301 || x->status == 307 || !strncmp(s3, "S3 AuthorizationHeaderMalformed", 31);
+        snprintf(buf, cap, "%s%s%s%s%s", s3[0] ? ": " : "", s3, h->auth.s3 ? "; " : "",
+                 h->auth.s3 ? h->auth.aws_source : "", h->auth.s3 && moved ? "; give the bucket's region "
+                 "(--region, AWS_REGION) or endpoint (--endpoint-url)" : "");
+        return buf;
+    }
     if (x->error_code[0] || x->error_message[0])
         n = (size_t)snprintf(buf, cap, ": %s%s%s", oz_printable(x->error_code, strlen(x->error_code), code,
                              sizeof code), x->error_code[0] && x->error_message[0] ? ": " : "",
@@ -228,7 +251,7 @@ static const char *auth_note(const xfer *x, char *buf, size_t cap)
 static int status_error(xfer *x)
 {
     oz_http *h = x->h;
-    char note[700];
+    char note[1400];
     x->retryable = retryable_status(x->status);
     if (x->status == 200)
         return oz_err(ONNXZIP_ENORANGE, -1, "%s: the server answered a range request with the whole file (status "
@@ -290,7 +313,12 @@ static size_t on_body(char *p, size_t size, size_t nitems, void *ud)
     xfer *x = ud;
     size_t n = size * nitems;
     if (x->err) return 0;
-    if (x->status != 206) return n; /* an error page: dropped; judged by its status when complete */
+    if (x->status != 206) { /* an error page: its start kept (S3 says why there); judged when complete */
+        size_t keep = sizeof x->error_body - x->error_len < n ? sizeof x->error_body - x->error_len : n;
+        memcpy(x->error_body + x->error_len, p, keep);
+        x->error_len += keep;
+        return n;
+    }
     if (!x->checked++ && (x->err = check_reply(x))) return 0;
     if (n > x->len - x->done) {
         x->err = oz_err(ONNXZIP_EREPLY, -1, "%s: the server sent more than the %llu bytes asked (bytes %s)",
@@ -309,6 +337,20 @@ static size_t on_body(char *p, size_t size, size_t nitems, void *ud)
 }
 
 /* ---- transfers -------------------------------------------------------- */
+
+/* A signed S3 request's own headers, signed with it: S3 requires
+ * x-amz-content-sha256, which libcurl 7.88 does not add; a GET has no
+ * payload to hash, so UNSIGNED-PAYLOAD (spec 17.6.3). */
+static int s3_headers(const oz_http *h, struct curl_slist **l)
+{
+    struct curl_slist *t;
+    if (!h->auth.aws_userpwd) return 0;
+    if (!(t = curl_slist_append(*l, "x-amz-content-sha256: UNSIGNED-PAYLOAD"))) return -1;
+    *l = t;
+    if (h->auth.aws_token && !(t = curl_slist_append(*l, h->auth.aws_token))) return -1;
+    *l = t;
+    return 0;
+}
 
 static int setup(xfer *x)
 {
@@ -350,7 +392,16 @@ static int setup(xfer *x)
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS, bits);
 #endif
     curl_easy_setopt(e, CURLOPT_RANGE, x->range_s);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, h->o.max_redirects ? 1L : 0L);
+    /* S3 answers a GET in place (a 301 names the right region: an error);
+     * a followed redirect would carry the signature elsewhere. */
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, h->o.max_redirects && !h->auth.s3 ? 1L : 0L);
+    if (h->auth.s3) curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L); /* the key's path as signed: no ./.. removed */
+#if LIBCURL_VERSION_NUM >= 0x074b00
+    if (h->auth.aws_userpwd) {
+        curl_easy_setopt(e, CURLOPT_AWS_SIGV4, h->auth.aws_sigv4);
+        curl_easy_setopt(e, CURLOPT_USERPWD, h->auth.aws_userpwd);
+    }
+#endif
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)h->o.max_redirects);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->o.connect_timeout_ms);
     long stall_s = (long)((h->o.stall_timeout_ms + 999) / 1000);
@@ -370,7 +421,7 @@ static int setup(xfer *x)
     if (h->o.ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, h->o.ca_file);
     curl_slist_free_all(x->hdrs);
     x->hdrs = NULL;
-    if (h->pinned && !(x->hdrs = curl_slist_append(NULL, h->condition)))
+    if ((h->pinned && !(x->hdrs = curl_slist_append(NULL, h->condition))) || s3_headers(h, &x->hdrs))
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (HTTP request)");
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
@@ -418,6 +469,9 @@ typedef struct batch {
     oz_http *h;
     xfer *x;
     size_t n, active, finished;
+    size_t first; /* every xfer before it is complete */
+    CURL **pool;  /* easy handles of completed xfers, for the next ones */
+    size_t npool;
     int rc;
 } batch;
 
@@ -498,7 +552,8 @@ static void finish(batch *b, xfer *x, CURLcode res)
 static int64_t launch(batch *b)
 {
     int64_t t = now_ms(), wait = 1000;
-    for (size_t i = 0; i < b->n && b->active < b->h->o.parallel && !b->rc; i++) {
+    while (b->first < b->n && b->x[b->first].complete) b->first++;
+    for (size_t i = b->first; i < b->n && b->active < b->h->o.parallel && !b->rc; i++) {
         xfer *x = &b->x[i];
         if (x->complete) continue;
         if (x->not_before < 0) continue; /* running */
@@ -507,15 +562,28 @@ static int64_t launch(batch *b)
             continue;
         }
         x->not_before = -1;
+        if (!x->e && b->npool) x->e = b->pool[--b->npool];
         int rc = start(b, x);
         if (rc) b->rc = rc;
     }
     return wait;
 }
 
+/* A completed xfer's easy handle goes to the next one: at most `parallel`
+ * handles (each with its receive buffer) live however many ranges there
+ * are. Connections stay in the multi handle's cache either way. */
+static void recycle(batch *b, xfer *x)
+{
+    if (b->pool && b->npool < b->h->o.parallel) b->pool[b->npool++] = x->e;
+    else curl_easy_cleanup(x->e);
+    x->e = NULL;
+    curl_slist_free_all(x->hdrs);
+    x->hdrs = NULL;
+}
+
 static int run(oz_http *h, xfer *x, size_t n)
 {
-    batch b = { .h = h, .x = x, .n = n };
+    batch b = { .h = h, .x = x, .n = n, .pool = n > 1 ? calloc(h->o.parallel, sizeof(CURL *)) : NULL };
     for (size_t i = 0; i < n; i++) x[i].not_before = 0;
     while (!b.rc && b.finished < n) {
         int64_t wait = launch(&b);
@@ -531,6 +599,7 @@ static int run(oz_http *h, xfer *x, size_t n)
             CURLcode res = m->data.result;
             done->not_before = 0;
             finish(&b, done, res);
+            if (done->complete && done->r) recycle(&b, done);
         }
         if (!b.rc && b.finished < n) curl_multi_poll(h->multi, NULL, 0, (int)(b.active ? 100 : wait), NULL);
     }
@@ -541,6 +610,8 @@ static int run(oz_http *h, xfer *x, size_t n)
         }
         curl_slist_free_all(x[i].hdrs);
     }
+    while (b.npool) curl_easy_cleanup(b.pool[--b.npool]);
+    free(b.pool);
     return b.rc;
 }
 
@@ -605,22 +676,29 @@ int oz_http_copy_sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
     return 0;
 }
 
-/* Below this a range is not split: a request costs a round trip. */
-#define PIECE_MIN ((uint64_t)4 << 20)
+size_t oz_http_split(oz_http_range *r, uint64_t off, uint64_t len, uint64_t chunk, oz_http_sink sink, void *ctx)
+{
+    size_t n = 0;
+    for (uint64_t at = 0; at < len; at += chunk, n++)
+        if (r) r[n] = (oz_http_range){ off + at, len - at < chunk ? len - at : chunk, sink, ctx };
+    return n;
+}
+
+uint64_t oz_http_chunk(const oz_http *h)
+{
+    return h->o.chunk_size;
+}
 
 int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst)
 {
-    uint64_t pieces = len / PIECE_MIN;
-    if (pieces > h->o.parallel) pieces = h->o.parallel;
-    if (pieces == 0) pieces = 1;
-    oz_http_range r[64];
-    if (pieces > 64) pieces = 64;
     oz_http_into d = { dst, off };
-    uint64_t step = (len + pieces - 1) / pieces;
-    size_t n = 0;
-    for (uint64_t at = 0; at < len; at += step, n++)
-        r[n] = (oz_http_range){ off + at, len - at < step ? len - at : step, oz_http_copy_sink, &d };
-    return oz_http_get(h, r, n);
+    size_t n = oz_http_split(NULL, off, len, h->o.chunk_size, NULL, NULL);
+    oz_http_range one = { 0 }, *r = n > 1 ? malloc(n * sizeof *r) : &one;
+    if (!r) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (HTTP requests)");
+    oz_http_split(r, off, len, h->o.chunk_size, oz_http_copy_sink, &d);
+    int rc = oz_http_get(h, r, n);
+    if (r != &one) free(r);
+    return rc;
 }
 
 int oz_http_check(oz_http *h)

@@ -34,6 +34,12 @@ int oz_http_copy_sink(void *ctx, const uint8_t *p, size_t n, uint64_t at);
 int oz_http_new(oz_http **h, const char *url, const char *shown, const onnxzip_remote_options *opts);
 void oz_http_free(oz_http *h);
 
+/* Makes h an s3:// URL's client (call before any request): requests signed
+ * with *c's credentials (or unsigned), no redirect followed, S3's XML
+ * error replies quoted in messages (http_auth.h: oz_http_auth_s3()). */
+struct oz_aws_config;
+int oz_http_sign_s3(oz_http *h, const struct oz_aws_config *c);
+
 /* The first request: the file's last `n` bytes (all of it when shorter).
  * Pins the file's size and validator, taken from the final reply (never a
  * redirect's); later requests go to the URL it was redirected to. *data (malloc'ed, the caller's) holds
@@ -44,9 +50,19 @@ int oz_http_tail(oz_http *h, uint32_t n, uint8_t **data, uint64_t *off, size_t *
  * retried from where it stopped. Safe from several threads (serialized). */
 int oz_http_get(oz_http *h, const oz_http_range *r, size_t n);
 
-/* `len` bytes from `off` into `dst`, split into pieces fetched in parallel
- * when large. */
+/* `len` bytes from `off` into `dst`, in chunk-size pieces fetched in
+ * parallel. */
 int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst);
+
+/* The options' chunk_size: requests are cut at this many bytes. */
+#define OZ_HTTP_CHUNK_DEFAULT ((uint64_t)8 << 20)
+#define OZ_HTTP_CHUNK_MIN ((uint64_t)64 << 10)
+uint64_t oz_http_chunk(const oz_http *h);
+
+/* Cuts [off, off + len) into pieces of at most `chunk` bytes, each a range
+ * for `sink` and `ctx`, into r[] (NULL: only counted); returns how many.
+ * The one rule for splitting a range into requests. */
+size_t oz_http_split(oz_http_range *r, uint64_t off, uint64_t len, uint64_t chunk, oz_http_sink sink, void *ctx);
 
 /* A 1-byte request to the original URL (its redirects followed anew)
  * under the pinned validator: does that URL still serve the pinned file? */
