@@ -156,17 +156,23 @@ void cli_progress_end(cli_progress_state *s);
 
 enum {
     CLI_OPT_ALLOW_HTTP = 1000, CLI_OPT_CA_FILE, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES, CLI_OPT_PARALLEL,
-    CLI_OPT_MAX_REDIRECTS, CLI_OPT_TOKEN_FILE, CLI_OPT_NO_TOKEN
+    CLI_OPT_MAX_REDIRECTS, CLI_OPT_TOKEN_FILE, CLI_OPT_NO_TOKEN, CLI_OPT_CHUNK_SIZE, CLI_OPT_NO_SIGN,
+    CLI_OPT_PROFILE, CLI_OPT_REGION, CLI_OPT_ENDPOINT_URL, CLI_OPT_S3_ADDRESSING
 };
-#define CLI_REMOTE_OPTIONS                                                                    \
-    { "allow-http", 0, 0, CLI_OPT_ALLOW_HTTP }, { "ca-file", 0, 1, CLI_OPT_CA_FILE },          \
-    { "timeout", 0, 1, CLI_OPT_TIMEOUT }, { "retries", 0, 1, CLI_OPT_RETRIES },                \
-    { "parallel", 0, 1, CLI_OPT_PARALLEL }, { "max-redirects", 0, 1, CLI_OPT_MAX_REDIRECTS },    \
-    { "token-file", 0, 1, CLI_OPT_TOKEN_FILE }, { "no-token", 0, 0, CLI_OPT_NO_TOKEN }
-#define CLI_IS_REMOTE_OPTION(id) ((id) >= CLI_OPT_ALLOW_HTTP && (id) <= CLI_OPT_NO_TOKEN)
+/* --parallel is --connections' old name. */
+#define CLI_REMOTE_OPTIONS                                                                           \
+    { "allow-http", 0, 0, CLI_OPT_ALLOW_HTTP }, { "ca-file", 0, 1, CLI_OPT_CA_FILE },                 \
+    { "timeout", 0, 1, CLI_OPT_TIMEOUT }, { "retries", 0, 1, CLI_OPT_RETRIES },                       \
+    { "connections", 0, 1, CLI_OPT_PARALLEL }, { "parallel", 0, 1, CLI_OPT_PARALLEL },                \
+    { "chunk-size", 0, 1, CLI_OPT_CHUNK_SIZE }, { "max-redirects", 0, 1, CLI_OPT_MAX_REDIRECTS },     \
+    { "token-file", 0, 1, CLI_OPT_TOKEN_FILE }, { "no-token", 0, 0, CLI_OPT_NO_TOKEN },               \
+    { "no-sign-request", 0, 0, CLI_OPT_NO_SIGN }, { "profile", 0, 1, CLI_OPT_PROFILE },               \
+    { "region", 0, 1, CLI_OPT_REGION }, { "endpoint-url", 0, 1, CLI_OPT_ENDPOINT_URL },               \
+    { "s3-addressing", 0, 1, CLI_OPT_S3_ADDRESSING }
+#define CLI_IS_REMOTE_OPTION(id) ((id) >= CLI_OPT_ALLOW_HTTP && (id) <= CLI_OPT_S3_ADDRESSING)
 extern const char cli_remote_usage[];
 
-/* 1 when `s` is an http:// or https:// URL. */
+/* 1 when `s` is an http://, https:// or s3:// URL. */
 int cli_is_url(const char *s);
 
 /* Applies remote option `id` (its value in p->value) to *o: 0, or prints

@@ -1,6 +1,7 @@
 /*
- * cli_remote.c — what ls, verify and fetch share for archives named by an
- * http:// or https:// URL: the network options and opening either kind.
+ * cli_remote.c — what ls, verify, fetch and extract share for archives
+ * named by an http://, https:// or s3:// URL: the network options and
+ * opening either kind.
  */
 #include "cli.h"
 
@@ -11,22 +12,74 @@
 #include "platform.h"
 
 const char cli_remote_usage[] =
-    "remote archives (ARCHIVE an https:// URL; the server must answer range requests):\n"
+    "remote archives (ARCHIVE an https:// URL, whose server must answer range requests,\n"
+    "or s3://BUCKET/KEY):\n"
     "      --allow-http        also accept plain http:// URLs (and redirects to them)\n"
     "      --ca-file FILE      trust the PEM certificates in FILE instead of the system's\n"
     "      --timeout MS        fail a transfer that receives nothing for MS ms (30000)\n"
     "      --retries N         retry a failed request N times, with backoff (4)\n"
-    "      --parallel N        ranges in flight at once (4)\n"
+    "      --connections N     ranged requests in flight at once, 1 to 64 (8);\n"
+    "                          --parallel N is its old name\n"
+    "      --chunk-size SIZE   split large reads into requests of SIZE bytes (K, M, G\n"
+    "                          suffixes; at least 64K; default 8M)\n"
     "      --max-redirects N   redirects followed (5)\n"
     "      --token-file FILE   send the token in FILE (its content, trimmed) as\n"
     "                          'Authorization: Bearer', to the URL's own host only\n"
     "      --no-token          send no token (default: for huggingface.co URLs, the\n"
     "                          Hugging Face token: $HF_TOKEN, else $HF_HOME/token\n"
-    "                          as `hf auth login` saved it; to no other host)\n";
+    "                          as `hf auth login` saved it; to no other host)\n"
+    "s3://BUCKET/KEY (signed with the AWS credentials: $AWS_ACCESS_KEY_ID,\n"
+    "$AWS_SECRET_ACCESS_KEY, $AWS_SESSION_TOKEN, else the profile's in\n"
+    "~/.aws/credentials and ~/.aws/config; region and endpoint as AWS tools find them):\n"
+    "      --no-sign-request   send requests unsigned (public buckets)\n"
+    "      --profile NAME      the profile to read (default: $AWS_PROFILE, else default);\n"
+    "                          its credentials win over the environment's\n"
+    "      --region R          the bucket's region (default: $AWS_REGION,\n"
+    "                          $AWS_DEFAULT_REGION, the profile's, us-east-1)\n"
+    "      --endpoint-url URL  an S3-compatible server (default: $AWS_ENDPOINT_URL_S3,\n"
+    "                          $AWS_ENDPOINT_URL, the profile's endpoint_url, AWS)\n"
+    "      --s3-addressing M   path (ENDPOINT/BUCKET/KEY), virtual (BUCKET.HOST/KEY) or\n"
+    "                          auto: virtual on AWS, path for other endpoints (auto)\n";
 
 int cli_is_url(const char *s)
 {
-    return !strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8);
+    return !strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8) || !strncasecmp(s, "s3://", 5);
+}
+
+static int chunk_size(cli_parser *p, onnxzip_remote_options *o)
+{
+    uint64_t v;
+    if (cli_parse_size(p->value, &v) || v < (64u << 10)) {
+        cli_line(stderr, "onnxzip %s: --chunk-size: '%s' is not a size of at least 64K (bytes, or with a K, M or "
+                 "G suffix)", p->cmd, p->value);
+        return CLI_EXIT_USAGE;
+    }
+    o->chunk_size = v;
+    return 0;
+}
+
+static int addressing(cli_parser *p, onnxzip_remote_options *o)
+{
+    static const char *const names[] = { [ONNXZIP_S3_AUTO] = "auto", [ONNXZIP_S3_PATH] = "path",
+                                         [ONNXZIP_S3_VIRTUAL] = "virtual" };
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(p->value, names[i])) {
+            o->s3_addressing = i;
+            return 0;
+        }
+    cli_line(stderr, "onnxzip %s: --s3-addressing: '%s' is none of path, virtual, auto", p->cmd, p->value);
+    return CLI_EXIT_USAGE;
+}
+
+/* A text option's value, which may not be empty ("" means the default). */
+static int text(cli_parser *p, const char *name, const char **out)
+{
+    if (!*p->value) {
+        cli_line(stderr, "onnxzip %s: --%s: an empty value", p->cmd, name);
+        return CLI_EXIT_USAGE;
+    }
+    *out = p->value;
+    return 0;
 }
 
 static int number(cli_parser *p, const char *name, unsigned min, unsigned max, unsigned *out)
@@ -76,7 +129,13 @@ int cli_remote_option(cli_parser *p, int id, onnxzip_remote_options *o)
     case CLI_OPT_TIMEOUT: return number(p, "timeout", 1, 86400000u, &o->stall_timeout_ms);
     case CLI_OPT_RETRIES: return number(p, "retries", 0, 100, &o->retries);
     case CLI_OPT_MAX_REDIRECTS: return number(p, "max-redirects", 0, 50, &o->max_redirects);
-    case CLI_OPT_PARALLEL: return number(p, "parallel", 1, 64, &o->parallel);
+    case CLI_OPT_PARALLEL: return number(p, "connections", 1, 64, &o->parallel);
+    case CLI_OPT_CHUNK_SIZE: return chunk_size(p, o);
+    case CLI_OPT_NO_SIGN: o->s3_no_sign = 1; return 0;
+    case CLI_OPT_PROFILE: return text(p, "profile", &o->s3_profile);
+    case CLI_OPT_REGION: return text(p, "region", &o->s3_region);
+    case CLI_OPT_ENDPOINT_URL: return text(p, "endpoint-url", &o->s3_endpoint_url);
+    case CLI_OPT_S3_ADDRESSING: return addressing(p, o);
     case CLI_OPT_TOKEN_FILE: return token_file(p, o);
     case CLI_OPT_NO_TOKEN: o->bearer_token = ""; return 0;
     }

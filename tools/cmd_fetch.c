@@ -78,7 +78,8 @@ int cmd_fetch(int argc, char **argv)
     int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, &a);
     if (rc) return rc < 0 ? CLI_EXIT_OK : rc;
     if ((rc = cli_require_in_out("fetch", usage, a.url, "URL", a.out, "FILE"))) return rc;
-    if (!cli_is_url(a.url)) return cli_usage_error("fetch", usage, "'%s' is not an http:// or https:// URL", a.url);
+    if (!cli_is_url(a.url))
+        return cli_usage_error("fetch", usage, "'%s' is not an http://, https:// or s3:// URL", a.url);
     onnxzip_archive *h = NULL;
     if ((rc = onnxzip_open_url(a.url, &a.ro, &h)) != 0) return cli_lib_error(rc);
     cli_progress_state ps;
