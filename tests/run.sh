@@ -2,8 +2,9 @@
 # The test command: installs the dependencies (.ci/install-deps), builds with
 # warnings as errors into build-test/ (with the Python package:
 # -Dpython=enabled), makes the pinned PyPI venv BUILDDIR/pyvenv of the Python
-# tests (tests/python/venv.sh; reused while requirements.txt is unchanged)
-# and runs the whole meson test suite.
+# tests (tests/python/venv.sh; reused while requirements.txt is unchanged),
+# puts versitygw, the S3 server of the tests, into BUILDDIR/versitygw
+# (tests/remote/versitygw.sh) and runs the whole meson test suite.
 #
 #   ./tests/run.sh                     everything
 #   ./tests/run.sh --suite unit        extra arguments go to `meson test`
@@ -33,4 +34,9 @@ meson compile -C "$builddir"
 # that need the venv fail saying how to make it.
 "$root/tests/python/venv.sh" "$builddir/pyvenv" ||
     echo "run.sh: WARNING: tests/python/venv.sh $builddir/pyvenv failed; pytest_pypi and pip_install will fail" >&2
+# versitygw, the S3 server of test_s3.py (built once per machine into
+# ~/.cache/onnxzip, about 2 minutes; linked into the tree). Not fatal either:
+# pytest_pypi then fails saying how to make it.
+"$root/tests/remote/versitygw.sh" "$builddir/versitygw" ||
+    echo "run.sh: WARNING: tests/remote/versitygw.sh $builddir/versitygw failed; pytest_pypi will fail" >&2
 meson test -C "$builddir" --print-errorlogs "$@"
