@@ -91,16 +91,8 @@ static int header_done(oz_stream *s)
 
 static int data_done(oz_stream *s)
 {
-    const oz_zentry *e = cur(s);
-    char b[OZ_PRINTABLE_CAP];
-    uint64_t xxh = XXH3_64bits_digest(&s->sum.xxh);
-    if (s->sum.crc != e->pub.crc32)
-        return oz_err(ONNXZIP_ECRC, (int64_t)e->pub.data_offset, "%s: entry '%s': CRC-32 of the data is %08x, the "
-                      "archive records %08x", s->a->path, shown(e, b), s->sum.crc, e->pub.crc32);
-    if (e->pub.has_xxh3 && xxh != e->pub.xxh3)
-        return oz_err(ONNXZIP_EDIGEST, (int64_t)e->pub.data_offset, "%s: entry '%s': XXH3-64 of the data is %016llx, "
-                      "the archive records %016llx", s->a->path, shown(e, b), (unsigned long long)xxh,
-                      (unsigned long long)e->pub.xxh3);
+    int rc = oz_entry_check_digests(cur(s), s->a->path, s->sum.crc, XXH3_64bits_digest(&s->sum.xxh));
+    if (rc) return rc;
     s->k++;
     s->good = s->pos;
     s->good_k = s->k;
@@ -189,35 +181,30 @@ static int find_entry(const onnxzip_archive *a, const onnxzip_tensor *t, size_t 
     return 0;
 }
 
-/* Below this a range is not split: a request costs a round trip. */
-#define PIECE_MIN ((uint64_t)4 << 20)
-#define PIECES_MAX 16
-
-/* Bytes [off, off + len) of entry i's data; its local header checked on
- * the entry's first read, in the same batch of requests. */
+/* Bytes [off, off + len) of entry i's data, in chunk-size pieces; its
+ * local header checked on the entry's first read, in the same batch of
+ * requests. */
 static int read_entry(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
 {
     oz_remote *r = a->remote;
     const oz_zentry *e = &a->zip.entries[i];
     int check = !atomic_load(&r->checked[i]);
-    uint64_t hlen = e->pub.data_offset - e->pub.header_offset;
+    uint64_t hlen = e->pub.data_offset - e->pub.header_offset, chunk = oz_http_chunk(r->http);
+    oz_http_into head = { NULL, e->pub.header_offset }, body = { dst, e->pub.data_offset + off };
+    size_t n = oz_http_split(NULL, body.base, len, chunk, NULL, NULL) + (size_t)check;
+    oz_http_range *rg = malloc(n * sizeof *rg);
     uint8_t *hdr = check ? malloc((size_t)hlen) : NULL;
-    if (check && !hdr) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (local header)");
-    /* The header (first read only) and the data, in pieces in flight together. */
-    oz_http_range rg[PIECES_MAX + 1];
-    oz_http_into head = { hdr, e->pub.header_offset }, body = { dst, e->pub.data_offset + off };
-    size_t n = 0;
-    if (check) rg[n++] = (oz_http_range){ e->pub.header_offset, hlen, oz_http_copy_sink, &head };
-    uint64_t pieces = len / PIECE_MIN, most = PIECES_MAX;
-    if (pieces > most) pieces = most;
-    if (pieces == 0) pieces = 1;
-    uint64_t step = (len + pieces - 1) / pieces;
-    for (uint64_t at = 0; at < len; at += step)
-        rg[n++] = (oz_http_range){ body.base + at, len - at < step ? len - at : step, oz_http_copy_sink, &body };
-    int rc = oz_http_get(r->http, rg, n);
+    int rc = rg && (hdr || !check) ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory (reading a tensor)");
+    if (!rc && check) {
+        head.dst = hdr;
+        rg[0] = (oz_http_range){ e->pub.header_offset, hlen, oz_http_copy_sink, &head };
+    }
+    if (!rc) oz_http_split(rg + check, body.base, len, chunk, oz_http_copy_sink, &body);
+    if (!rc) rc = oz_http_get(r->http, rg, n);
     if (!rc && check) rc = oz_zip_check_local(&a->zip, i, hdr, (size_t)hlen, a->path, NULL);
     if (!rc && check) atomic_store(&r->checked[i], 1);
     free(hdr);
+    free(rg);
     return rc;
 }
 

@@ -147,23 +147,28 @@ static int compute(const onnxzip_archive *a, uint64_t *crc, uint64_t *xxh)
     return 0;
 }
 
+int oz_entry_check_digests(const oz_zentry *e, const char *path, uint32_t crc, uint64_t xxh3)
+{
+    const onnxzip_entry *p = &e->pub;
+    char shown[OZ_PRINTABLE_CAP];
+    if (crc != p->crc32)
+        return oz_err(ONNXZIP_ECRC, (int64_t)p->data_offset, "%s: entry '%s': CRC-32 of the data is %08x, the "
+                      "archive records %08x", path, oz_printable(p->name, e->name_len, shown, sizeof shown), crc,
+                      p->crc32);
+    if (p->has_xxh3 && xxh3 != p->xxh3)
+        return oz_err(ONNXZIP_EDIGEST, (int64_t)p->data_offset, "%s: entry '%s': XXH3-64 of the data is %016llx, "
+                      "the archive records %016llx", path, oz_printable(p->name, e->name_len, shown, sizeof shown),
+                      (unsigned long long)xxh3, (unsigned long long)p->xxh3);
+    return 0;
+}
+
 static int verify_entries(const onnxzip_archive *a)
 {
     uint64_t *crc = calloc(2 * (a->zip.n ? a->zip.n : 1), sizeof *crc), *xxh = crc + a->zip.n;
     if (!crc) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (verify)", a->path);
     int rc = compute(a, crc, xxh);
-    for (size_t i = 0; i < a->zip.n && !rc; i++) {
-        const onnxzip_entry *e = &a->zip.entries[i].pub;
-        char shown[OZ_PRINTABLE_CAP];
-        if ((uint32_t)crc[i] != e->crc32)
-            rc = oz_err(ONNXZIP_ECRC, (int64_t)e->data_offset, "%s: entry '%s': CRC-32 of the data is %08x, the "
-                        "archive records %08x", a->path, oz_printable(e->name, strlen(e->name), shown, sizeof shown),
-                        (uint32_t)crc[i], e->crc32);
-        else if (e->has_xxh3 && xxh[i] != e->xxh3)
-            rc = oz_err(ONNXZIP_EDIGEST, (int64_t)e->data_offset, "%s: entry '%s': XXH3-64 of the data is %016llx, "
-                        "the archive records %016llx", a->path, oz_printable(e->name, strlen(e->name), shown,
-                        sizeof shown), (unsigned long long)xxh[i], (unsigned long long)e->xxh3);
-    }
+    for (size_t i = 0; i < a->zip.n && !rc; i++)
+        rc = oz_entry_check_digests(&a->zip.entries[i], a->path, (uint32_t)crc[i], xxh[i]);
     free(crc);
     return rc;
 }
