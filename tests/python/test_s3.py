@@ -442,6 +442,14 @@ def test_wrong_date_refused(onnxzip_cli, gw, store, arcs, tmp_path):
     skewed = {**env, "LD_PRELOAD": preload, "FAKETIME": "-2h", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
     _cli_fails(onnxzip_cli, gw, skewed, tmp_path, "RequestTimeTooSkewed")
     _check_ls(_cli(onnxzip_cli, gw, {**skewed, "FAKETIME": "+0"}, "ls", _url(), "--json"), arcs["a"])
+    # Python: open_url in an interpreter under the same clock
+    code = ("import onnxzip, sys\ntry:\n    onnxzip.open_url(sys.argv[1], allow_http=True)\n"
+            "except onnxzip.Error as e:\n    print(e.status, e)\n")
+    for faketime, want in (("-2h", "RequestTimeTooSkewed"), ("+0", "")):
+        p = subprocess.run([sys.executable, "-c", code, _url()], env={**skewed, "FAKETIME": faketime},
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0 and want in p.stdout and (want or not p.stdout), (p.stdout, p.stderr)
+        assert all(s not in p.stdout + p.stderr for s in _secrets(gw))
 
 
 def test_endpoint_precedence_cli(onnxzip_cli, gw, store, arcs, tmp_path):
