@@ -118,9 +118,9 @@ static int split_endpoint(const char *e, const char *why, const char *shown, int
                       : memchr(ep->host, '@', ep->hlen) ? "credentials in it are not used (user@)"
                       : strpbrk(ep->rest, "?#") ? "a query or fragment"
                       : NULL;
-    if (bad)
+    if (bad) /* shown up to its host: user:password@ is a secret */
         return oz_err(ONNXZIP_EINVAL, -1, "%s: the endpoint '%s' (from %s): %s", shown,
-                      oz_printable(e, strlen(e), safe, sizeof safe), why, bad);
+                      oz_printable(e, (size_t)(ep->host - e), safe, sizeof safe), why, bad);
     if (http && !allow_http)
         return oz_err(ONNXZIP_EINVAL, -1, "%s: the endpoint %s (from %s) is plain http://, refused unless allowed "
                       "(allow_http, the CLI's --allow-http): nothing would protect the bytes in transit", shown,

@@ -1,12 +1,25 @@
 """onnxzip.open_url() and onnxzip.fetch(): archives on an HTTP(S) server that
 answers byte-range requests (object stores through presigned URLs, model
-hubs, CDNs, nginx), read without downloading them (the C library's
+hubs, CDNs, nginx) or in S3 (``s3://BUCKET/KEY``, AWS or an S3-compatible
+server), read without downloading them (the C library's
 ``onnxzip_open_url``, spec section 17)::
 
     with onnxzip.open_url("https://example.com/model.onnxzip") as a:
         print([t.key for t in a.tensor_infos])    # no weight byte fetched yet
         w = a.tensors["weight"]                   # one range request
     onnxzip.fetch("https://example.com/model.onnxzip", "model.onnxzip")
+    onnxzip.fetch("s3://my-bucket/models/model.onnxzip", "model.onnxzip")
+
+``s3://`` requests are signed (AWS Signature Version 4) with the
+credentials AWS's tools find: ``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY`` and ``AWS_SESSION_TOKEN``, else the profile's
+(``profile=``, else ``AWS_PROFILE``, else ``default``) in
+``~/.aws/credentials`` and ``~/.aws/config``; the region and endpoint too
+(``region=``, ``AWS_REGION``...; ``endpoint_url=``,
+``AWS_ENDPOINT_URL_S3``, ``AWS_ENDPOINT_URL``, the profile's
+``endpoint_url``); spec section 17.6. Credential processes, SSO and
+instance roles are not read: ``eval "$(aws configure export-credentials
+--format env)"`` exports them. Public buckets: ``no_sign_request=True``.
 
 Opening fetches the file's end only (the central directory and the model:
 one or two requests). Each tensor read is then one range request of about
@@ -17,7 +30,9 @@ described (its ETag or Last-Modified) is pinned: a file replaced on the
 server meanwhile fails the next read with status ECHANGED.
 
 Messages and :attr:`RemoteArchive.url` name the URL without its query string,
-fragment or user:password (presigned signatures, tokens); the ``token`` of
+fragment or user:password (presigned signatures, tokens), an s3:// URL as
+given; no secret key or session token is ever shown (an S3 error names the
+key id by its first and last four characters); the ``token`` of
 :func:`open_url` (by default the Hugging Face token, for the Hub's URLs) goes
 to the URL's own host only and is never shown. Failures raise the
 package's classes: NetworkError (a ConnectionError: ENETWORK, EHTTP, e.g. a
@@ -41,6 +56,12 @@ Progress = Callable[[int, int], object]
 # open_url()'s token: None (the Hugging Face token, for the Hub's URLs),
 # a str (that token), False (none).
 Token = Union[None, str, Literal[False]]
+
+# open_url()'s addressing: the C library's ONNXZIP_S3_AUTO, _PATH, _VIRTUAL
+Addressing = Literal["auto", "path", "virtual"]
+_ADDRESSING = {"auto": 0, "path": 1, "virtual": 2}
+_CHUNK_MIN = 64 << 10
+_CHUNK_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 # open_url()'s defaults are onnxzip_remote_options_init()'s
 # (include/onnxzip/onnxzip.h); its limits, the CLI's (tools/cli_remote.c)
@@ -136,19 +157,69 @@ def _token(token: Token) -> Optional[str]:
     return token
 
 
+def _chunk_size(value: Union[None, int, str]) -> int:
+    """open_url()'s ``chunk_size``: bytes, an int or a str with an optional
+    K, M or G (1024-based; the CLI's --chunk-size); 0 for the default."""
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        text = value.strip()
+        unit = text[-1:].lower() if text[-1:].lower() in ("k", "m", "g") else ""
+        digits = text[:len(text) - len(unit)]
+        if not digits.isascii() or not digits.isdigit():
+            raise make("EINVAL", f"chunk_size must be bytes, optionally with K, M or G (e.g. '8M'), not {value!r}")
+        n = int(digits) * _CHUNK_UNITS[unit]
+    else:
+        n = _args.byte_count(value, "chunk_size")
+    if n < _CHUNK_MIN:
+        raise make("EINVAL", f"chunk_size must be at least 64 KiB ({_CHUNK_MIN} bytes), not {value!r}")
+    if n >= 1 << 64:
+        raise make("EINVAL", f"chunk_size must be < 2**64, not {value!r}")
+    return n
+
+
+def _text(value: Optional[str], name: str) -> Optional[str]:
+    """An optional str option (profile, region, endpoint_url): not empty,
+    no NUL."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
+    if not value or "\0" in value:
+        raise make("EINVAL", f"{name} must be a non-empty str without NUL characters, not {value!r}")
+    return value
+
+
+def _connections(connections: Optional[int], parallel: Optional[int]) -> int:
+    """``connections``, or its old name ``parallel``, not both."""
+    if parallel is not None and connections is not None:
+        raise TypeError("give connections or parallel (its old name), not both")
+    if parallel is not None:
+        return _args.bounded(parallel, "parallel", 1, 64)
+    return _args.bounded(8 if connections is None else connections, "connections", 1, 64)
+
+
 def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout: float = 30.0,
-             connect_timeout: float = 10.0, retries: int = 4, max_redirects: int = 5, parallel: int = 4,
-             ca_file: Optional[_args.PathArg] = None) -> RemoteArchive:
+             connect_timeout: float = 10.0, retries: int = 4, max_redirects: int = 5,
+             connections: Optional[int] = None, chunk_size: Union[None, int, str] = None,
+             ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
+             region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
+             parallel: Optional[int] = None) -> RemoteArchive:
     """Opens the archive at ``url`` (``https://``; ``http://`` too with
-    ``allow_http=True``) over HTTP range requests, without downloading it:
-    see the module's documentation (``help(onnxzip._remote)``).
+    ``allow_http=True``; ``s3://BUCKET/KEY``) over HTTP range requests,
+    without downloading it: see the module's documentation
+    (``help(onnxzip._remote)``).
 
     ``timeout``: a transfer that receives no byte for this many seconds
     fails (NetworkTimeoutError); ``connect_timeout``: per connection
     attempt. ``retries``: further attempts of a request after a 5xx, 408,
     429, reset, timeout or short body (0 .. 100; with backoff from 0.25 s,
     doubled each time). ``max_redirects``: redirects followed (0 .. 50).
-    ``parallel``: ranges in flight at once (1 .. 64). ``token``: sent as
+    ``connections``: ranged requests in flight at once (1 .. 64; default
+    8; ``parallel`` is its old name: give one of them). ``chunk_size``:
+    large reads and fetch() are cut into requests of at most this many
+    bytes (an int, or a str such as ``"8M"``: K, M, G are 1024-based; at
+    least 64 KiB; None: the library's default, 8 MiB). ``token``: sent as
     ``Authorization: Bearer TOKEN`` to the URL's own origin (scheme, host,
     port) only, never to where it redirects (the Hub's signed CDN URLs);
     None (default): the Hugging Face token as huggingface_hub finds it
@@ -161,6 +232,23 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
     the C library's (``onnxzip_remote_options_init``). Servers must send a
     strong ETag or Last-Modified, so that a replaced file is detected.
 
+    For ``s3://`` URLs (spec 17.6): ``no_sign_request=True`` sends requests
+    unsigned (public buckets; no credentials are looked for);
+    ``profile``: the profile to read in the AWS files (default
+    ``AWS_PROFILE``, else ``default``; a profile given here wins over
+    credentials in the environment, as with the AWS CLI's ``--profile``);
+    ``region``: the region to sign for (default ``AWS_REGION``,
+    ``AWS_DEFAULT_REGION``, the profile's ``region``, else us-east-1);
+    ``endpoint_url``: an S3-compatible server (default
+    ``AWS_ENDPOINT_URL_S3``, ``AWS_ENDPOINT_URL``, the profile's
+    ``endpoint_url``, else AWS; ``http://`` needs ``allow_http=True``);
+    ``addressing``: ``"path"`` (``ENDPOINT/BUCKET/KEY``), ``"virtual"``
+    (``BUCKET.HOST/KEY``) or ``"auto"``: virtual on AWS, path for other
+    endpoints. Without credentials open_url() raises InvalidArgumentError
+    saying where it looked; S3's refusals raise NetworkError quoting S3's
+    error code and message (``NoSuchKey``, ``SignatureDoesNotMatch``,
+    ``AuthorizationHeaderMalformed`` with the region S3 expects).
+
     Returns a :class:`RemoteArchive`; use it as a context manager.
     """
     if not isinstance(url, str):
@@ -171,19 +259,28 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
     connect_ms = _args.milliseconds(connect_timeout, "connect_timeout", _MAX_SECONDS)
     n_retries = _args.bounded(retries, "retries", 0, 100)
     redirects = _args.bounded(max_redirects, "max_redirects", 0, 50)
-    n_parallel = _args.bounded(parallel, "parallel", 1, 64)
+    n_parallel = _connections(connections, parallel)
+    chunk = _chunk_size(chunk_size)
     ca = None if ca_file is None else _args.path(ca_file, "ca_file")
     if "\0" in url:
         raise make("EINVAL", "url must not contain NUL characters")
     bearer = _token(token)
-    handle = _native.open_url(url, allow_http, ca, connect_ms, stall_ms, n_retries, redirects, n_parallel, bearer)
+    if not isinstance(no_sign_request, bool):
+        raise TypeError(f"no_sign_request must be a bool, not {type(no_sign_request).__name__}")
+    s3 = (_text(profile, "profile"), _text(region, "region"), _text(endpoint_url, "endpoint_url"),
+          _ADDRESSING[_args.choice(addressing, "addressing", _ADDRESSING)])
+    handle = _native.open_url(url, allow_http, ca, connect_ms, stall_ms, n_retries, redirects, n_parallel, bearer,
+                              no_sign_request, *s3, chunk)
     return RemoteArchive(handle, handle.path())
 
 
 def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[str]] = None,
           progress: Optional[Progress] = None, token: Token = None, allow_http: bool = False,
           timeout: float = 30.0, connect_timeout: float = 10.0, retries: int = 4, max_redirects: int = 5,
-          parallel: int = 4, ca_file: Optional[_args.PathArg] = None) -> None:
+          connections: Optional[int] = None, chunk_size: Union[None, int, str] = None,
+          ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
+          region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
+          parallel: Optional[int] = None) -> None:
     """Downloads the archive at ``url`` to ``path``, as ``onnxzip fetch``
     does (the network options are :func:`open_url`'s).
 
@@ -204,8 +301,11 @@ def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[s
     far and in all, at most about once per MiB and at the end. An exception
     it raises ends the download and propagates, leaving no file behind (no
     .part either); so does Ctrl-C (KeyboardInterrupt) in the main thread.
+    Any failure (S3's refusals too) leaves no ``path``.
     """
     _fetch_args(path, tensors, progress)  # before any request
     with open_url(url, token=token, allow_http=allow_http, timeout=timeout, connect_timeout=connect_timeout,
-                  retries=retries, max_redirects=max_redirects, parallel=parallel, ca_file=ca_file) as a:
+                  retries=retries, max_redirects=max_redirects, connections=connections, chunk_size=chunk_size,
+                  ca_file=ca_file, no_sign_request=no_sign_request, profile=profile, region=region,
+                  endpoint_url=endpoint_url, addressing=addressing, parallel=parallel) as a:
         a.fetch(path, tensors=tensors, progress=progress)
