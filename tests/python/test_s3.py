@@ -50,25 +50,25 @@ MiB = 1 << 20
 
 # ---- servers and objects -------------------------------------------------------
 
-def _server(region):
+def _server(region, tmp_path_factory):
     binary = versitygw_binary()
     if not binary or not os.access(binary, os.X_OK):
         pytest.fail(f"ONNXZIP_VERSITYGW={binary!r} is not an executable: the S3 tests need versitygw. "
                     "tests/run.sh builds it; by hand: tests/remote/versitygw.sh BUILDDIR/versitygw",
                     pytrace=False)
-    return VersityGW(binary, region=region)
+    return VersityGW(binary, region=region, workdir=str(tmp_path_factory.mktemp("versitygw")))
 
 
 @pytest.fixture(scope="module")
-def gw(remote_build):
-    with _server("us-east-1") as g:
+def gw(remote_build, tmp_path_factory):
+    with _server("us-east-1", tmp_path_factory) as g:
         yield g
 
 
 @pytest.fixture(scope="module")
-def gw_eu(remote_build):
+def gw_eu(remote_build, tmp_path_factory):
     """A server whose region is not the default one (us-east-1)."""
-    with _server("eu-north-1") as g:
+    with _server("eu-north-1", tmp_path_factory) as g:
         g.client().create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": "eu-north-1"})
         yield g
 

@@ -71,9 +71,12 @@ class VersityGW:
     """versitygw serving a temporary posix directory on a free port of
     127.0.0.1, root credentials random per instance."""
 
-    def __init__(self, binary: str, region: str = "us-east-1") -> None:
+    def __init__(self, binary: str, region: str = "us-east-1", workdir: str | None = None) -> None:
         self.binary = binary
         self.region = region
+        # Where its directory goes: tempfile's default may be a tmpfs, whose
+        # extended attributes (versitygw keeps ETags there) older kernels lack.
+        self.workdir = workdir
         self.access = "AKOZ" + secrets.token_hex(8).upper()
         self.secret = "ozsecret" + secrets.token_hex(16)
         self.prefix = ""
@@ -95,7 +98,7 @@ class VersityGW:
         if not (self.binary and os.access(self.binary, os.X_OK)):
             raise RuntimeError(f"versitygw binary {self.binary!r} is not an executable "
                                "(tests/remote/versitygw.sh BUILDDIR/versitygw builds it)")
-        self.prefix = tempfile.mkdtemp(prefix="oz-versitygw-")
+        self.prefix = tempfile.mkdtemp(prefix="oz-versitygw-", dir=self.workdir)
         for sub in ("data", "iam"):
             os.mkdir(os.path.join(self.prefix, sub), 0o700)
         try:
