@@ -670,6 +670,25 @@ ONNXZIP_API void onnxzip_remote_options_init(onnxzip_remote_options *opts);
  * remotely (a classic .onnx: ONNXZIP_ENOTZIP). An entry preceding
  * __MODEL_PROTO that is followed by dead space (an interrupted set-model,
  * spec 15.3) fails its first read with ONNXZIP_ELOCAL: fetch the file whole.
+ * s3://BUCKET/KEY (spec 17.6): the key taken as written, mapped to
+ * https://BUCKET.s3.REGION.amazonaws.com/KEY on AWS (path-style
+ * https://s3.REGION.amazonaws.com/BUCKET/KEY for a bucket name with dots or
+ * capitals), to ENDPOINT/BUCKET/KEY for another endpoint (s3_addressing
+ * forces either), the key percent-encoded. Requests are signed with AWS
+ * Signature Version 4 by libcurl (x-amz-content-sha256: UNSIGNED-PAYLOAD;
+ * x-amz-security-token with a session token) unless s3_no_sign, with the
+ * credentials AWS's tools find: $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY,
+ * $AWS_SESSION_TOKEN (unless s3_profile names a profile), else the
+ * profile's in $AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials) and
+ * $AWS_CONFIG_FILE (~/.aws/config); credential processes, SSO and
+ * instance roles are not read. None found: ONNXZIP_EINVAL, naming where it
+ * looked. No redirect is followed (a 301 is ONNXZIP_EHTTP naming the
+ * region or endpoint S3 wants). S3's error replies are quoted in
+ * ONNXZIP_EHTTP's message ("S3 NoSuchKey: ...", "S3
+ * SignatureDoesNotMatch: ...", with what signed: the credentials' source
+ * and key id as "AKIA...WXYZ"); a secret key or session token never
+ * appears in a message. onnxzip_archive_path() is the s3:// URL. A bearer
+ * token with an s3:// URL is ONNXZIP_EINVAL.
  * Returns ONNXZIP_EUNSUPPORTED in builds without libcurl. */
 ONNXZIP_API int onnxzip_open_url(const char *url, const onnxzip_remote_options *opts, onnxzip_archive **out);
 

@@ -18,7 +18,8 @@ export lay it out (foreign_zip()).
 
 Placeholders are filled in, and only these: `[--json]` -> `--json`,
 `TENSOR` -> `fc1.weight`, `[--tensors 'PATTERN']` dropped. Lines naming an
-https:// URL are left to tests/remote/run.py (they need a server).
+https:// URL are left to tests/remote/run.py, and s3:// ones to
+tests/python/test_s3.py (they need a server, a bucket).
 
 Afterwards independent readers check the results: onnx.load for the unpacked
 models and the new graph, numpy for the extracted tensor, zipfile for the
@@ -169,7 +170,7 @@ def main(argv):
         lines = cli_lines()
         check(len(lines) >= 15, "README: the command-line examples were found", str(len(lines)))
         for line in lines:
-            if "https://" in line:
+            if "https://" in line or "s3://" in line:
                 continue
             for a, b in SUBST:
                 line = line.replace(a, b)
