@@ -50,18 +50,18 @@ MiB = 1 << 20
 
 # ---- servers and objects -------------------------------------------------------
 
-def _server(region, tmp_path_factory):
+def _server(region, tmp_path_factory, **kw):
     binary = versitygw_binary()
     if not binary or not os.access(binary, os.X_OK):
         pytest.fail(f"ONNXZIP_VERSITYGW={binary!r} is not an executable: the S3 tests need versitygw. "
                     "tests/run.sh builds it; by hand: tests/remote/versitygw.sh BUILDDIR/versitygw",
                     pytrace=False)
-    return VersityGW(binary, region=region, workdir=str(tmp_path_factory.mktemp("versitygw")))
+    return VersityGW(binary, region=region, workdir=str(tmp_path_factory.mktemp("versitygw")), **kw)
 
 
 @pytest.fixture(scope="module")
 def gw(remote_build, tmp_path_factory):
-    with _server("us-east-1", tmp_path_factory) as g:
+    with _server("us-east-1", tmp_path_factory, virtual_domain="localhost") as g:
         yield g
 
 
@@ -482,6 +482,33 @@ def test_endpoint_precedence_python(gw, store, arcs, tmp_path, use_env):
     _write(cfg, f"[default]\nendpoint_url = {gw.endpoint}\n")
     use_env(env)
     _py_all(arcs["a"], tmp_path)
+
+
+def test_addressing_cli(onnxzip_cli, gw, store, arcs, tmp_path):
+    """A custom endpoint is addressed path-style (auto); --s3-addressing
+    virtual / addressing="virtual" puts the bucket in the host name
+    (BUCKET.localhost, which the server maps back with --virtual-domain)."""
+    with RecordingProxy(gw.endpoint) as px:
+        port = px.endpoint.rsplit(":", 1)[1]
+        env = _env(tmp_path, gw, AWS_ENDPOINT_URL=f"http://localhost:{port}")
+        for style, host, path in (("auto", f"localhost:{port}", f"/{BUCKET}/{KEY}"),
+                                  ("path", f"localhost:{port}", f"/{BUCKET}/{KEY}"),
+                                  ("virtual", f"{BUCKET}.localhost:{port}", f"/{KEY}")):
+            px.reset()
+            p = _cli(onnxzip_cli, gw, env, "ls", _url(), "--json", "--s3-addressing", style)
+            _check_ls(p, arcs["a"])
+            sent = px.sent()
+            assert sent and all((s.headers["host"], s.path) == (host, path) for s in sent), (style, sent)
+
+
+def test_addressing_python(gw, store, arcs, tmp_path, use_env):
+    with RecordingProxy(gw.endpoint) as px:
+        port = px.endpoint.rsplit(":", 1)[1]
+        use_env(_env(tmp_path, gw, AWS_ENDPOINT_URL=f"http://localhost:{port}"))
+        _py_all(arcs["a"], tmp_path, addressing="virtual")
+        sent = px.sent()
+    assert sent and all((s.headers["host"], s.path) == (f"{BUCKET}.localhost:{port}", f"/{KEY}")
+                        for s in sent), sent
 
 
 # ---- S3's errors -------------------------------------------------------------------

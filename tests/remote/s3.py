@@ -71,9 +71,13 @@ class VersityGW:
     """versitygw serving a temporary posix directory on a free port of
     127.0.0.1, root credentials random per instance."""
 
-    def __init__(self, binary: str, region: str = "us-east-1", workdir: str | None = None) -> None:
+    def __init__(self, binary: str, region: str = "us-east-1", workdir: str | None = None,
+                 virtual_domain: str | None = None) -> None:
         self.binary = binary
         self.region = region
+        # Virtual-hosted addressing: BUCKET.virtual_domain names the bucket
+        # ("localhost": curl resolves *.localhost to the loopback itself).
+        self.virtual_domain = virtual_domain
         # Where its directory goes: tempfile's default may be a tmpfs, whose
         # extended attributes (versitygw keeps ETags there) older kernels lack.
         self.workdir = workdir
@@ -120,8 +124,10 @@ class VersityGW:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ROOT_ACCESS_KEY_ID": self.access,
                "ROOT_SECRET_ACCESS_KEY": self.secret}
         args = [self.binary, "--port", f"{HOST}:{self.port}", "--region", self.region,
-                "--iam-dir", os.path.join(self.prefix, "iam"), "--health", "/healthz", "--quiet",
-                "posix", os.path.join(self.prefix, "data")]
+                "--iam-dir", os.path.join(self.prefix, "iam"), "--health", "/healthz", "--quiet"]
+        if self.virtual_domain:
+            args += ["--virtual-domain", self.virtual_domain]
+        args += ["posix", os.path.join(self.prefix, "data")]
         with open(os.path.join(self.prefix, "versitygw.log"), "ab") as log:
             self._proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                           start_new_session=True)
