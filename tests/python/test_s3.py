@@ -370,12 +370,18 @@ def test_credentials_in_the_config_file(onnxzip_cli, gw, store, arcs, tmp_path):
 
 
 def test_session_token_is_sent(gw, store, tmp_path, use_env, onnxzip_cli):
-    """AWS_SESSION_TOKEN goes out as x-amz-security-token: versitygw refuses
-    its root account with any token (InvalidToken), which only a request
-    carrying one gets; the proxy sees it; no message shows it."""
+    """AWS_SESSION_TOKEN (or a profile's aws_session_token) goes out as
+    x-amz-security-token: versitygw refuses its root account with any token
+    (InvalidToken), which only a request carrying one gets; the proxy sees
+    it; no message shows it."""
     with RecordingProxy(gw.endpoint) as px:
         env = _env(tmp_path, gw, AWS_SESSION_TOKEN=TOKEN, AWS_ENDPOINT_URL=px.endpoint)
         _cli_fails(onnxzip_cli, gw, env, tmp_path, "InvalidToken")
+        _write(tmp_path / "home" / "credentials",
+               f"[tok]\naws_access_key_id = {gw.access}\naws_secret_access_key = {gw.secret}\n"
+               f"aws_session_token = {TOKEN}\n")
+        _cli_fails(onnxzip_cli, gw, _env(tmp_path, gw, creds=False, AWS_ENDPOINT_URL=px.endpoint), tmp_path,
+                   "InvalidToken", "--profile", "tok")
         use_env(env)
         _py_fails(gw, tmp_path, "InvalidToken")
         sent = px.sent()
