@@ -479,6 +479,156 @@ static void test_cancel(char *dir)
     onnxzip_close(&r);
 }
 
+/* Chunked fetches: 64 KiB chunks, 8 connections, entries straddling chunks. */
+#define CHUNK 65536
+
+static onnxzip_remote_options chunk_opts(void)
+{
+    onnxzip_remote_options o = opts();
+    o.chunk_size = CHUNK;
+    o.parallel = 8;
+    return o;
+}
+
+static uint64_t file_size(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* OUT.part holding the source's bytes [from, to) of each span, and
+ * OUT.part.etag recording them as nginx's ETag ("mtime-size" in hex) names
+ * the source: what an interrupted fetch leaves. */
+static void fake_part(const char *out, const char *name, const uint64_t (*spans)[3], size_t n)
+{
+    part_files pf = part_files_of(out);
+    struct stat st;
+    CHECK(stat(local(name), &st) == 0);
+    FILE *src = fopen(local(name), "rb"), *dst = fopen(pf.part, "wb");
+    char meta[1000];
+    int k = snprintf(meta, sizeof meta, "%llu ETag \"%llx-%llx\"\n", (unsigned long long)st.st_size,
+                     (unsigned long long)st.st_mtime, (unsigned long long)st.st_size);
+    for (size_t i = 0; i < n && src && dst; i++) {
+        uint8_t *b = malloc((size_t)spans[i][2]);
+        fseek(src, (long)spans[i][0], SEEK_SET);
+        fseek(dst, (long)spans[i][0], SEEK_SET);
+        CHECK(fread(b, 1, (size_t)spans[i][2], src) == spans[i][2] && fwrite(b, 1, (size_t)spans[i][2], dst) == spans[i][2]);
+        free(b);
+        k += snprintf(meta + k, sizeof meta - (size_t)k, "%llu %llu %llu\n", (unsigned long long)spans[i][0],
+                      (unsigned long long)spans[i][1], (unsigned long long)spans[i][2]);
+    }
+    if (src) fclose(src);
+    if (dst) fclose(dst);
+    write_file(pf.meta, meta);
+}
+
+/* Bytes received and requests sent by fetch(out) of NAME with chunk_opts. */
+static int fetch_counted(const char *name, const char *out, uint64_t *got, uint64_t *requests)
+{
+    onnxzip_remote_options o = chunk_opts();
+    onnxzip_archive *r = NULL;
+    onnxzip_remote_stats a, b;
+    int rc = onnxzip_open_url(url(nginx, "files", name), &o, &r);
+    if (rc) return rc;
+    onnxzip_remote_get_stats(r, &a);
+    rc = onnxzip_fetch(r, out, NULL, NULL);
+    onnxzip_remote_get_stats(r, &b);
+    *got = b.bytes_received - a.bytes_received;
+    *requests = b.requests - a.requests;
+    onnxzip_close(&r);
+    return rc;
+}
+
+static void test_chunks(char *dir)
+{
+    write_archive("chunks.onnxzip", 6, 100003, 10, 21);
+    uint64_t size = file_size(local("chunks.onnxzip")), got = 0, req = 0, want = (size + CHUNK - 1) / CHUNK;
+    const char *out = tu_path(dir, "chunks.onnxzip");
+    CHECK_RC(fetch_counted("chunks.onnxzip", out, &got, &req), 0);
+    printf("chunked fetch: %llu bytes in %llu requests (%llu chunks)\n", (unsigned long long)got,
+           (unsigned long long)req, (unsigned long long)want);
+    CHECK(same_file(out, local("chunks.onnxzip")) && no_part_files(out) && got == size && req == want);
+    remove(out);
+    /* resumed: chunks 0-2 and part of chunk 5 on disk; only the rest is asked for */
+    const uint64_t spans[][3] = { { 0, 3 * CHUNK, 3 * CHUNK }, { 5 * CHUNK, 6 * CHUNK, 1000 } };
+    fake_part(out, "chunks.onnxzip", spans, 2);
+    CHECK_RC(fetch_counted("chunks.onnxzip", out, &got, &req), 0);
+    printf("resumed fetch: %llu bytes in %llu requests\n", (unsigned long long)got, (unsigned long long)req);
+    CHECK(same_file(out, local("chunks.onnxzip")) && no_part_files(out) && got == size - 3 * CHUNK - 1000 &&
+          req == want - 3);
+    remove(out);
+    /* resumed over bytes damaged on disk in chunk 2 (entry w1): refetched from w1 on, w0 kept */
+    fake_part(out, "chunks.onnxzip", spans, 2);
+    part_files pf = part_files_of(out);
+    FILE *f = fopen(pf.part, "r+b");
+    if (f) {
+        fseek(f, 2 * CHUNK + 5000, SEEK_SET);
+        fputc(~0x2a, f);
+        fclose(f);
+    }
+    CHECK_RC(fetch_counted("chunks.onnxzip", out, &got, &req), 0);
+    printf("resumed over damage: %llu bytes\n", (unsigned long long)got);
+    onnxzip_archive *l = NULL;
+    CHECK_RC(onnxzip_open(local("chunks.onnxzip"), 0, &l), 0);
+    const onnxzip_entry *w0 = l ? onnxzip_entry_at(l, 0) : NULL;
+    uint64_t w0_end = w0 ? w0->data_offset + w0->size : 0;
+    onnxzip_close(&l);
+    /* what the first round got before the checker stopped it, then all from w1 on: never w0 again */
+    CHECK(same_file(out, local("chunks.onnxzip")) && no_part_files(out) && got > size - 3 * CHUNK - 1000 &&
+          w0_end > 0 && w0_end < 2 * CHUNK + 5000 && got <= size - 3 * CHUNK - 1000 + size - w0_end);
+    remove(out);
+    /* damage at the origin, in a middle chunk: ECRC, nothing kept */
+    write_archive("chunkbad.onnxzip", 6, 100003, 10, 21);
+    flip("chunkbad.onnxzip", 3 * CHUNK + 77);
+    CHECK_RC(fetch_counted("chunkbad.onnxzip", out, &got, &req), ONNXZIP_ECRC);
+    CHECK(!exists(out) && no_part_files(out));
+}
+
+/* A shard over chunked spans: the kept entries' bytes only, in 64 KiB requests. */
+static void test_chunked_shard(char *dir)
+{
+    onnxzip_remote_options o = chunk_opts();
+    onnxzip_archive *r = NULL, *sh = NULL;
+    const char *out = tu_path(dir, "cshard.onnxzip"), *pat[] = { "w[1235]" };
+    CHECK_RC(onnxzip_open_url(url(nginx, "files", "chunks.onnxzip"), &o, &r), 0);
+    if (!r) return;
+    onnxzip_remote_stats a, b;
+    onnxzip_remote_get_stats(r, &a);
+    CHECK_RC(onnxzip_fetch_tensors(r, out, pat, 1, NULL, NULL), 0);
+    onnxzip_remote_get_stats(r, &b);
+    uint64_t spans = 0, requests = 0;
+    const char *runs[][2] = { { "w1", "w3" }, { "w5", "w5" } };
+    for (int i = 0; i < 2; i++) {
+        const onnxzip_entry *e0 = NULL, *e1 = NULL;
+        for (size_t k = 0; k < onnxzip_entry_count(r); k++) {
+            const onnxzip_entry *e = onnxzip_entry_at(r, k);
+            if (!strcmp(e->name, runs[i][0])) e0 = e;
+            if (!strcmp(e->name, runs[i][1])) e1 = e;
+        }
+        uint64_t len = e0 && e1 ? e1->data_offset + e1->size - e0->header_offset : 0;
+        spans += len;
+        requests += (len + CHUNK - 1) / CHUNK;
+    }
+    printf("chunked shard: %llu bytes in %llu requests for spans of %llu bytes\n",
+           (unsigned long long)(b.bytes_received - a.bytes_received), (unsigned long long)(b.requests - a.requests),
+           (unsigned long long)spans);
+    CHECK(b.bytes_received - a.bytes_received == spans && b.requests - a.requests == requests);
+    CHECK_RC(onnxzip_open(out, ONNXZIP_OPEN_VERIFY, &sh), 0);
+    if (sh) {
+        CHECK(onnxzip_entry_count(sh) == 5 && onnxzip_tensor_count(sh) == 4);
+        for (int i = 1; i < 6; i++) {
+            char n[8];
+            snprintf(n, sizeof n, "w%d", i);
+            const onnxzip_tensor *t = onnxzip_find_tensor(sh, n);
+            uint8_t *p = payload(100003, 21 + (uint32_t)i);
+            CHECK(i == 4 ? t == NULL : t && t->nbytes == 100003 && !memcmp(t->data, p, 100003));
+            free(p);
+        }
+    }
+    onnxzip_close(&sh);
+    onnxzip_close(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -502,6 +652,8 @@ int main(int argc, char **argv)
     test_fetch(dir);
     test_shard(dir);
     test_cancel(dir);
+    test_chunks(dir);
+    test_chunked_shard(dir);
     tu_rmtree(dir);
     free(dir);
     return tu_finish("remote");

@@ -1,7 +1,9 @@
 /* onnxzip_fetch_tensors(): a shard of an archive, local or remote: the
- * main graph's initializers whose names match, each entry fetched once and
- * checked against the source's CRC-32 and XXH3, written with a model in
- * which the others are graph inputs (onnx_walk's OZ_TO_INPUT). */
+ * main graph's initializers whose names match, each entry fetched once (the
+ * kept entries' spans in chunk-size requests over the handle's connections,
+ * a window at a time) and checked against the source's CRC-32 and XXH3,
+ * written with a model in which the others are graph inputs (onnx_walk's
+ * OZ_TO_INPUT). */
 #include <stdio.h>
 #include <xxhash.h>
 
@@ -97,69 +99,80 @@ static int visit(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
 /* Entry i's data at `d`, checked against the source's digests, written. */
 static int copy_entry(shard *s, size_t i, const uint8_t *d, onnxzip_writer *w)
 {
-    const onnxzip_entry *e = &s->a->zip.entries[i].pub;
+    const oz_zentry *e = &s->a->zip.entries[i];
     oz_checksum cs;
     oz_checksum_init(&cs);
-    oz_checksum_update(&cs, d, e->size);
-    uint64_t xxh = XXH3_64bits_digest(&cs.xxh);
-    if (cs.crc != e->crc32)
-        return oz_err(ONNXZIP_ECRC, (int64_t)e->data_offset, "%s: entry '%s': CRC-32 of the data is %08x, the "
-                      "archive records %08x", s->a->path, e->name, cs.crc, e->crc32);
-    if (e->has_xxh3 && xxh != e->xxh3)
-        return oz_err(ONNXZIP_EDIGEST, (int64_t)e->data_offset, "%s: entry '%s': XXH3-64 of the data is %016llx, "
-                      "the archive records %016llx", s->a->path, e->name, (unsigned long long)xxh,
-                      (unsigned long long)e->xxh3);
-    return onnxzip_writer_add_memory(w, e->name, d, (size_t)e->size);
+    oz_checksum_update(&cs, d, e->pub.size);
+    int rc = oz_entry_check_digests(e, s->a->path, cs.crc, XXH3_64bits_digest(&cs.xxh));
+    return rc ? rc : onnxzip_writer_add_memory(w, e->pub.name, d, (size_t)e->pub.size);
 }
 
-/* A run of kept entries side by side in the file (entries tile it): one
- * span, headers included, read at once (in parallel pieces when remote). */
-static int copy_run(shard *s, const uint32_t *run, size_t n, onnxzip_writer *w)
+/* Kept entries (in file order) read together: runs of adjacent ones are
+ * spans, headers included, all cut into chunk-size requests in flight at
+ * once when remote. */
+typedef struct batch {
+    uint32_t *e;
+    size_t ne;
+    oz_file_span *sp;
+    size_t nsp;
+    uint64_t bytes;
+} batch;
+
+static int copy_batch(shard *s, batch *b, onnxzip_writer *w)
 {
-    const oz_zentry *first = &s->a->zip.entries[run[0]], *last = &s->a->zip.entries[run[n - 1]];
-    uint64_t from = first->pub.header_offset, to = last->pub.data_offset + last->pub.size;
-    uint8_t *buf = malloc(to > from ? (size_t)(to - from) : 1);
+    const oz_zentry *z = s->a->zip.entries;
+    uint8_t *buf = malloc(b->bytes ? (size_t)b->bytes : 1);
     if (!buf) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (%llu bytes)", s->a->path,
-                            (unsigned long long)(to - from));
-    int rc = oz_span_read(s->a, from, to, buf);
-    for (size_t k = 0; k < n && !rc; k++) {
-        const oz_zentry *e = &s->a->zip.entries[run[k]];
-        rc = oz_entry_check_header(s->a, run[k], buf + (e->pub.header_offset - from));
-        if (!rc) rc = copy_entry(s, run[k], buf + (e->pub.data_offset - from), w);
+                            (unsigned long long)b->bytes);
+    int rc = oz_spans_read(s->a, b->sp, b->nsp, buf);
+    uint64_t base = 0; /* where span j starts in buf */
+    for (size_t k = 0, j = 0; k < b->ne && !rc; k++) {
+        const oz_zentry *e = &z[b->e[k]];
+        for (; e->pub.header_offset >= b->sp[j].to; j++) base += b->sp[j].to - b->sp[j].from;
+        const uint8_t *h = buf + base + (e->pub.header_offset - b->sp[j].from);
+        rc = oz_entry_check_header(s->a, b->e[k], h);
+        if (!rc) rc = copy_entry(s, b->e[k], h + (e->pub.data_offset - e->pub.header_offset), w);
     }
     free(buf);
+    b->ne = b->nsp = 0;
+    b->bytes = 0;
     return rc;
 }
 
-/* Runs are cut at this many bytes (memory held at once), or at an entry
- * that is not kept. */
-#define RUN_MAX ((uint64_t)64 << 20)
+/* Adds entry i to the batch: to the last span when it follows it. */
+static void add(batch *b, const oz_zentry *e, uint32_t i)
+{
+    uint64_t from = e->pub.header_offset, to = e->pub.data_offset + e->pub.size;
+    if (b->nsp && b->sp[b->nsp - 1].to == from) b->sp[b->nsp - 1].to = to;
+    else b->sp[b->nsp++] = (oz_file_span){ from, to };
+    b->e[b->ne++] = i;
+    b->bytes += to - from;
+}
 
 static int copy_entries(shard *s, onnxzip_writer *w, void (*progress)(void *, uint64_t, uint64_t), void *user)
 {
     const oz_zip *z = &s->a->zip;
-    uint32_t *k = oz_zip_by_offset(z->entries, z->n), *run = malloc((z->n ? z->n : 1) * sizeof *run);
-    int rc = k && run ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    uint64_t total = 0, done = 0, bytes = 0;
+    size_t cap = z->n ? z->n : 1;
+    uint32_t *k = oz_zip_by_offset(z->entries, z->n);
+    batch b = { .e = malloc(cap * sizeof *b.e), .sp = malloc(cap * sizeof *b.sp) };
+    int rc = k && b.e && b.sp ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    uint64_t total = 0, done = 0, window = oz_spans_window(s->a);
     for (size_t i = 0; i < z->n && !rc; i++)
         total += s->keep_entry[i] && i != z->model_index ? z->entries[i].pub.size : 0;
-    size_t n = 0;
     for (size_t j = 0; j <= z->n && !rc; j++) {
-        int keep = j < z->n && s->keep_entry[k[j]] && k[j] != z->model_index;
-        if (n && (!keep || bytes >= RUN_MAX)) { /* the run ends before entry j */
-            rc = copy_run(s, run, n, w);
-            for (size_t m = 0; m < n; m++) done += z->entries[run[m]].pub.size;
+        const oz_zentry *e = j < z->n ? &z->entries[k[j]] : NULL;
+        if (e && (!s->keep_entry[k[j]] || k[j] == z->model_index)) continue;
+        /* memory: a window's worth at a time (or one larger entry alone) */
+        if (b.ne && (!e || b.bytes + (e->pub.data_offset + e->pub.size - e->pub.header_offset) > window)) {
+            for (size_t m = 0; m < b.ne; m++) done += z->entries[b.e[m]].pub.size;
+            rc = copy_batch(s, &b, w);
             if (!rc) rc = oz_progress(progress, user, done, total);
-            n = 0;
-            bytes = 0;
         }
-        if (keep) {
-            run[n++] = k[j];
-            bytes += z->entries[k[j]].pub.size;
-        }
+        if (e && !rc) add(&b, e, k[j]);
     }
     free(k);
-    free(run);
+    free(b.e);
+    free(b.sp);
     return rc;
 }
 

@@ -23,9 +23,16 @@ typedef struct oz_remote {
  * on first use. */
 int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst);
 
-/* The file's bytes [from, to) of a local or remote archive handle into
- * `dst` (remote: in pieces fetched in parallel). */
-int oz_span_read(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst);
+/* The file's bytes of spans s[0..n), one after the other into `dst`
+ * (remote: all cut into chunk-size requests in flight together). */
+typedef struct oz_file_span {
+    uint64_t from, to;
+} oz_file_span;
+int oz_spans_read(onnxzip_archive *a, const oz_file_span *s, size_t n, uint8_t *dst);
+
+/* Bytes worth reading in one batch of oz_spans_read(): a round of the
+ * handle's connections (parallel x chunk size), at least 64 MiB. */
+uint64_t oz_spans_window(const onnxzip_archive *a);
 
 /* Entry `i`'s local header, read at `h` (data_offset - header_offset
  * bytes), checked once for a remote handle (a local one was at open). */

@@ -216,9 +216,28 @@ int oz_remote_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset,
     return read_entry(a, i, t->file_offset - a->zip.entries[i].pub.data_offset + offset, len, dst);
 }
 
-static int span_remote(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst)
+static int spans_remote(onnxzip_archive *a, const oz_file_span *s, size_t n, uint8_t *dst)
 {
-    return oz_http_read(a->remote->http, from, to - from, dst);
+    oz_http *h = a->remote->http;
+    uint64_t chunk = oz_http_chunk(h);
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++) k += oz_http_split(NULL, s[j].from, s[j].to - s[j].from, chunk, NULL, NULL);
+    oz_http_range *r = malloc((k ? k : 1) * sizeof *r);
+    oz_http_into *into = malloc((n ? n : 1) * sizeof *into);
+    int rc = r && into ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory (HTTP requests)");
+    for (size_t j = 0, m = 0; j < n && !rc; dst += s[j].to - s[j].from, j++) {
+        into[j] = (oz_http_into){ dst, s[j].from };
+        m += oz_http_split(r + m, s[j].from, s[j].to - s[j].from, chunk, oz_http_copy_sink, &into[j]);
+    }
+    if (!rc) rc = oz_http_get(h, r, k);
+    free(r);
+    free(into);
+    return rc;
+}
+
+static uint64_t window_remote(const onnxzip_archive *a)
+{
+    return oz_http_chunk(a->remote->http) * oz_http_parallel(a->remote->http);
 }
 
 /* Asks the archive's URL itself (not where it last redirected to: a
@@ -253,20 +272,33 @@ int oz_remote_check(onnxzip_archive *a)
     return oz_remote_stream(a, 0, NULL, NULL);
 }
 
-static int span_remote(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst)
+static int spans_remote(onnxzip_archive *a, const oz_file_span *s, size_t n, uint8_t *dst)
 {
-    (void)from, (void)to, (void)dst;
+    (void)s, (void)n, (void)dst;
     return oz_remote_stream(a, 0, NULL, NULL);
+}
+
+static uint64_t window_remote(const onnxzip_archive *a)
+{
+    (void)a;
+    return 0;
 }
 
 #endif
 
-int oz_span_read(onnxzip_archive *a, uint64_t from, uint64_t to, uint8_t *dst)
+int oz_spans_read(onnxzip_archive *a, const oz_file_span *s, size_t n, uint8_t *dst)
 {
-    if (to <= from) return 0;
-    if (a->remote) return span_remote(a, from, to, dst);
-    memcpy(dst, a->base + from, (size_t)(to - from));
+    if (a->remote) return spans_remote(a, s, n, dst);
+    for (size_t j = 0; j < n; dst += s[j].to - s[j].from, j++) memcpy(dst, a->base + s[j].from, s[j].to - s[j].from);
     return 0;
+}
+
+#define WINDOW_MIN ((uint64_t)64 << 20)
+
+uint64_t oz_spans_window(const onnxzip_archive *a)
+{
+    uint64_t w = a->remote ? window_remote(a) : 0;
+    return w > WINDOW_MIN ? w : WINDOW_MIN;
 }
 
 int oz_entry_check_header(onnxzip_archive *a, size_t i, const uint8_t *h)
