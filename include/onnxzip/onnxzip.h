@@ -632,7 +632,8 @@ ONNXZIP_API void onnxzip_remote_options_init(onnxzip_remote_options *opts);
  *     checks every local header at open (ONNXZIP_ELOCAL, ONNXZIP_EALIGN...).
  *     Such reads may be issued from several threads at once; they share
  *     the handle's connections and run one call at a time (a large read
- *     is itself split into ranges fetched in parallel).
+ *     is itself cut into requests of `chunk_size` bytes, `parallel` of
+ *     them in flight at once over reused connections).
  *   - inline and typed tensors live in the model, which is in memory.
  *   - onnxzip_verify() streams the file once, in order, checking every local
  *     header and every entry's CRC-32 and XXH3.
@@ -707,15 +708,20 @@ typedef struct onnxzip_remote_stats {
  * ONNXZIP_EINVAL for a local handle. */
 ONNXZIP_API int onnxzip_remote_get_stats(const onnxzip_archive *a, onnxzip_remote_stats *stats);
 
-/* Downloads the remote archive `a` to `path`: the file byte for byte, in
- * ranges of which `opts->parallel` are in flight at once, into `path`.part
- * beside it (with `path`.part.etag recording the pinned validator), every
- * local header checked and every entry's CRC-32 and XXH3 verified as its
- * bytes arrive; renamed to `path` when complete and verified. A download
- * that was interrupted (network failure, kill) leaves the .part files, and
- * the next call for the same `path` resumes it when the origin still serves
- * the same file (same validator and size): the bytes already there are
- * checked again from disk, and only the rest is fetched. Missing parent
+/* Downloads the remote archive `a` to `path`: the file byte for byte, cut
+ * into chunks of the handle's `chunk_size` (wherever entries begin), of
+ * which `parallel` requests are in flight at once over reused connections,
+ * each written at its offset into `path`.part beside it; a checker thread
+ * reads the file back in order as far as it is complete and checks every
+ * local header and every entry's CRC-32 and XXH3 (a fault stops the
+ * transfers); renamed to `path` when every chunk is there and checked.
+ * `path`.part.etag records the pinned validator and the byte ranges on
+ * disk (spec 17.5). A download that was interrupted (network failure, kill)
+ * leaves the .part files, and the next call for the same `path` resumes it
+ * when the origin still serves the same file (same validator and size):
+ * only the missing chunks are fetched, and the bytes already there are
+ * checked again from disk (damaged ones are fetched again from the last
+ * entry found whole). Missing parent
  * directories of `path` are created; removed again on failure, unless the
  * .part files are kept for resuming. `progress` may be NULL. Returns 0; the
  * errors of onnxzip_open_url() and onnxzip_verify(); or the outputs'
@@ -733,8 +739,10 @@ ONNXZIP_API int onnxzip_fetch(onnxzip_archive *a, const char *path,
  * version 4 do), so that the shard's model is valid ONNX and its runtime
  * supplies them. Every other tensor (inline ones, attribute and sparse
  * tensors, subgraphs' initializers) is kept. Each kept entry is read once
- * (`a` may be remote: its bytes are fetched, ranges in parallel; or local),
- * one at a time in memory, checked against `a`'s CRC-32 and XXH3
+ * (`a` may be remote: runs of adjacent kept entries are fetched cut into
+ * `chunk_size` requests, `parallel` in flight; or local), a window of about
+ * parallel x chunk_size bytes (at least 64 MiB, or one larger entry) in
+ * memory at a time, each checked against `a`'s CRC-32 and XXH3
  * (ONNXZIP_ECRC, ONNXZIP_EDIGEST) and written under its own name; the
  * model's other fields are copied byte for byte. `progress` (may be NULL)
  * gets bytes of kept entries done and their total. Returns 0;
