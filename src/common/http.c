@@ -591,9 +591,10 @@ static int run(oz_http *h, xfer *x, size_t n)
         int running = 0;
         curl_multi_perform(h->multi, &running);
         CURLMsg *m;
-        int left;
+        int left, ended = 0;
         while ((m = curl_multi_info_read(h->multi, &left))) {
             if (m->msg != CURLMSG_DONE) continue;
+            ended = 1;
             xfer *done = NULL;
             curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&done);
             CURLcode res = m->data.result;
@@ -601,7 +602,10 @@ static int run(oz_http *h, xfer *x, size_t n)
             finish(&b, done, res);
             if (done->complete && done->r) recycle(&b, done);
         }
-        if (!b.rc && b.finished < n) curl_multi_poll(h->multi, NULL, 0, (int)(b.active ? 100 : wait), NULL);
+        /* A transfer ended: its slot is refilled at once, not after a poll
+         * that nothing may wake (with none active, for `wait`: 1 s). */
+        if (!b.rc && b.finished < n && !ended)
+            curl_multi_poll(h->multi, NULL, 0, (int)(b.active ? 100 : wait), NULL);
     }
     for (size_t i = 0; i < n; i++) {
         if (x[i].e) {
