@@ -18,7 +18,7 @@ const char cli_remote_usage[] =
     "      --ca-file FILE      trust the PEM certificates in FILE instead of the system's\n"
     "      --timeout MS        fail a transfer that receives nothing for MS ms (30000)\n"
     "      --retries N         retry a failed request N times, with backoff (4)\n"
-    "      --connections N     ranged requests in flight at once, 1 to 64 (8);\n"
+    "      --connections N     ranged requests in flight at once, 1 to 64 (16);\n"
     "                          --parallel N is its old name\n"
     "      --chunk-size SIZE   split large reads into requests of SIZE bytes (K, M, G\n"
     "                          suffixes; at least 64K; default 8M)\n"

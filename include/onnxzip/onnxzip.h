@@ -552,7 +552,7 @@ typedef struct onnxzip_remote_options {
                                     each next one (default 250) */
     unsigned max_redirects;      /* redirects followed (default 5; 0: none) */
     unsigned parallel;           /* connections: ranged requests in flight
-                                    at once (default 8; the CLI's
+                                    at once (default 16; the CLI's
                                     --connections) */
     uint32_t tail_bytes;         /* size of the first request, the file's last
                                     bytes (default 65536; at least 4096) */

@@ -196,7 +196,7 @@ def _connections(connections: Optional[int], parallel: Optional[int]) -> int:
         raise TypeError("give connections or parallel (its old name), not both")
     if parallel is not None:
         return _args.bounded(parallel, "parallel", 1, 64)
-    return _args.bounded(8 if connections is None else connections, "connections", 1, 64)
+    return _args.bounded(16 if connections is None else connections, "connections", 1, 64)
 
 
 def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout: float = 30.0,
@@ -216,7 +216,7 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
     429, reset, timeout or short body (0 .. 100; with backoff from 0.25 s,
     doubled each time). ``max_redirects``: redirects followed (0 .. 50).
     ``connections``: ranged requests in flight at once (1 .. 64; default
-    8; ``parallel`` is its old name: give one of them). ``chunk_size``:
+    16; ``parallel`` is its old name: give one of them). ``chunk_size``:
     large reads and fetch() are cut into requests of at most this many
     bytes (an int, or a str such as ``"8M"``: K, M, G are 1024-based; at
     least 64 KiB; None: the library's default, 8 MiB). ``token``: sent as
