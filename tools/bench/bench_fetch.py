@@ -51,6 +51,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -109,7 +110,10 @@ def clean(out: str) -> None:
             os.unlink(p)
 
 
-def timed(argv: list[str], out: str, size: int, env: dict | None = None) -> float:
+Run = tuple[list[str], Optional[dict[str, str]]]  # argv, environment (None: this one)
+
+
+def timed(argv: list[str], out: str, size: int, env: Optional[dict[str, str]] = None) -> float:
     clean(out)
     t = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
@@ -120,7 +124,7 @@ def timed(argv: list[str], out: str, size: int, env: dict | None = None) -> floa
     return took
 
 
-def medians(runs: dict[str, tuple[list[str], dict | None]], out: str, size: int, reps: int = 3) -> dict[str, float]:
+def medians(runs: dict[str, Run], out: str, size: int, reps: int = 3) -> dict[str, float]:
     """Median seconds of each client, runs alternated so that all see the
     same machine load."""
     times: dict[str, list[float]] = {k: [] for k in runs}
@@ -160,7 +164,7 @@ def f1_capped(cli: Cli, ng: Nginx, name: str, size: int, workdir: str) -> None:
     row("F1 capped: one connection", f"curl -r 0-64M: {capped_rate(url, workdir) / MiB:.1f} MiB/s",
         f"limit_rate {ng.capped_rate}", "-", "-")
     counts = [cli.default_conns] + [n for n in (8, 16) if n != cli.default_conns]
-    runs = {str(n): (cli.fetch(url, out, n), None) for n in counts}
+    runs: dict[str, Run] = {str(n): (cli.fetch(url, out, n), None) for n in counts}
     runs["aria"] = (ARIA + ["-d", workdir, "-o", "out.onnxzip", url], None)
     m = medians(runs, out, size)
     for n in counts:
@@ -228,8 +232,10 @@ def f3_s3(cli: Cli, vgw_exe: str, archive: str, size: int, workdir: str) -> None
         if cli.s3:
             env = dict(os.environ, AWS_ACCESS_KEY_ID=gw.access, AWS_SECRET_ACCESS_KEY=gw.secret,
                        AWS_REGION=gw.region, AWS_ENDPOINT_URL=gw.endpoint)
-            env.pop("AWS_PROFILE", None)
-            ours, how = (cli.fetch(f"s3://{BUCKET}/{name}", out), env), f"s3://{BUCKET}/{name}"
+            for k in ("AWS_PROFILE", "AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN"):  # they would win
+                env.pop(k, None)
+            ours: Run = (cli.fetch(f"s3://{BUCKET}/{name}", out), env)
+            how = f"s3://{BUCKET}/{name}"
         else:
             ours, how = (cli.fetch(signed, out), None), "presigned URL"
         m = medians({"aria": (ARIA + ["-d", workdir, "-o", "out.onnxzip", signed], None), "oz": ours}, out, size)
