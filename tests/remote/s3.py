@@ -39,20 +39,18 @@ from __future__ import annotations
 import http.client
 import os
 import secrets
-import shutil
-import signal
-import socket
-import subprocess
+import sys
 import tempfile
 import threading
-import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from servers import HOST, Daemon, _free_port  # noqa: E402
+
 __all__ = ["VersityGW", "RecordingProxy", "Sent", "versitygw_binary"]
 
-HOST = "127.0.0.1"
 _HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "te", "upgrade"}
 
 
@@ -61,13 +59,7 @@ def versitygw_binary() -> str:
     return os.environ.get("ONNXZIP_VERSITYGW", "")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
-class VersityGW:
+class VersityGW(Daemon):
     """versitygw serving a temporary posix directory on a free port of
     127.0.0.1, root credentials random per instance."""
 
@@ -83,10 +75,10 @@ class VersityGW:
         self.workdir = workdir
         self.access = "AKOZ" + secrets.token_hex(8).upper()
         self.secret = "ozsecret" + secrets.token_hex(16)
-        self.prefix = ""
-        self.port = 0
         self.endpoint = ""
-        self._proc: subprocess.Popen[bytes] | None = None
+        super().__init__()
+
+    NAME = "versitygw"
 
     def log(self) -> str:
         """versitygw's output so far."""
@@ -102,19 +94,10 @@ class VersityGW:
         if not (self.binary and os.access(self.binary, os.X_OK)):
             raise RuntimeError(f"versitygw binary {self.binary!r} is not an executable "
                                "(tests/remote/versitygw.sh BUILDDIR/versitygw builds it)")
-        self.prefix = tempfile.mkdtemp(prefix="oz-versitygw-", dir=self.workdir)
+        prefix = tempfile.mkdtemp(prefix="oz-versitygw-", dir=self.workdir)
         for sub in ("data", "iam"):
-            os.mkdir(os.path.join(self.prefix, sub), 0o700)
-        try:
-            for attempt in range(3):  # the free port may be taken meanwhile
-                if self._try_start():
-                    return self
-                self._kill()
-                if "address already in use" not in self.log().lower() or attempt == 2:
-                    raise RuntimeError(f"versitygw did not start:\n{self.log()}")
-        except BaseException:
-            self.stop()
-            raise
+            os.mkdir(os.path.join(prefix, sub), 0o700)
+        self._start_in(prefix)
         return self
 
     def _try_start(self) -> bool:
@@ -128,48 +111,13 @@ class VersityGW:
         if self.virtual_domain:
             args += ["--virtual-domain", self.virtual_domain]
         args += ["posix", os.path.join(self.prefix, "data")]
-        with open(os.path.join(self.prefix, "versitygw.log"), "ab") as log:
-            self._proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                          start_new_session=True)
-        deadline = time.monotonic() + 15
+        self._spawn(args, os.path.join(self.prefix, "versitygw.log"), env)
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        while time.monotonic() < deadline and self._proc.poll() is None:
-            try:
-                with opener.open(self.endpoint + "/healthz", timeout=1) as r:
-                    if r.status == 200:
-                        return True
-            except OSError:
-                time.sleep(0.05)
-        return False
 
-    def _kill(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
-        try:  # its own session: nothing it started survives it
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        proc.wait()
-
-    def stop(self) -> None:
-        """Stops the server and removes its directory."""
-        self._kill()
-        if self.prefix:
-            shutil.rmtree(self.prefix, ignore_errors=True)
-            self.prefix = ""
-
-    def __enter__(self) -> VersityGW:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        def healthy() -> bool:
+            with opener.open(self.endpoint + "/healthz", timeout=1) as r:
+                return bool(r.status == 200)
+        return self._wait_until(healthy, 15, 0.05)
 
     def client(self, *, endpoint: str | None = None, access: str | None = None, secret: str | None = None,
                token: str | None = None, region: str | None = None) -> Any:

@@ -36,7 +36,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import BinaryIO, Callable, NamedTuple
+from typing import BinaryIO, Callable, NamedTuple, Self
 
 __all__ = ["Nginx", "FaultServer", "Request"]
 
@@ -54,7 +54,93 @@ def _opt(field: str) -> str | None:
     return None if field == "-" else field
 
 
-class Nginx:
+class Daemon:
+    """A server process of the tests in a temporary prefix, on a free port
+    of 127.0.0.1 (a context manager; start() and stop() also work).
+    Subclasses give _try_start() (spawn, then wait until it answers) and
+    log() (what it said, for errors)."""
+
+    NAME = "server"
+
+    def __init__(self) -> None:
+        self.prefix = ""
+        self.port = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def log(self) -> str:
+        raise NotImplementedError
+
+    def _try_start(self) -> bool:
+        raise NotImplementedError
+
+    def _start_in(self, prefix: str) -> None:
+        """Starts the server in `prefix` (removed by stop()); RuntimeError
+        with its log when it exits or does not answer in time."""
+        self.prefix = prefix
+        try:
+            for attempt in range(3):  # the free port may be taken meanwhile
+                if self._try_start():
+                    return
+                self._kill()
+                if "address already in use" not in self.log().lower() or attempt == 2:
+                    raise RuntimeError(f"{self.NAME} did not start:\n{self.log()}")
+        except BaseException:
+            self.stop()
+            raise
+
+    def _spawn(self, argv: list[str], log: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """Runs argv in a session of its own, stdout and stderr appended to `log`."""
+        with open(log, "ab") as out:
+            self._proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                          start_new_session=True)
+        return self._proc
+
+    def _wait_until(self, answers: Callable[[], bool], seconds: float, pause: float) -> bool:
+        """Polls answers() while the process runs, for up to `seconds`."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and self._proc is not None and self._proc.poll() is None:
+            try:
+                if answers():
+                    return True
+            except OSError:
+                pass
+            time.sleep(pause)
+        return False
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)  # nginx: fast shutdown, the master stops its worker
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        try:  # its own session: nothing it started survives it
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()
+
+    def stop(self) -> None:
+        """Stops the server and removes its prefix."""
+        self._kill()
+        if self.prefix:
+            shutil.rmtree(self.prefix, ignore_errors=True)
+            self.prefix = ""
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+
+class Nginx(Daemon):
     """nginx 1.22 in a temporary prefix, serving `docroot` (a context
     manager; start() and stop() also work). Static locations answer with a
     strong ETag "<mtime hex>-<size hex>" and Last-Modified, one range per
@@ -71,10 +157,8 @@ class Nginx:
             raise ValueError(f"not an nginx rate: {capped_rate!r}")
         self.capped_rate = capped_rate
         self.docroot = os.path.abspath(docroot)
-        self.prefix = ""
-        self.port = 0
         self.base_url = ""
-        self._proc: subprocess.Popen[bytes] | None = None
+        super().__init__()
 
     def url(self, location: str, name: str = "") -> str:
         """base_url + /location/name."""
@@ -130,20 +214,15 @@ http {{
                 pass
         return "".join(out)
 
+    NAME = "nginx"
+
+    def log(self) -> str:
+        return self.error_log()
+
     def start(self) -> Nginx:
         """Starts nginx; raises RuntimeError (with its error log) when it
         exits or does not listen within 10 s."""
-        self.prefix = tempfile.mkdtemp(prefix="oz-nginx-")
-        try:
-            for attempt in range(3):  # the free port may be taken meanwhile
-                if self._try_start():
-                    return self
-                self._kill()
-                if "Address already in use" not in self.error_log() or attempt == 2:
-                    raise RuntimeError(f"nginx did not start:\n{self.error_log()}")
-        except BaseException:
-            self.stop()
-            raise
+        self._start_in(tempfile.mkdtemp(prefix="oz-nginx-"))
         return self
 
     def _try_start(self) -> bool:
@@ -152,47 +231,13 @@ http {{
         conf = os.path.join(self.prefix, "nginx.conf")
         with open(conf, "w") as f:
             f.write(self._config())
-        with open(os.path.join(self.prefix, "stderr.log"), "ab") as err:
-            self._proc = subprocess.Popen(
-                [NGINX, "-p", self.prefix, "-c", conf, "-e", os.path.join(self.prefix, "error.log")],
-                stdin=subprocess.DEVNULL, stdout=err, stderr=err, start_new_session=True)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and self._proc.poll() is None:
-            try:
-                socket.create_connection((HOST, self.port), timeout=0.5).close()
-                return True
-            except OSError:
-                time.sleep(0.02)
-        return False
+        self._spawn([NGINX, "-p", self.prefix, "-c", conf, "-e", os.path.join(self.prefix, "error.log")],
+                    os.path.join(self.prefix, "stderr.log"))
 
-    def _kill(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)  # fast shutdown: master stops its worker
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
-        try:  # its own session: the worker too, should the master have died
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        proc.wait()
-
-    def stop(self) -> None:
-        """Stops nginx and removes the prefix."""
-        self._kill()
-        if self.prefix:
-            shutil.rmtree(self.prefix, ignore_errors=True)
-            self.prefix = ""
-
-    def __enter__(self) -> Nginx:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        def listening() -> bool:
+            socket.create_connection((HOST, self.port), timeout=0.5).close()
+            return True
+        return self._wait_until(listening, 10, 0.02)
 
     def requests(self, path_prefix: str | None = None, *, wait_for: int = 0,
                  timeout: float = 2.0) -> list[dict]:
