@@ -27,8 +27,9 @@ static const char *P(const char *dir, const char *name)
 {
     static char arena[128][4096];
     static int k;
-    if (k == 128 || snprintf(arena[k], sizeof arena[k], "%s/%s", dir, name) >= (int)sizeof arena[k]) abort();
-    return arena[k++];
+    char path[4096]; /* `dir` may be an earlier arena slot: never a source and destination at once */
+    if (k == 128 || snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) abort();
+    return memcpy(arena[k++], path, sizeof path);
 }
 
 /* OZ_KIND_* of `path` (a symbolic link itself), -1 when nothing is there. */
