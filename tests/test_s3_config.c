@@ -302,6 +302,7 @@ static void test_open_url(void)
     CHECK_RC(onnxzip_open_url("s3://bucket/dir/m.onnxzip", &o, &a), ONNXZIP_ENETWORK);
     CHECK(a == NULL);
     CHECK(strstr(msg(), "s3://bucket/dir/m.onnxzip") && !strstr(msg(), "topsecret") && !strstr(msg(), "session"));
+    CHECK(strstr(msg(), "; endpoint http://127.0.0.1:9") != NULL); /* where it could not connect */
     o.bearer_token = "tok";
     CHECK_RC(onnxzip_open_url("s3://bucket/m", &o, &a), ONNXZIP_EINVAL);
     CHECK(strstr(msg(), "bearer token") != NULL);

@@ -428,6 +428,19 @@ static int setup(xfer *x)
     return 0;
 }
 
+/* For an s3:// URL, which does not say where its requests go: "; endpoint
+ * SCHEME://HOST[:PORT]" of the URL it maps to (an endpoint with user@ is
+ * refused, so no secret is in it); "" otherwise. */
+static const char *endpoint_note(const oz_http *h, char *buf, size_t cap)
+{
+    char host[OZ_PRINTABLE_CAP];
+    const char *p = strstr(h->url, "://");
+    if (!h->auth.s3 || !p) return "";
+    size_t n = (size_t)(p + 3 - h->url) + strcspn(p + 3, "/?#");
+    snprintf(buf, cap, "; endpoint %s", oz_printable(h->url, n, host, sizeof host));
+    return buf;
+}
+
 /* The status of a finished transfer; x->retryable tells whether to retry. */
 static int judge(xfer *x, CURLcode res)
 {
@@ -461,8 +474,10 @@ static int judge(xfer *x, CURLcode res)
     if (res == CURLE_UNSUPPORTED_PROTOCOL)
         return oz_err(ONNXZIP_EHTTP, -1, "%s: redirected to a URL whose scheme is refused (%s)", h->shown,
                       h->o.allow_http ? "neither http nor https" : "plain http is not allowed");
-    return oz_err(ONNXZIP_ENETWORK, -1, "%s: bytes %s%s: %s (attempt %u)", h->shown, x->range_s,
-                  x->redirected ? " from the server it redirects to" : "", curl_easy_strerror(res), x->attempt + 1);
+    char at[OZ_PRINTABLE_CAP + 16];
+    return oz_err(ONNXZIP_ENETWORK, -1, "%s: bytes %s%s: %s (attempt %u)%s", h->shown, x->range_s,
+                  x->redirected ? " from the server it redirects to" : "", curl_easy_strerror(res), x->attempt + 1,
+                  endpoint_note(h, at, sizeof at));
 }
 
 typedef struct batch {
