@@ -121,14 +121,6 @@ int oz_follow_wait(oz_follow *f, uint64_t end)
     return rc;
 }
 
-uint64_t oz_follow_pos(oz_follow *f)
-{
-    pthread_mutex_lock(&f->mu);
-    uint64_t pos = f->pos;
-    pthread_mutex_unlock(&f->mu);
-    return pos;
-}
-
 void oz_follow_stop(oz_follow *f)
 {
     if (!f) return;

@@ -29,9 +29,6 @@ int oz_follow_status(oz_follow *f);
  * its status (message recorded as this thread's error). */
 int oz_follow_wait(oz_follow *f, uint64_t end);
 
-/* Where the thread has got to: the bytes before it were handed over. */
-uint64_t oz_follow_pos(oz_follow *f);
-
 /* Stops the thread and frees f. NULL is a no-op. */
 void oz_follow_stop(oz_follow *f);
 

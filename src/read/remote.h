@@ -58,11 +58,9 @@ typedef struct oz_stream {
 
 int oz_stream_init(oz_stream *s, const onnxzip_archive *a);
 /* A check that starts at the `k`-th entry in file order (the directory when
- * k is the entry count): for files fetched in parts. */
+ * k is the entry count): fetch drops back there after a fault in resumed
+ * bytes. */
 int oz_stream_init_at(oz_stream *s, const onnxzip_archive *a, size_t k);
-/* 0 when a part checked by `s` ended exactly at `end`, an entry's start (or
- * the file's end): nothing of the next entry was taken for checked. */
-int oz_stream_boundary(const oz_stream *s, uint64_t end);
 int oz_stream_feed(oz_stream *s, const uint8_t *p, size_t n);
 /* After the file's last byte: 0 when every entry was checked. */
 int oz_stream_finish(oz_stream *s);

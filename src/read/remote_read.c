@@ -61,14 +61,6 @@ int oz_stream_init(oz_stream *s, const onnxzip_archive *a)
     return oz_stream_init_at(s, a, 0);
 }
 
-int oz_stream_boundary(const oz_stream *s, uint64_t end)
-{
-    if (s->pos == end && ((s->phase == PH_HDR && s->hlen == 0) || (s->phase == PH_TAIL && end == s->a->size)))
-        return 0;
-    return oz_err(ONNXZIP_ETRUNC, (int64_t)s->pos, "%s: a part of the file ended at offset %llu, inside an entry "
-                  "(expected %llu)", s->a->path, (unsigned long long)s->pos, (unsigned long long)end);
-}
-
 void oz_stream_free(oz_stream *s)
 {
     free(s->order);
