@@ -33,17 +33,16 @@ typedef struct profile_vals {
     int nomem;
 } profile_vals;
 
-static void wipe(char *s)
+void oz_secret_free(char **s)
 {
-    for (volatile char *p = s; p && *p; p++) *p = '\0';
+    for (volatile char *p = *s; p && *p; p++) *p = '\0';
+    free(*s);
+    *s = NULL;
 }
 
 static void vals_free(profile_vals *pv)
 {
-    for (int i = 0; i < NV; i++) {
-        wipe(pv->v[i]);
-        free(pv->v[i]);
-    }
+    for (int i = 0; i < NV; i++) oz_secret_free(&pv->v[i]);
 }
 
 static void set_val(profile_vals *pv, int i, const char *v, size_t n, const char *file)
@@ -55,8 +54,7 @@ static void set_val(profile_vals *pv, int i, const char *v, size_t n, const char
     }
     memcpy(s, v, n);
     s[n] = '\0';
-    wipe(pv->v[i]);
-    free(pv->v[i]);
+    oz_secret_free(&pv->v[i]);
     pv->v[i] = n ? s : NULL; /* an empty value is no value */
     if (!n) free(s);
     pv->from[i] = file;
@@ -381,11 +379,9 @@ int oz_aws_config_load(oz_aws_config *c, const onnxzip_remote_options *o, const 
 
 void oz_aws_config_free(oz_aws_config *c)
 {
-    wipe(c->secret);
-    wipe(c->token);
+    oz_secret_free(&c->secret);
+    oz_secret_free(&c->token);
     free(c->key_id);
-    free(c->secret);
-    free(c->token);
     free(c->region);
     free(c->endpoint);
     c->key_id = c->secret = c->token = c->region = c->endpoint = NULL;

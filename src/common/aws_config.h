@@ -27,6 +27,10 @@ typedef struct oz_aws_config {
  * cannot be read; ONNXZIP_ENOMEM. No secret is ever in a message. */
 int oz_aws_config_load(oz_aws_config *c, const onnxzip_remote_options *opts, const char *shown);
 
+/* Zeroes the string *s (freed memory is read by others later), frees it
+ * and sets *s to NULL. NULL is a no-op. */
+void oz_secret_free(char **s);
+
 /* Wipes the secrets and frees everything. */
 void oz_aws_config_free(oz_aws_config *c);
 

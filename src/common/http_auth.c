@@ -171,19 +171,11 @@ int oz_http_auth_init(oz_http_auth *a, const char *url, const char *shown, const
     return rc;
 }
 
-/* Wiped: freed memory is read by others later. */
-static void wipe_free(char **s)
-{
-    for (volatile char *p = *s; p && *p; p++) *p = '\0';
-    free(*s);
-    *s = NULL;
-}
-
 void oz_http_auth_free(oz_http_auth *a)
 {
-    wipe_free(&a->token);
-    wipe_free(&a->aws_userpwd);
-    wipe_free(&a->aws_token);
+    oz_secret_free(&a->token);
+    oz_secret_free(&a->aws_userpwd);
+    oz_secret_free(&a->aws_token);
 }
 
 int oz_http_auth_s3(oz_http_auth *a, const oz_aws_config *c, const char *shown)
