@@ -63,6 +63,10 @@ void cli_json_string(FILE *f, const char *s);
  * (approximate for wide characters). With f == NULL only measures. */
 size_t cli_put_text(FILE *f, const char *s);
 
+/* cli_put_text() for a string that is neither NULL nor to be shown as "" when
+ * empty (a formatted message). */
+size_t cli_put_escaped(FILE *f, const char *s);
+
 /* Formats like vsnprintf into a new string (free() it); NULL when out of
  * memory. */
 char *cli_vformat(const char *fmt, va_list ap);

@@ -3,6 +3,7 @@
  * for people or as one JSON object for scripts.
  */
 #include "cli.h"
+#include "ls_json.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -36,90 +37,13 @@ static void usage(FILE *f)
     fputs(cli_remote_usage, f);
 }
 
-/* Largest power of two dividing `off`, capped like onnxzip_tensor.alignment. */
-static uint32_t alignment_of(uint64_t off)
-{
-    uint64_t a = off & (~off + 1);
-
-    return (off == 0 || a > 65536) ? 65536 : (uint32_t)a;
-}
-
-static const char *storage_name(onnxzip_storage s)
-{
-    switch (s) {
-    case ONNXZIP_STORAGE_ENTRY:  return "entry";
-    case ONNXZIP_STORAGE_INLINE: return "inline";
-    case ONNXZIP_STORAGE_TYPED:  return "typed";
-    case ONNXZIP_STORAGE_FILE:   return "file";
-    }
-    return "unknown";
-}
-
-static const char *kind_name(onnxzip_tensor_kind k)
-{
-    switch (k) {
-    case ONNXZIP_KIND_INITIALIZER:    return "initializer";
-    case ONNXZIP_KIND_ATTRIBUTE:      return "attribute";
-    case ONNXZIP_KIND_SPARSE_VALUES:  return "sparse_values";
-    case ONNXZIP_KIND_SPARSE_INDICES: return "sparse_indices";
-    }
-    return "unknown";
-}
-
-/* ---------------------------------------------------------------------------
- * JSON
- * ------------------------------------------------------------------------- */
-
-static void json_entry(const onnxzip_entry *e)
-{
-    fputs("{\"name\": ", stdout);
-    cli_json_string(stdout, e->name);
-    printf(", \"header_offset\": %" PRIu64 ", \"data_offset\": %" PRIu64
-           ", \"size\": %" PRIu64 ", \"crc32\": %" PRIu32 ", \"xxh3\": ",
-           e->header_offset, e->data_offset, e->size, e->crc32);
-    if (e->has_xxh3)
-        printf("\"%016" PRIx64 "\"", e->xxh3);
-    else
-        fputs("null", stdout);
-    printf(", \"alignment\": %" PRIu32 "}", alignment_of(e->data_offset));
-}
-
-static void json_tensor(const onnxzip_tensor *t)
-{
-    fputs("{\"name\": ", stdout);
-    cli_json_string(stdout, t->name);
-    fputs(", \"key\": ", stdout);
-    cli_json_string(stdout, t->key);
-    printf(", \"data_type\": %" PRId32 ", \"dtype\": ", t->data_type);
-    cli_json_string(stdout, onnxzip_dtype_name(t->data_type));
-    fputs(", \"dims\": [", stdout);
-    for (uint32_t d = 0; d < t->ndims; d++)
-        printf("%s%" PRId64, d ? ", " : "", t->dims[d]);
-    printf("], \"storage\": \"%s\", \"kind\": \"%s\", \"entry\": ", storage_name(t->storage),
-           kind_name(t->kind));
-    cli_json_string(stdout, t->storage == ONNXZIP_STORAGE_ENTRY ? t->entry : NULL);
-    printf(", \"offset\": %" PRIu64 ", \"nbytes\": %" PRIu64 ", \"alignment\": %" PRIu32
-           ", \"graph_depth\": %" PRIu32 "}",
-           t->file_offset, t->nbytes, t->alignment, t->graph_depth);
-}
-
 static void print_json(const onnxzip_archive *a, const char *path)
 {
-    size_t ne = onnxzip_entry_count(a), nt = onnxzip_tensor_count(a);
-
     fputs("{\"archive\": ", stdout);
     cli_json_string(stdout, path);
-    fputs(",\n \"entries\": [", stdout);
-    for (size_t i = 0; i < ne; i++) {
-        fputs(i ? ",\n  " : "\n  ", stdout);
-        json_entry(onnxzip_entry_at(a, i));
-    }
-    fputs(ne ? "\n ],\n \"tensors\": [" : "],\n \"tensors\": [", stdout);
-    for (size_t i = 0; i < nt; i++) {
-        fputs(i ? ",\n  " : "\n  ", stdout);
-        json_tensor(onnxzip_tensor_at(a, i));
-    }
-    fputs(nt ? "\n ]}\n" : "]}\n", stdout);
+    fputs(",\n ", stdout);
+    ls_json_lists(stdout, a);
+    fputs("}\n", stdout);
 }
 
 /* ---------------------------------------------------------------------------
@@ -166,7 +90,7 @@ static void print_entries(const onnxzip_archive *a)
     for (size_t i = 0; i < n; i++) {
         const onnxzip_entry *e = onnxzip_entry_at(a, i);
         printf("%5zu  %12" PRIu64 "  %12" PRIu64 "  %5" PRIu32 "  %08" PRIx32 "  ", i,
-               e->data_offset, e->size, alignment_of(e->data_offset), e->crc32);
+               e->data_offset, e->size, ls_alignment_of(e->data_offset), e->crc32);
         cli_put_text(stdout, e->name);
         fputc('\n', stdout);
     }
@@ -201,7 +125,7 @@ static void print_tensor(const onnxzip_tensor *t, const tensor_widths *w)
 
     put_cell(t->key, w->name); /* an unnamed tensor's path in the model */
     printf("%-*s  %-*s  %-7s  ", (int)w->dtype, onnxzip_dtype_name(t->data_type),
-           (int)w->shape, format_shape(t, shape, sizeof shape), storage_name(t->storage));
+           (int)w->shape, format_shape(t, shape, sizeof shape), ls_storage_name(t->storage));
     if (entry)
         put_cell(entry, w->entry);
     else
