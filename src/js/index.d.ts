@@ -1,0 +1,146 @@
+// Types of the onnxzip package (hand-written; index.js is the implementation).
+
+/** Where an archive is read from. A string is an absolute http(s) URL, a `file:` URL, or (Node.js)
+ * a file path; in a browser, a URL relative to the document. */
+export type Source = string | URL | Blob | ArrayBuffer | ArrayBufferView;
+
+export interface OpenOptions {
+  /** Aborts the open (and, for createSession, reading the file). */
+  signal?: AbortSignal;
+  /** The fetch used for URLs (default: globalThis.fetch). */
+  fetch?: typeof fetch;
+  /** Extra request headers for URLs (e.g. Authorization). */
+  headers?: Record<string, string>;
+  /** How many bytes the first read takes from the file's end (default 65536). */
+  tailBytes?: number;
+  /** Retries of a URL request after 5xx, 408, 429 or a network error (default 4). */
+  retries?: number;
+  /** The first retry's delay in ms, doubling each time (default 250). */
+  backoffMs?: number;
+  /** The archive's file name (Archive.name; the default location of its view). */
+  name?: string;
+  /** Verify the whole file (Archive.verify) before open resolves. */
+  verify?: boolean;
+}
+
+/** A zip entry (central directory order). Offsets are absolute file offsets. */
+export interface Entry {
+  readonly name: string;
+  readonly headerOffset: number;
+  readonly dataOffset: number;
+  readonly size: number;
+  readonly crc32: number;
+  /** XXH3-64 digest as 16 hex digits, or null when the archive records none. */
+  readonly xxh3: string | null;
+  readonly alignment: number;
+}
+
+export type Storage = 'entry' | 'inline' | 'typed' | (string & {});
+
+/** A tensor of the model (initializers, Constant attributes, ...), as `onnxzip ls --json` lists it. */
+export interface Tensor {
+  /** The tensor's name ("" for unnamed attribute tensors). */
+  readonly name: string;
+  /** Unique key: the name when not empty, else e.g. "node#0/value". */
+  readonly key: string;
+  /** ONNX TensorProto.DataType number. */
+  readonly dataType: number;
+  /** Its name, e.g. "FLOAT". */
+  readonly dtype: string;
+  readonly dims: readonly number[];
+  /** "entry": its own zip entry; "inline": raw bytes inside the model; "typed": typed fields. */
+  readonly storage: Storage;
+  readonly kind: string;
+  /** The zip entry holding it (storage "entry"), else null. */
+  readonly entry: string | null;
+  /** Absolute file offset of its bytes (storage "entry" and "inline"). */
+  readonly offset: number;
+  readonly byteLength: number;
+  readonly alignment: number;
+  readonly graphDepth: number;
+}
+
+export interface ViewOptions {
+  /** Tensors smaller than this many bytes are copied into the view (default 1024). */
+  sizeThreshold?: number;
+  /** The archive's file name the view references (default Archive.name; a plain name). */
+  location?: string;
+}
+
+export interface VerifyOptions {
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export declare class Archive {
+  private constructor();
+  readonly name: string;
+  readonly size: number;
+  readonly entries: readonly Entry[];
+  readonly tensors: readonly Tensor[];
+  /** The tensor with this key or name. */
+  tensor(nameOrKey: string): Tensor | undefined;
+  /** The model's bytes (__MODEL_PROTO): the same array on each call; don't modify it. */
+  modelBytes(): Uint8Array;
+  /** The view (spec 16): a small ONNX model whose large tensors reference the archive by offset. */
+  view(options?: ViewOptions): Promise<Uint8Array>;
+  /** A tensor's raw bytes; shares memory with an in-memory source (and with modelBytes() for
+   * "inline" tensors): don't modify it. "typed" tensors fail with ONNXZIP_EUNSUPPORTED, an unknown
+   * name with ONNXZIP_ENOTFOUND. */
+  tensorData(nameOrKey: string): Promise<Uint8Array>;
+  /** Reads the whole file in order, checking every CRC-32 and XXH3 digest and the model. */
+  verify(options?: VerifyOptions): Promise<void>;
+  /** Frees it (and closes a Node.js file). */
+  close(): void | Promise<void>;
+}
+
+export type Status =
+  | 'ONNXZIP_EINVAL' | 'ONNXZIP_ENOMEM' | 'ONNXZIP_EIO' | 'ONNXZIP_ENOTZIP' | 'ONNXZIP_ENOTONNXZIP'
+  | 'ONNXZIP_ETRUNC' | 'ONNXZIP_EEOCD' | 'ONNXZIP_EZIP64' | 'ONNXZIP_ECDIR' | 'ONNXZIP_ELOCAL'
+  | 'ONNXZIP_EBOUNDS' | 'ONNXZIP_EOVERLAP' | 'ONNXZIP_EMETHOD' | 'ONNXZIP_EFLAGS' | 'ONNXZIP_EALIGN'
+  | 'ONNXZIP_ENAME' | 'ONNXZIP_EDUPNAME' | 'ONNXZIP_ENOMODEL' | 'ONNXZIP_EMODELPOS' | 'ONNXZIP_EPROTO'
+  | 'ONNXZIP_EREF' | 'ONNXZIP_ERANGE' | 'ONNXZIP_ESIZE' | 'ONNXZIP_ECRC' | 'ONNXZIP_EDIGEST'
+  | 'ONNXZIP_ELIMIT' | 'ONNXZIP_ENOTFOUND' | 'ONNXZIP_EDTYPE' | 'ONNXZIP_EUNSUPPORTED' | 'ONNXZIP_EPATH'
+  | 'ONNXZIP_EBUSY' | 'ONNXZIP_ESAMEFILE' | 'ONNXZIP_ENOTREG' | 'ONNXZIP_ESTALE' | 'ONNXZIP_ENETWORK'
+  | 'ONNXZIP_ETIMEOUT' | 'ONNXZIP_EHTTP' | 'ONNXZIP_ENORANGE' | 'ONNXZIP_EREPLY' | 'ONNXZIP_ECHANGED'
+  | 'ONNXZIP_ECANCELED';
+
+/** Every failure of onnxzip (bad arguments are TypeError/RangeError instead). */
+export declare class OnnxzipError extends Error {
+  readonly name: 'OnnxzipError';
+  /** E.g. "ONNXZIP_ETRUNC". */
+  readonly status: Status;
+  /** The C library's status number (e.g. -6). */
+  readonly code: number;
+  /** The file offset the failure is at, when known. */
+  readonly offset?: number;
+  /** The URL (without query, fragment and user:password) of a URL source. */
+  readonly url?: string;
+  /** The path of a Node.js file source. */
+  readonly path?: string;
+  /** A failed system call's errno (negative, as in Node.js) and name; `cause` is Node's error. */
+  readonly errno?: number;
+  readonly syscall?: string;
+  /** The HTTP status of a refused request. */
+  readonly httpStatus?: number;
+}
+
+/** Opens an archive, checking it as the C library's open does. */
+export declare function open(source: Source, options?: OpenOptions): Promise<Archive>;
+
+/** The parts of onnxruntime-node / onnxruntime-web createSession uses. */
+export interface OrtModule<S, O> {
+  readonly env: { readonly versions?: { readonly node?: string; readonly web?: string } };
+  readonly InferenceSession: { create(model: Uint8Array, options?: O): Promise<S> };
+}
+
+/**
+ * An ONNX Runtime session over the archive's view, ORT reading the weights itself:
+ * onnxruntime-node with a file: the session config entry
+ * session.model_external_initializers_file_folder_path (ORT maps the file);
+ * onnxruntime-web in a browser: externalData {path, data} with data the URL, the Blob, or the bytes;
+ * otherwise the bytes (a URL's read whole, every local header checked). `sessionOptions` is
+ * copied, never modified. A source that is an Archive stays open; any other is closed after.
+ */
+export declare function createSession<S, O extends object>(
+  ort: OrtModule<S, O>, source: Source | Archive, sessionOptions?: O, options?: OpenOptions): Promise<S>;

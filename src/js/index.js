@@ -1,0 +1,109 @@
+// onnxzip for JavaScript: open an onnxzip archive (URL, Blob/File, bytes, Node path), read its tensors,
+// build its view and run it with ONNX Runtime. The rules are the C library's, compiled to WebAssembly.
+import { Archive, openArchive } from './lib/archive.js';
+import { OnnxzipError } from './lib/errors.js';
+import { urlReader } from './lib/http.js';
+import { blobReader, bytesReader, fileReader } from './lib/readers.js';
+import { createSessionOn } from './lib/session.js';
+
+export { Archive, OnnxzipError };
+
+const isNodeJs = typeof process !== 'undefined' && process.versions?.node != null &&
+  typeof window === 'undefined';
+
+function checkOptions(o) {
+  if (o === undefined || o === null) return {};
+  if (typeof o !== 'object') throw new TypeError('options must be an object');
+  const num = (k, min) => {
+    if (o[k] === undefined) return;
+    if (typeof o[k] !== 'number') throw new TypeError(`options.${k} must be a number`);
+    if (!Number.isSafeInteger(o[k]) || o[k] < min) throw new RangeError(`options.${k} must be an integer >= ${min}, not ${o[k]}`);
+  };
+  num('tailBytes', 1); num('retries', 0); num('backoffMs', 0);
+  if (o.name !== undefined && typeof o.name !== 'string') throw new TypeError('options.name must be a string');
+  if (o.fetch !== undefined && typeof o.fetch !== 'function') throw new TypeError('options.fetch must be a function');
+  if (o.headers !== undefined && (typeof o.headers !== 'object' || o.headers === null)) {
+    throw new TypeError('options.headers must be an object');
+  }
+  if (o.signal !== undefined && !(typeof o.signal === 'object' && o.signal !== null && 'aborted' in o.signal)) {
+    throw new TypeError('options.signal must be an AbortSignal');
+  }
+  return o;
+}
+
+// A string source: an absolute http(s) URL, a file: URL or (Node) a path, else (browser) a relative URL.
+function stringSource(s) {
+  if (/^https?:/i.test(s)) return new URL(s);
+  if (/^file:/i.test(s)) return new URL(s);
+  if (isNodeJs) return { path: s };
+  return new URL(s, globalThis.document?.baseURI ?? globalThis.location?.href);
+}
+
+async function readerFor(source, o) {
+  if (typeof source === 'string') source = stringSource(source);
+  if (source instanceof URL) {
+    if (source.protocol === 'http:' || source.protocol === 'https:') return urlReader(source, o);
+    if (source.protocol !== 'file:') throw new TypeError(`unsupported URL scheme ${source.protocol} (http:, https: or file:)`);
+    if (!isNodeJs) throw new TypeError('a file: URL can be opened in Node.js only');
+    const { fileURLToPath } = await import('node:url');
+    source = { path: fileURLToPath(source) };
+  }
+  if (source?.path !== undefined) return [await fileReader(source.path, o.name), null];
+  if (typeof Blob !== 'undefined' && source instanceof Blob) return [blobReader(source, o.name), null];
+  if (source instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && source instanceof SharedArrayBuffer)) {
+    return [bytesReader(new Uint8Array(source), o.name), null];
+  }
+  if (ArrayBuffer.isView(source)) {
+    return [bytesReader(new Uint8Array(source.buffer, source.byteOffset, source.byteLength), o.name), null];
+  }
+  throw new TypeError('source must be a URL, a path, a Blob/File, an ArrayBuffer or an ArrayBufferView, not ' +
+    (source === null ? 'null' : typeof source));
+}
+
+/**
+ * Opens an onnxzip archive: checks its end records, directory, model and (except for URLs, whose
+ * entries are checked on their first read) every local header, as the C library's open does.
+ * @param {string|URL|Blob|ArrayBuffer|ArrayBufferView} source
+ * @param {import('./index.d.ts').OpenOptions} [options]
+ * @returns {Promise<Archive>}
+ */
+export async function open(source, options) {
+  const o = checkOptions(options);
+  const [reader, tail] = await readerFor(source, o);
+  let archive;
+  try {
+    archive = await openArchive(reader, { tailBytes: o.tailBytes, tail, signal: o.signal });
+  } catch (e) {
+    await reader.close();
+    throw e;
+  }
+  if (o.verify) {
+    try {
+      await archive.verify({ signal: o.signal });
+    } catch (e) {
+      await archive.close();
+      throw e;
+    }
+  }
+  return archive;
+}
+
+/**
+ * An ONNX Runtime InferenceSession (onnxruntime-node or onnxruntime-web, told apart by
+ * `ort.env.versions`) over the archive's view; ORT reads the weights itself (see index.d.ts).
+ * `sessionOptions` is never modified.
+ */
+export async function createSession(ort, source, sessionOptions, options) {
+  if (typeof ort?.InferenceSession?.create !== 'function') {
+    throw new TypeError('ort must be the onnxruntime-node or onnxruntime-web module (with InferenceSession.create)');
+  }
+  const so = sessionOptions ?? {};
+  if (typeof so !== 'object') throw new TypeError('sessionOptions must be an object');
+  if (source instanceof Archive) return createSessionOn(ort, source, so, options?.signal);
+  const archive = await open(source, options);
+  try {
+    return await createSessionOn(ort, archive, so, options?.signal);
+  } finally {
+    await archive.close();
+  }
+}

@@ -1,0 +1,240 @@
+// Archive: an opened onnxzip archive over a reader (lib/readers.js, lib/http.js).
+import { OnnxzipError } from './errors.js';
+import { native } from './native.js';
+import { throwIfAborted } from './readers.js';
+
+const MAX_SPAN = 8 << 20;  // one read of local headers or inline ranges covers at most this much
+
+function entryOf(e) {
+  return Object.freeze({ name: e.name, headerOffset: e.header_offset, dataOffset: e.data_offset, size: e.size,
+    crc32: e.crc32, xxh3: e.xxh3 ?? null, alignment: e.alignment });
+}
+
+function tensorOf(t) {
+  return Object.freeze({ name: t.name, key: t.key, dataType: t.data_type, dtype: t.dtype, dims: Object.freeze(t.dims),
+    storage: t.storage, kind: t.kind, entry: t.entry ?? null, offset: t.offset, byteLength: t.nbytes,
+    alignment: t.alignment, graphDepth: t.graph_depth });
+}
+
+// [offset, length] spans grouped into reads: neighbours closer than `gap` share one read of at most
+// MAX_SPAN bytes (a lone longer span is read alone). Returns [{off, len, spans}] in file order.
+export function groupSpans(spans, gap) {
+  const sorted = [...spans].sort((p, q) => p[0] - q[0]);
+  const reads = [];
+  for (const s of sorted) {
+    const last = reads[reads.length - 1];
+    const end = s[0] + s[1];
+    if (last && s[0] - (last.off + last.len) <= gap && end - last.off <= MAX_SPAN) {
+      last.len = Math.max(last.len, end - last.off);
+      last.spans.push(s);
+    } else reads.push({ off: s[0], len: s[1], spans: [s] });
+  }
+  return reads;
+}
+
+// Reads every span (through groupSpans), a few reads at a time; returns Map span -> bytes.
+async function readSpans(reader, spans, signal) {
+  const out = new Map();
+  const reads = groupSpans(spans, reader.gap);
+  let next = 0;
+  const worker = async () => {
+    while (next < reads.length) {
+      const g = reads[next++];
+      throwIfAborted(signal);
+      const bytes = await reader.read(g.off, g.len);
+      for (const s of g.spans) out.set(s, bytes.subarray(s[0] - g.off, s[0] - g.off + s[1]));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(4, reads.length) }, worker));
+  return out;
+}
+
+/** Opens the archive `reader` serves (the open protocol of js-design.md). `tail`: the file's last
+ * bytes when the reader already has them (a URL's first request). */
+export async function openArchive(reader, { tailBytes = 65536, tail = null, signal } = {}) {
+  const n = await native();
+  const size = reader.size;
+  let win = tail ?? await reader.read(size - Math.min(tailBytes, size), Math.min(tailBytes, size));
+  let winOff = size - win.length;
+  const nameP = n.putStr(reader.display);
+  const outs = n.alloc(16);  // need (f64) at +0, handle (pointer) at +8
+  let h = 0;
+  try {
+    for (let round = 0; !h; round++) {
+      const winP = n.put(win);
+      const st = n.x.ozw_open(nameP, winP, win.length, winOff, size, outs, outs + 8);
+      n.free(winP);
+      n.check(st, where(reader));
+      h = n.ptr(outs + 8);
+      if (h) break;
+      const need = n.f64(outs);
+      if (round >= 3 || !(need >= 0 && need < winOff)) {
+        throw new OnnxzipError('EINVAL', `${reader.display}: internal error: open asked for offset ${need}`);
+      }
+      throwIfAborted(signal);
+      const more = await reader.read(need, winOff - need);
+      const wider = new Uint8Array(more.length + win.length);
+      wider.set(more);
+      wider.set(win, more.length);
+      [win, winOff] = [wider, need];
+    }
+  } finally {
+    n.free(nameP, outs);
+  }
+  const archive = new Archive(n, h, reader);
+  try {
+    if (reader.kind !== 'url') await archive._checkLocal(archive.entries.map((_, i) => i), signal);
+  } catch (e) {
+    archive.close();
+    throw e;
+  }
+  return archive;
+}
+
+function where(reader) { return reader.kind === 'url' ? { url: reader.display } : reader.kind === 'file' ? { path: reader.display } : {}; }
+
+/** An opened archive. */
+export class Archive {
+  #n; #h; #reader; #checked = new Set(); #model; #byKey = new Map(); #order;
+  constructor(n, h, reader) {
+    this.#n = n; this.#h = h; this.#reader = reader;
+    const info = JSON.parse(n.str(n.x.ozw_json(h)));
+    this.name = reader.name;
+    this.size = info.size;
+    this.entries = Object.freeze(info.entries.map(entryOf));
+    this.tensors = Object.freeze(info.tensors.map(tensorOf));
+    this._modelInfo = info.model;
+    for (const t of this.tensors) if (t.name && !this.#byKey.has(t.name)) this.#byKey.set(t.name, t);
+    for (const t of this.tensors) this.#byKey.set(t.key, t);  // a key wins over another tensor's name
+    const p = n.x.ozw_model(h);
+    this.#model = n.u8.slice(p, p + n.x.ozw_model_size(h));
+  }
+  get _reader() { return this.#reader; }
+  #handle() {
+    if (!this.#h) throw new OnnxzipError('EINVAL', `${this.#reader.display}: the archive is closed`);
+    return this.#h;
+  }
+
+  /** The tensor with this key (Tensor.key) or name, or undefined. */
+  tensor(nameOrKey) { return this.#byKey.get(String(nameOrKey)); }
+
+  /** The model's bytes (__MODEL_PROTO): the same array on each call; don't modify it. */
+  modelBytes() { return this.#model; }
+
+  // Checks the local headers of entries `indices` not checked yet; `got` may hold the bytes of some.
+  async _checkLocal(indices, signal, got = new Map()) {
+    const todo = indices.filter((i) => !this.#checked.has(i));
+    const spans = todo.map((i) => [this.entries[i].headerOffset, this.entries[i].dataOffset - this.entries[i].headerOffset]);
+    const missing = spans.filter((s, k) => !got.has(todo[k]));
+    const read = missing.length ? await readSpans(this.#reader, missing, signal) : new Map();
+    const n = this.#n;
+    todo.forEach((i, k) => {
+      const hdr = got.get(i) ?? read.get(spans[k]);
+      const p = n.put(hdr);
+      const st = n.x.ozw_check_local(this.#handle(), i, p, hdr.length);
+      n.free(p);
+      n.check(st, where(this.#reader));
+      this.#checked.add(i);
+    });
+  }
+
+  /** The bytes of file ranges `spans` ([offset, length]), with the local headers of the entries they
+   * lie in checked first (for a URL: read in the same requests). Returns Map span -> bytes. */
+  async _readChecked(spans, signal) {
+    const ents = new Set();
+    for (const [off, len] of spans) {
+      for (const i of this.#overlapping(off, off + len)) if (!this.#checked.has(i)) ents.add(i);
+    }
+    const heads = [...ents].map((i) => [this.entries[i].headerOffset, this.entries[i].dataOffset - this.entries[i].headerOffset]);
+    const all = await readSpans(this.#reader, [...spans, ...heads], signal);
+    await this._checkLocal([...ents], signal, new Map([...ents].map((i, k) => [i, all.get(heads[k])])));
+    return all;
+  }
+
+  // Indices of the entries whose data overlaps [from, to) (a view's merged range may span several).
+  #overlapping(from, to) {
+    this.#order ??= this.entries.map((e, i) => i).sort((a, b) => this.entries[a].dataOffset - this.entries[b].dataOffset);
+    const o = this.#order, E = this.entries;
+    let lo = 0, hi = o.length;
+    while (lo < hi) {  // the first entry whose data ends after `from`
+      const mid = (lo + hi) >> 1;
+      if (E[o[mid]].dataOffset + E[o[mid]].size <= from) lo = mid + 1; else hi = mid;
+    }
+    const out = [];
+    for (let k = lo; k < o.length && E[o[k]].dataOffset < to; k++) out.push(o[k]);
+    return out;
+  }
+
+  /** The raw bytes of a tensor (by key or name). */
+  async tensorData(nameOrKey) {
+    const t = this.tensor(nameOrKey);
+    this.#handle();
+    if (!t) throw new OnnxzipError('ENOTFOUND', `${this.#reader.display}: no tensor named '${nameOrKey}'`);
+    if (t.storage === 'inline') {
+      const at = t.offset - this._modelInfo.data_offset;
+      return this.#model.subarray(at, at + t.byteLength);
+    }
+    if (t.storage !== 'entry') {
+      throw new OnnxzipError('EUNSUPPORTED', `${this.#reader.display}: tensor '${t.key}' is stored in the model's ` +
+        `${t.storage} fields, which are not raw bytes: decode it from modelBytes()`);
+    }
+    const span = [t.offset, t.byteLength];
+    return (await this._readChecked([span])).get(span);
+  }
+
+  /** The view (spec 16): a small ONNX model whose large tensors reference this archive by offset. */
+  async view({ sizeThreshold = 1024, location = this.name } = {}) {
+    if (typeof sizeThreshold !== 'number') throw new TypeError('sizeThreshold must be a number');
+    if (!Number.isSafeInteger(sizeThreshold) || sizeThreshold < 0) {
+      throw new RangeError(`sizeThreshold must be a non-negative integer, not ${sizeThreshold}`);
+    }
+    if (typeof location !== 'string') throw new TypeError('location must be a string');
+    const n = this.#n;
+    const ranges = JSON.parse(n.str(n.x.ozw_view_ranges(this.#handle(), sizeThreshold)));
+    const got = ranges.length ? await this._readChecked(ranges) : new Map();
+    const inlineP = n.put(ranges.map((s) => got.get(s)));
+    const locP = n.putStr(location);
+    const outs = n.alloc(8);
+    try {
+      const total = ranges.reduce((k, s) => k + s[1], 0);
+      n.check(n.x.ozw_view(this.#handle(), sizeThreshold, locP, inlineP, total, outs, outs + 4), where(this.#reader));
+      const p = n.ptr(outs);
+      const bytes = n.u8.slice(p, p + n.ptr(outs + 4));
+      n.free(p);
+      return bytes;
+    } finally {
+      n.free(inlineP, locP, outs);
+    }
+  }
+
+  /** Reads the whole file in order through the C stream checker (spec 11.1). */
+  async verify({ signal, onProgress } = {}) {
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('onProgress must be a function');
+    const n = this.#n;
+    const v = n.x.ozw_verify_begin(this.#handle());
+    if (!v) throw new OnnxzipError('ENOMEM', n.str(n.x.ozw_error_message()), where(this.#reader));
+    let done = 0;
+    try {
+      for await (const chunk of this.#reader.chunks(0, this.size, signal)) {
+        const p = n.put(chunk);
+        const st = n.x.ozw_verify_feed(v, p, chunk.length);
+        n.free(p);
+        n.check(st, where(this.#reader));
+        done += chunk.length;
+        onProgress?.(done, this.size);
+      }
+    } catch (e) {
+      n.x.ozw_verify_abort(v);
+      throw e;
+    }
+    n.check(n.x.ozw_verify_end(v), where(this.#reader));
+  }
+
+  /** Frees the archive (and closes a Node file). Idempotent. */
+  close() {
+    if (!this.#h) return;
+    this.#n.x.ozw_close(this.#h);
+    this.#h = 0;
+    return this.#reader.close();
+  }
+}

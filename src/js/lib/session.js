@@ -1,0 +1,68 @@
+// createSession(): an ONNX Runtime session over an archive's view, ORT reading the weights itself.
+import { Archive } from './archive.js';
+
+const FOLDER = 'model_external_initializers_file_folder_path';
+const isNodeJs = typeof process !== 'undefined' && process.versions?.node != null;
+
+// The view's location: the archive's name when it is a plain file name, else a stand-in.
+function plainName(name) {
+  return /^[^/\\]+$/.test(name) && name !== '.' && name !== '..' ? name : 'model.onnxzip';
+}
+
+// The whole file in memory, every local header checked (ORT will read every entry).
+async function wholeFile(archive, signal) {
+  const r = archive._reader;
+  if (r.kind === 'bytes') return r.bytes;
+  const buf = new Uint8Array(archive.size);
+  if (r.kind === 'blob') buf.set(new Uint8Array(await r.blob.arrayBuffer()));
+  else {
+    let at = 0;
+    for await (const c of r.chunks(0, archive.size, signal)) { buf.set(c, at); at += c.length; }
+  }
+  const all = archive.entries.map((_, i) => i);
+  await archive._checkLocal(all, signal, new Map(all.map((i) => {
+    const e = archive.entries[i];
+    return [i, buf.subarray(e.headerOffset, e.dataOffset)];
+  })));
+  return buf;
+}
+
+/** What ORT is given besides the view: {location, options} (see index.d.ts createSession). */
+export async function sessionPlan(ort, archive, so, signal) {
+  const r = archive._reader;
+  const nodeOrt = ort.env?.versions?.node != null;
+  if (nodeOrt && r.kind === 'file') {
+    // onnxruntime-node takes externalData only as bytes; ORT maps the file itself when told its folder
+    const { dirname, basename } = await import('node:path');
+    const extra = { ...so.extra, session: { ...so.extra?.session, [FOLDER]: dirname(r.realPath) } };
+    return { location: basename(r.realPath), options: { ...so, extra } };
+  }
+  let data;
+  if (r.kind === 'bytes') data = r.bytes;
+  else if (nodeOrt || isNodeJs) {
+    // onnxruntime-web in Node reads a string as a path, so a URL's bytes are read here
+    data = r.kind === 'file' ? r.realPath : await wholeFile(archive, signal);
+  } else data = r.kind === 'blob' ? r.blob : r.target;
+  const location = plainName(archive.name);
+  const externalData = [...(so.externalData ?? []), { path: location, data }];
+  return { location, options: { ...so, externalData }, remote: typeof data === 'string' && r.kind === 'url' };
+}
+
+/** An InferenceSession of `ort` (onnxruntime-node or onnxruntime-web) over `archive`'s view. */
+export async function createSessionOn(ort, archive, so, signal) {
+  const plan = await sessionPlan(ort, archive, so, signal);
+  const view = await archive.view({ location: plan.location });
+  const session = await ort.InferenceSession.create(view, plan.options);
+  if (plan.remote) {
+    // ORT fetched the file by a plain GET: the pinned file must still be the one served
+    try {
+      await archive._reader.read(archive.size - 1, 1);
+    } catch (e) {
+      await session.release?.();
+      throw e;
+    }
+  }
+  return session;
+}
+
+export { Archive };
