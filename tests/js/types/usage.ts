@@ -1,0 +1,40 @@
+// Type-checks a typical use of the onnxzip package's index.d.ts (tsc --noEmit --strict; see tsconfig.json),
+// against the real onnxruntime-node and onnxruntime-web types.
+import * as ortNode from 'onnxruntime-node';
+import * as ortWeb from 'onnxruntime-web';
+import { open, createSession, Archive, OnnxzipError, type Tensor, type Entry, type Status } from '../../../src/js/index.js';
+
+async function use(): Promise<void> {
+  const ctl = new AbortController();
+  const a: Archive = await open('https://example.org/m.onnxzip', { signal: ctl.signal, tailBytes: 1 << 16, retries: 2 });
+  const b = await open(new Uint8Array(8), { name: 'm.onnxzip', verify: true });
+  const c = await open(new Blob([new Uint8Array(8)]));
+  const d = await open(new URL('file:///tmp/m.onnxzip'));
+  const t: Tensor | undefined = a.tensor('w');
+  const dims: readonly number[] = t?.dims ?? [];
+  const e: Entry = a.entries[0];
+  const x: string | null = e.xxh3;
+  const data: Uint8Array = await b.tensorData(t?.key ?? 'w');
+  const view: Uint8Array = await c.view({ sizeThreshold: 0, location: 'm.onnxzip' });
+  await d.verify({ signal: ctl.signal, onProgress: (done: number, total: number) => void (done / total) });
+  const s1: ortNode.InferenceSession = await createSession(ortNode, a, { executionProviders: ['cpu'] });
+  const s2: ortWeb.InferenceSession = await createSession(ortWeb, 'model.onnxzip', { graphOptimizationLevel: 'all' });
+  void [dims, x, data, view, s1, s2, a.modelBytes().length, a.name, a.size];
+  try {
+    await a.close();
+  } catch (err) {
+    if (err instanceof OnnxzipError) {
+      const s: Status = err.status;
+      const n: number = err.code;
+      void [s, n, err.offset, err.url, err.path, err.httpStatus];
+    }
+  }
+}
+void use;
+
+// @ts-expect-error a number is not a source
+void open(42);
+// @ts-expect-error tailBytes is a number
+void open('x', { tailBytes: '1' });
+// @ts-expect-error not an ORT module
+void createSession({}, 'x');
