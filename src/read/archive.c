@@ -8,9 +8,6 @@
 #include "read/archive.h"
 #include "read/remote.h"
 #include "onnx/pbwire.h"
-#if ONNXZIP_HAVE_PROTOBUF_C
-#include "onnx.pb-c.h"
-#endif
 
 /* Zip or protobuf, by content: a zip starts with a local header or is an
  * empty archive, or ends with an end of central directory record. */
@@ -203,18 +200,10 @@ void onnxzip_close(onnxzip_archive **ap)
 {
     if (!ap || !*ap) return;
     onnxzip_archive *a = *ap;
-#if ONNXZIP_HAVE_PROTOBUF_C
-    if (a->parsed) onnx__model_proto__free_unpacked(a->parsed, NULL);
-#endif
-    oz_tensors_free(&a->tensors);
-    oz_zip_free(&a->zip);
     if (a->ext_open) oz_extdata_free(&a->ext);
-    free(a->model_copy);
     if (a->mapped) oz_sys_unmap(a->base, a->size);
     if (a->fd >= 0) oz_sys_close(a->fd);
-    oz_remote_free(a->remote);
-    free(a->path);
-    free(a);
+    oz_archive_free(a);
     *ap = NULL;
 }
 
@@ -238,68 +227,4 @@ int onnxzip_check(onnxzip_archive *a)
         return oz_err(ONNXZIP_ETRUNC, -1, "%s: the path no longer names the file that was opened (replaced or "
                       "removed): the views still show the old file, which stays mapped; reopen it", a->path);
     return 0;
-}
-
-size_t onnxzip_tensor_count(const onnxzip_archive *a)
-{
-    return a ? a->tensors.n : 0;
-}
-
-const onnxzip_tensor *onnxzip_tensor_at(const onnxzip_archive *a, size_t i)
-{
-    return a && i < a->tensors.n ? &a->tensors.v[i] : NULL;
-}
-
-const onnxzip_tensor *onnxzip_find_tensor(const onnxzip_archive *a, const char *name)
-{
-    uint32_t i;
-    if (!a || !name || oz_strmap_get(&a->tensors.by_name, name, strlen(name), &i)) return NULL;
-    return &a->tensors.v[i];
-}
-
-size_t onnxzip_entry_count(const onnxzip_archive *a)
-{
-    return a ? a->zip.n : 0;
-}
-
-const onnxzip_entry *onnxzip_entry_at(const onnxzip_archive *a, size_t i)
-{
-    return a && i < a->zip.n ? &a->zip.entries[i].pub : NULL;
-}
-
-int onnxzip_model_bytes(const onnxzip_archive *a, const void **data, size_t *size)
-{
-    if (!a || !data || !size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_model_bytes: NULL argument");
-    *data = a->model;
-    *size = a->model_len;
-    return 0;
-}
-
-int onnxzip_model_proto(onnxzip_archive *a, const struct Onnx__ModelProto **model)
-{
-    if (model) *model = NULL;
-    if (!a || !model) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_model_proto: NULL argument");
-#if !ONNXZIP_HAVE_PROTOBUF_C
-    return oz_err(ONNXZIP_EUNSUPPORTED, -1, "onnxzip_model_proto: this build of onnxzip has no protobuf-c "
-                  "(-Dprotobuf_c=disabled); parse onnxzip_model_bytes() with your protobuf library");
-#else
-    if (!a->parsed) {
-        a->parsed = onnx__model_proto__unpack(NULL, a->model_len, a->model);
-        if (!a->parsed)
-            return oz_err(ONNXZIP_EPROTO, -1, "%s: protobuf-c cannot parse __MODEL_PROTO (%zu bytes)", a->path,
-                          a->model_len);
-    }
-    *model = a->parsed;
-    return 0;
-#endif
-}
-
-onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a)
-{
-    return a ? a->layout : ONNXZIP_LAYOUT_ARCHIVE;
-}
-
-const char *onnxzip_archive_path(const onnxzip_archive *a)
-{
-    return a ? a->path : NULL;
 }

@@ -32,6 +32,10 @@ struct onnxzip_archive {
     struct oz_remote *remote; /* onnxzip_open_url(): base NULL, nothing mapped */
 };
 
+/* archive_access.c: frees what the handle owns in memory and the handle;
+ * onnxzip_close() first unmaps and closes what it holds of the system. */
+void oz_archive_free(onnxzip_archive *a);
+
 /* verify.c: onnxzip_verify() without the model's own fields (ir_version,
  * opset_import, graph): what ONNXZIP_OPEN_VERIFY checks, since open accepts
  * models without them. */

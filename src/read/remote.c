@@ -17,6 +17,19 @@ void onnxzip_remote_options_init(onnxzip_remote_options *o)
                                    .chunk_size = (uint64_t)8 << 20 };
 }
 
+/* Without libcurl a handle may still have a window: the WebAssembly
+ * binding's (src/js/wasm), whose I/O is JavaScript's. */
+void oz_remote_free(oz_remote *r)
+{
+    if (!r) return;
+#if ONNXZIP_HAVE_CURL
+    oz_http_free(r->http);
+#endif
+    free(r->win);
+    free((void *)r->checked);
+    free(r);
+}
+
 #if !ONNXZIP_HAVE_CURL
 
 int onnxzip_open_url(const char *url, const onnxzip_remote_options *opts, onnxzip_archive **out)
@@ -35,21 +48,7 @@ int onnxzip_remote_get_stats(const onnxzip_archive *a, onnxzip_remote_stats *sta
     return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_remote_get_stats: not a remote handle (this build has no libcurl)");
 }
 
-void oz_remote_free(oz_remote *r)
-{
-    free(r);
-}
-
 #else
-
-void oz_remote_free(oz_remote *r)
-{
-    if (!r) return;
-    oz_http_free(r->http);
-    free(r->win);
-    free((void *)r->checked);
-    free(r);
-}
 
 /* The URL as messages and onnxzip_archive_path() show it: without the
  * credentials it may carry — user:password@ before the host, a query and

@@ -1,144 +1,12 @@
 /* A remote archive's bytes: tensor ranges on demand, each entry's local
  * header checked on its first read; and the whole file in order, checked
- * as it streams by (verify, fetch). */
+ * as it streams by (verify, fetch) by stream_check.c. */
 #include <stdio.h>
 
 #include "read/remote.h"
 #if ONNXZIP_HAVE_CURL
 #include "common/http.h"
 #endif
-
-enum { PH_GAP, PH_HDR, PH_DATA, PH_TAIL };
-#define HDR_MAX (30 + 0xFFFF + 0xFFFF)
-
-static const oz_zentry *cur(const oz_stream *s)
-{
-    return &s->a->zip.entries[s->order[s->k]];
-}
-
-static const char *shown(const oz_zentry *e, char *buf)
-{
-    return oz_printable(e->pub.name, e->name_len, buf, OZ_PRINTABLE_CAP);
-}
-
-/* The next entry in file order, or the directory once all were checked. */
-static int next_entry(oz_stream *s)
-{
-    const oz_zip *z = &s->a->zip;
-    if (s->k == z->n) {
-        s->phase = PH_TAIL;
-        return 0;
-    }
-    const oz_zentry *e = cur(s);
-    char b[OZ_PRINTABLE_CAP];
-    if (s->pos > e->pub.header_offset || (s->pos < e->pub.header_offset && s->order[s->k] != z->model_index))
-        return oz_err(ONNXZIP_EOVERLAP, (int64_t)s->pos, "%s: entry '%s' at offset %llu: the previous entry ends at "
-                      "%llu", s->a->path, shown(e, b), (unsigned long long)e->pub.header_offset,
-                      (unsigned long long)s->pos);
-    s->phase = s->pos < e->pub.header_offset ? PH_GAP : PH_HDR; /* dead space before the model */
-    s->hlen = 0;
-    s->hneed = 0; /* known once its first 30 bytes are */
-    return 0;
-}
-
-int oz_stream_init_at(oz_stream *s, const onnxzip_archive *a, size_t k)
-{
-    memset(s, 0, sizeof *s);
-    s->a = a;
-    s->order = oz_zip_by_offset(a->zip.entries, a->zip.n);
-    s->hdr = malloc(HDR_MAX);
-    if (!s->order || !s->hdr) {
-        oz_stream_free(s);
-        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (stream check)");
-    }
-    s->k = s->good_k = k < a->zip.n ? k : a->zip.n;
-    s->pos = s->good = s->k < a->zip.n ? cur(s)->pub.header_offset : a->zip.cd_offset;
-    return next_entry(s);
-}
-
-int oz_stream_init(oz_stream *s, const onnxzip_archive *a)
-{
-    return oz_stream_init_at(s, a, 0);
-}
-
-void oz_stream_free(oz_stream *s)
-{
-    free(s->order);
-    free(s->hdr);
-    s->order = NULL;
-    s->hdr = NULL;
-}
-
-static int header_done(oz_stream *s)
-{
-    const oz_zentry *e = cur(s);
-    uint64_t doff;
-    int rc = oz_zip_check_local(&s->a->zip, s->order[s->k], s->hdr, s->hlen, s->a->path, &doff);
-    if (rc) return rc;
-    s->data_end = doff + e->pub.size;
-    oz_checksum_init(&s->sum);
-    s->phase = PH_DATA;
-    return 0;
-}
-
-static int data_done(oz_stream *s)
-{
-    int rc = oz_entry_check_digests(cur(s), s->a->path, s->sum.crc, XXH3_64bits_digest(&s->sum.xxh));
-    if (rc) return rc;
-    s->k++;
-    s->good = s->pos;
-    s->good_k = s->k;
-    return next_entry(s);
-}
-
-/* The directory and end records, as validated at open. */
-static int tail(oz_stream *s, const uint8_t *p, size_t n)
-{
-    const oz_remote *r = s->a->remote;
-    if (s->pos < r->win_off || n > s->a->size - s->pos || memcmp(p, r->win + (s->pos - r->win_off), n))
-        return oz_err(ONNXZIP_ECHANGED, (int64_t)s->pos, "%s: the bytes at offset %llu differ from the ones read "
-                      "when the archive was opened", s->a->path, (unsigned long long)s->pos);
-    return 0;
-}
-
-int oz_stream_feed(oz_stream *s, const uint8_t *p, size_t n)
-{
-    while (n) {
-        size_t take = n;
-        int rc = 0;
-        if (s->phase == PH_GAP) {
-            uint64_t gap = cur(s)->pub.header_offset - s->pos;
-            if (take > gap) take = (size_t)gap;
-        } else if (s->phase == PH_HDR) {
-            size_t want = s->hneed ? s->hneed : 30;
-            if (take > want - s->hlen) take = want - s->hlen;
-            memcpy(s->hdr + s->hlen, p, take);
-            s->hlen += take;
-        } else if (s->phase == PH_DATA) {
-            if (take > s->data_end - s->pos) take = (size_t)(s->data_end - s->pos);
-            oz_checksum_update(&s->sum, p, take);
-        } else if ((rc = tail(s, p, take))) {
-            return rc;
-        }
-        s->pos += take;
-        p += take;
-        n -= take;
-        if (s->phase == PH_GAP && s->pos == cur(s)->pub.header_offset) s->phase = PH_HDR;
-        else if (s->phase == PH_HDR && s->hlen == 30 && !s->hneed)
-            s->hneed = 30 + (size_t)oz_rd16(s->hdr + 26) + oz_rd16(s->hdr + 28);
-        if (s->phase == PH_HDR && s->hneed && s->hlen == s->hneed) rc = header_done(s);
-        if (!rc && s->phase == PH_DATA && s->pos == s->data_end) rc = data_done(s);
-        if (rc) return rc;
-    }
-    return 0;
-}
-
-int oz_stream_finish(oz_stream *s)
-{
-    if (s->phase == PH_TAIL && s->pos == s->a->size) return 0;
-    return oz_err(ONNXZIP_ETRUNC, (int64_t)s->pos, "%s: the file ended at offset %llu, before its %llu bytes",
-                  s->a->path, (unsigned long long)s->pos, (unsigned long long)s->a->size);
-}
 
 #if ONNXZIP_HAVE_CURL
 
@@ -291,13 +159,4 @@ uint64_t oz_spans_window(const onnxzip_archive *a)
 {
     uint64_t w = a->remote ? window_remote(a) : 0;
     return w > WINDOW_MIN ? w : WINDOW_MIN;
-}
-
-int oz_entry_check_header(onnxzip_archive *a, size_t i, const uint8_t *h)
-{
-    const oz_zentry *e = &a->zip.entries[i];
-    if (!a->remote || atomic_load(&a->remote->checked[i])) return 0;
-    int rc = oz_zip_check_local(&a->zip, i, h, (size_t)(e->pub.data_offset - e->pub.header_offset), a->path, NULL);
-    if (!rc) atomic_store(&a->remote->checked[i], 1);
-    return rc;
 }

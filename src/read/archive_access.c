@@ -1,0 +1,88 @@
+/* A handle's accessors and the release of what it owns in memory: no system
+ * calls (the mapping and descriptors are archive.c's), so that the
+ * WebAssembly binding (src/js/wasm) shares them. */
+#include <stdlib.h>
+
+#include "read/archive.h"
+#include "read/remote.h"
+#if ONNXZIP_HAVE_PROTOBUF_C
+#include "onnx.pb-c.h"
+#endif
+
+void oz_archive_free(onnxzip_archive *a)
+{
+    if (!a) return;
+#if ONNXZIP_HAVE_PROTOBUF_C
+    if (a->parsed) onnx__model_proto__free_unpacked(a->parsed, NULL);
+#endif
+    oz_tensors_free(&a->tensors);
+    oz_zip_free(&a->zip);
+    free(a->model_copy);
+    oz_remote_free(a->remote);
+    free(a->path);
+    free(a);
+}
+
+size_t onnxzip_tensor_count(const onnxzip_archive *a)
+{
+    return a ? a->tensors.n : 0;
+}
+
+const onnxzip_tensor *onnxzip_tensor_at(const onnxzip_archive *a, size_t i)
+{
+    return a && i < a->tensors.n ? &a->tensors.v[i] : NULL;
+}
+
+const onnxzip_tensor *onnxzip_find_tensor(const onnxzip_archive *a, const char *name)
+{
+    uint32_t i;
+    if (!a || !name || oz_strmap_get(&a->tensors.by_name, name, strlen(name), &i)) return NULL;
+    return &a->tensors.v[i];
+}
+
+size_t onnxzip_entry_count(const onnxzip_archive *a)
+{
+    return a ? a->zip.n : 0;
+}
+
+const onnxzip_entry *onnxzip_entry_at(const onnxzip_archive *a, size_t i)
+{
+    return a && i < a->zip.n ? &a->zip.entries[i].pub : NULL;
+}
+
+int onnxzip_model_bytes(const onnxzip_archive *a, const void **data, size_t *size)
+{
+    if (!a || !data || !size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_model_bytes: NULL argument");
+    *data = a->model;
+    *size = a->model_len;
+    return 0;
+}
+
+int onnxzip_model_proto(onnxzip_archive *a, const struct Onnx__ModelProto **model)
+{
+    if (model) *model = NULL;
+    if (!a || !model) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_model_proto: NULL argument");
+#if !ONNXZIP_HAVE_PROTOBUF_C
+    return oz_err(ONNXZIP_EUNSUPPORTED, -1, "onnxzip_model_proto: this build of onnxzip has no protobuf-c "
+                  "(-Dprotobuf_c=disabled); parse onnxzip_model_bytes() with your protobuf library");
+#else
+    if (!a->parsed) {
+        a->parsed = onnx__model_proto__unpack(NULL, a->model_len, a->model);
+        if (!a->parsed)
+            return oz_err(ONNXZIP_EPROTO, -1, "%s: protobuf-c cannot parse __MODEL_PROTO (%zu bytes)", a->path,
+                          a->model_len);
+    }
+    *model = a->parsed;
+    return 0;
+#endif
+}
+
+onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a)
+{
+    return a ? a->layout : ONNXZIP_LAYOUT_ARCHIVE;
+}
+
+const char *onnxzip_archive_path(const onnxzip_archive *a)
+{
+    return a ? a->path : NULL;
+}
