@@ -1,0 +1,191 @@
+// zip_errors.test.mjs — the package's verdict on damaged and foreign zips is
+// the CLI's: for every file, open() + verify() from its path and from its
+// bytes fails with the status name `onnxzip verify FILE` reports (its message
+// ends "[ONNXZIP_X]"), or both succeed. Never a crash or a hang (each file
+// has a time limit); every failure an OnnxzipError with a status and a code.
+// Files: the shared corpus's zip robustness cases (zip/**/*.zip: libzip's
+// inconsistent archives, yauzl's failures and successes), the fuzz seed
+// corpus of tests/fuzz (in the repository: archives and cut or flipped
+// copies), and hand-made damage to a packed archive (below).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import * as h from './helpers.mjs';
+
+const oz = await h.loadPackage();
+const FUZZ_SEEDS = path.join(h.REPO, 'tests', 'fuzz', 'corpus', 'fuzz_open');
+const LIMIT_MS = 20000;
+
+// The package's verdict: null (opened and verified) or the status name.
+async function packageStatus(source, options) {
+  let archive;
+  try {
+    archive = await oz.open(source, options);
+    await archive.verify();
+    return null;
+  } catch (e) {
+    assert.ok(e instanceof oz.OnnxzipError, `not an OnnxzipError: ${e && e.stack}`);
+    assert.match(e.status, /^ONNXZIP_[A-Z0-9_]+$/);
+    assert.equal(typeof e.code, 'number');
+    assert.notEqual(e.code, 0);
+    return e.status;
+  } finally {
+    archive?.close();
+  }
+}
+
+function cliStatus(file) {
+  const r = h.cli('verify', file);
+  if (r.status === 0) return null;
+  assert.equal(r.status, 1, `onnxzip verify ${file}: exit ${r.status}: ${r.stderr}`);
+  const s = h.cliStatus(r.stderr);
+  assert.ok(s, `onnxzip verify ${file}: no [ONNXZIP_...] in: ${r.stderr}`);
+  return s;
+}
+
+async function sameVerdict(file) {
+  const want = cliStatus(file);
+  const bytes = new Uint8Array(fs.readFileSync(file));
+  assert.equal(await packageStatus(file), want, `open(path) + verify() of ${file}`);
+  assert.equal(await packageStatus(bytes, { name: path.basename(file) }), want, `open(bytes) + verify() of ${file}`);
+  return want;
+}
+
+async function checkFiles(t, files, idOf) {
+  const counts = {};
+  for (const file of files) {
+    await t.test(idOf(file), { timeout: LIMIT_MS }, async () => {
+      const s = (await sameVerdict(file)) || 'OK';
+      counts[s] = (counts[s] || 0) + 1;
+    });
+  }
+  t.diagnostic(`${files.length} files: ${Object.entries(counts).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
+}
+
+test('shared zip robustness corpus', async (t) => {
+  const files = h.walk(path.join(h.CORPUS, 'zip'), (n) => n.endsWith('.zip'));
+  if (!files.length) {
+    t.skip(`shared corpus absent: no zip/**/*.zip under ${h.CORPUS} (set ONNXZIP_SHARED_CORPUS)`);
+    return;
+  }
+  await checkFiles(t, files, (f) => path.relative(path.join(h.CORPUS, 'zip'), f));
+});
+
+test('fuzz seed corpus (tests/fuzz/corpus/fuzz_open)', async (t) => {
+  const files = h.walk(FUZZ_SEEDS, () => true);
+  assert.ok(files.length > 0, `no files in ${FUZZ_SEEDS}`);
+  await checkFiles(t, files, (f) => path.basename(f));
+});
+
+// ---- hand-made damage ----------------------------------------------------------
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(buf) {
+  let c = 0xffffffff;
+  for (const b of buf) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+// A plain stored zip of ENTRIES ([{name, data}]) with no padding: the data
+// offsets fall where the headers end, not on 64-byte boundaries.
+function unalignedZip(entries) {
+  const parts = [];
+  const cd = [];
+  let at = 0;
+  for (const { name, data } of entries) {
+    const n = Buffer.from(name, 'utf8');
+    const crc = crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(n.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(data.length, 20);
+    central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(n.length, 28);
+    central.writeUInt32LE(at, 42);
+    parts.push(local, n, data);
+    cd.push(central, n);
+    at += 30 + n.length + data.length;
+  }
+  const cdBytes = Buffer.concat(cd);
+  const eocd = Buffer.alloc(22);
+  eocd.writeUInt32LE(0x06054b50, 0);
+  eocd.writeUInt16LE(entries.length, 8);
+  eocd.writeUInt16LE(entries.length, 10);
+  eocd.writeUInt32LE(cdBytes.length, 12);
+  eocd.writeUInt32LE(at, 16);
+  return Buffer.concat([...parts, cdBytes, eocd]);
+}
+
+// Damaged copies of the archive BYTES whose `ls --json` entries are ENTRIES: {label: Buffer}.
+function damaged(bytes, entries) {
+  const flip = (at, mask = 0x01) => {
+    const b = Buffer.from(bytes);
+    b[at] ^= mask;
+    return b;
+  };
+  const eocd = bytes.length - 22;
+  assert.equal(bytes.readUInt32LE(eocd), 0x06054b50, 'the packed archive ends with a plain end record');
+  const cd = bytes.readUInt32LE(eocd + 16);
+  const model = entries[entries.length - 1];
+  assert.equal(model.name, '__MODEL_PROTO');
+  const [e0, e1] = entries;
+  return {
+    'cut by 1 byte': bytes.subarray(0, bytes.length - 1),
+    'cut in half': bytes.subarray(0, bytes.length >> 1),
+    'cut inside the model': bytes.subarray(0, model.dataOffset + (model.size >> 1)),
+    'cut before the directory': bytes.subarray(0, cd),
+    'directory: signature': flip(cd, 0xff),
+    'directory: CRC-32 of entry 0': flip(cd + 16),
+    'directory: name of entry 0': flip(cd + 46),
+    'directory: local header offset of entry 0': flip(cd + 42, 0x40),
+    'end record: entry count': flip(eocd + 10),
+    'local header of entry 1: signature': flip(e1.headerOffset, 0xff),
+    'local header of entry 1: name': flip(e1.headerOffset + 30),
+    'local header of entry 1: CRC-32': flip(e1.headerOffset + 14),
+    'local header of entry 1: extra length': flip(e1.headerOffset + 28, 0x02),
+    'data of entry 0': flip(e0.dataOffset + (e0.size >> 1)),
+    'model bytes': flip(model.dataOffset + (model.size >> 1)),
+    'unaligned (no padding)': unalignedZip(entries.map((e) => ({
+      name: e.name, data: bytes.subarray(e.dataOffset, e.dataOffset + e.size),
+    }))),
+  };
+}
+
+test('hand-made damage to a packed archive', async (t) => {
+  const model = path.join(FUZZ_SEEDS, 'classic_simple.onnx');
+  const dir = h.scratch('errors');
+  try {
+    for (const align of [[], ['--align', '4096']]) {
+      const good = path.join(dir, `simple${align.length ? '-4096' : ''}.onnxzip`);
+      h.cliOk('pack', model, '-o', good, '--size-threshold', '0', ...align);
+      const { entries } = h.cliListing(good);
+      assert.ok(entries.length >= 3, 'two tensor entries and the model');
+      assert.equal(await sameVerdict(good), null, 'the intact archive verifies');
+      const cases = damaged(fs.readFileSync(good), entries);
+      const files = Object.entries(cases).map(([label, b], i) => {
+        const f = path.join(dir, `case${i}-${path.basename(good)}`);
+        fs.writeFileSync(f, b);
+        return [f, label];
+      });
+      const labels = new Map(files);
+      await checkFiles(t, files.map(([f]) => f), (f) => `${path.basename(good)}: ${labels.get(f)}`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
