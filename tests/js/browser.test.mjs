@@ -1,0 +1,204 @@
+// The onnxzip package in a real browser (Debian's chromium, headless, via
+// playwright-core): tests/js/browser/page.mjs imports the package and
+// onnxruntime-web (wasm backend) from a private nginx (tests/js/browser/
+// nginx.mjs: byte ranges, ETag, an access log of every request's Range
+// and bytes sent), which also serves archives the CLI packed.
+// Oracles: nginx's log (what open() fetched), the CLI (view bytes,
+// extract), onnxruntime-node on the classic model (outputs), the same
+// page's ORT run on the classic model's bytes (outputs, bit for bit).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { launch, unavailable } from './browser/chromium.mjs';
+import { CORPUS_MODELS, KERNEL_DIFFERS, difference, makeFixtures, nodeOutputs, run } from './browser/fixtures.mjs';
+import { NGINX, startNginx } from './browser/nginx.mjs';
+import { CLI, PACKAGE_DIR, REPO, scratch } from './helpers.mjs';
+
+const require = createRequire(import.meta.url);
+const ORT_WEB_DIST = path.dirname(require.resolve('onnxruntime-web'));
+const PYTHON = process.env.ONNXZIP_PYTHON || '/usr/bin/python3'; // Debian's, with python3-onnx
+
+const skip = unavailable() ?? (fs.existsSync(NGINX) ? null : `${NGINX} absent (Debian: apt-get install nginx)`);
+
+let dir, models, srv, browser, page;
+const byName = (name) => models.find((m) => m.name === name);
+const dataUrl = (m) => `/data/${path.basename(m.archive)}`;
+
+// The page's ozTest.fn(...args); its {ok, value|error} unwrapped (an
+// error rethrown with the page's message, status and code).
+async function call(fn, ...args) {
+  const r = await page.evaluate(([f, a]) => window.ozTest[f](...a), [fn, args]);
+  if (r.ok) return r.value;
+  const e = new Error(`in the page: ${r.error.name}: ${r.error.message}`);
+  Object.assign(e, { page: r.error });
+  throw e;
+}
+
+async function choose(file) {
+  await page.setInputFiles('#file', file);
+}
+
+// [start, end) of an nginx log entry's Range (bytes=a-b or bytes=-n).
+function span(entry, size) {
+  const m = /^bytes=(\d*)-(\d*)$/.exec(entry.range ?? '');
+  assert.ok(m, `a request without a single range: ${entry.request} Range: ${entry.range}`);
+  if (m[1] === '') return [Math.max(0, size - Number(m[2])), size];
+  return [Number(m[1]), m[2] === '' ? size : Number(m[2]) + 1];
+}
+
+describe('browser', { skip: skip ?? false }, () => {
+  before(async () => {
+    dir = scratch('oz-browser-');
+    fs.mkdirSync(path.join(dir, 'data'));
+    models = makeFixtures(path.join(dir, 'data'), { cli: CLI, python: PYTHON, repo: REPO });
+    srv = await startNginx({ page: path.join(REPO, 'tests/js/browser'), pkg: PACKAGE_DIR,
+                             ort: ORT_WEB_DIST, data: path.join(dir, 'data') });
+    browser = await launch();
+    page = await browser.newPage();
+    page.on('pageerror', (e) => console.error(`page error: ${e}`));
+    await page.goto(srv.url('page', 'index.html'));
+    await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('ready'));
+    assert.ok(await page.evaluate(() => window.ozTest.hasPackage()), `the package did not load from ${PACKAGE_DIR}`);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await srv?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('open(url) fetches the tail only: no weight byte', async () => {
+    const m = byName('embed.onnx');
+    const size = fs.statSync(m.archive).size;
+    srv.clearLog();
+    const info = await call('open', 'url', dataUrl(m));
+    assert.equal(info.name, 'embed.onnxzip');
+    assert.equal(info.size, size);
+    const log = await srv.requests('/data/', { waitFor: 1 });
+    assert.equal(log.length, 1, JSON.stringify(log));
+    assert.equal(log[0].range, 'bytes=-65536');
+    assert.equal(log[0].status, 206);
+    assert.equal(log[0].bytes, 65536);
+    // the 64 KiB tail reaches into the last weight only (embed.int8)
+    for (const e of info.entries.filter((x) => x.name === 'embed_float' || x.name === 'embed_half')) {
+      assert.ok(e.dataOffset + e.size <= size - 65536, `${e.name} inside the tail`);
+    }
+  });
+
+  test('open(url, {tailBytes: 256}): tail, then the directory and model, no weight byte', async () => {
+    const m = byName('embed.onnx');
+    const size = fs.statSync(m.archive).size;
+    srv.clearLog();
+    const info = await call('open', 'url', dataUrl(m), { tailBytes: 256 });
+    const log = await srv.requests('/data/', { waitFor: 2 });
+    assert.ok(log.length >= 2 && log.length <= 4, JSON.stringify(log));
+    assert.equal(log[0].range, 'bytes=-256');
+    const weights = info.entries.filter((e) => e.name !== '__MODEL_PROTO');
+    assert.equal(weights.length, 3);
+    for (const entry of log) {
+      const [a, b] = span(entry, size);
+      assert.equal(entry.status, 206, entry.request);
+      assert.equal(entry.bytes, b - a);
+      for (const w of weights) {
+        assert.ok(b <= w.dataOffset || a >= w.dataOffset + w.size,
+          `${entry.range} fetched bytes of ${w.name} [${w.dataOffset}, ${w.dataOffset + w.size})`);
+      }
+      if (entry !== log[0]) assert.ok(entry.ifMatch?.startsWith('"'), `no If-Match on ${entry.range}`);
+    }
+    const model = info.entries.find((e) => e.name === '__MODEL_PROTO');
+    assert.ok(log.some((e) => span(e, size)[0] <= model.headerOffset), 'the model was not fetched');
+  });
+
+  test('entries and tensors = the CLI\'s ls --json (URL and File)', async () => {
+    const m = byName('embed.onnx');
+    const ls = JSON.parse(run(CLI, ['ls', '--json', m.archive]).toString());
+    const fromUrl = await call('open', 'url', dataUrl(m));
+    await choose(m.archive);
+    const fromFile = await call('open', 'file', null);
+    for (const info of [fromUrl, fromFile]) {
+      assert.deepEqual(info.entries.map((e) => [e.name, e.headerOffset, e.dataOffset, e.size, e.crc32, e.alignment]),
+        ls.entries.map((e) => [e.name, e.header_offset, e.data_offset, e.size, e.crc32, e.alignment]));
+      assert.deepEqual(info.tensors.map((t) => [t.name, t.dtype, t.dims, t.offset, t.byteLength]),
+        ls.tensors.map((t) => [t.name, t.dtype, t.dims, t.offset, t.nbytes]));
+    }
+    assert.equal(fromFile.name, 'embed.onnxzip');
+  });
+
+  test('view() bytes = onnxzip view\'s (URL and File, thresholds 1K and 0)', async () => {
+    for (const m of models) {
+      const cliView = fs.readFileSync(m.view).toString('base64');
+      assert.equal(await call('view', 'url', dataUrl(m)), cliView, `${m.name}: view(url)`);
+      await choose(m.archive);
+      assert.equal(await call('view', 'file', null), cliView, `${m.name}: view(File)`);
+    }
+    const m = byName('embed.onnx');
+    const zero = run(CLI, ['view', m.archive, '-o', '-', '--size-threshold', '0']).toString('base64');
+    assert.equal(await call('view', 'url', dataUrl(m), { sizeThreshold: 0 }), zero);
+  });
+
+  test('tensorData() = onnxzip extract\'s bytes', async () => {
+    const m = byName('embed.onnx');
+    await choose(m.archive);
+    for (const name of ['embed.float', 'embed.half', 'embed.int8', 'bias']) {
+      const want = run(CLI, ['extract', m.archive, name, '-o', '-']).toString('base64');
+      assert.equal(await call('tensorData', 'url', dataUrl(m), name), want, `${name} (url)`);
+      assert.equal(await call('tensorData', 'file', null, name), want, `${name} (File)`);
+    }
+  });
+
+  test('verify(): passes on a good archive, ONNXZIP_ECRC on one flipped weight bit', async (t) => {
+    const good = byName('embed.onnx');
+    const size = fs.statSync(good.archive).size;
+    const { progress } = await call('verify', 'url', dataUrl(good));
+    assert.ok(progress.length > 0, 'no progress reported');
+    assert.deepEqual(progress.at(-1), [size, size]);
+    await choose(good.archive);
+    await call('verify', 'file', null);
+    const bad = path.join(path.dirname(good.archive), 'bad.onnxzip');
+    for (const [kind, url] of [['url', '/data/bad.onnxzip'], ['file', null]]) {
+      if (kind === 'file') await choose(bad);
+      await assert.rejects(call('verify', kind, url), (e) => {
+        t.diagnostic(`${kind}: ${e.message}`);
+        assert.equal(e.page.status, 'ONNXZIP_ECRC', e.message);
+        assert.ok(e.page.isOnnxzipError);
+        assert.match(e.page.message, /embed_float/);
+        return true;
+      });
+    }
+  });
+
+  test('createSession(ort, url | File): outputs = onnxruntime-node\'s on the classic model', async (t) => {
+    const ort = require('onnxruntime-node');
+    for (const m of models) {
+      const shapes = CORPUS_MODELS[m.name] ?? {};
+      const { inputs, outputs: want } = await nodeOutputs(ort, m.classic, { shapes, symbolic: m.corpus ? 1 : 3 });
+      const fromUrl = await call('runArchive', 'url', dataUrl(m), inputs);
+      await choose(m.archive);
+      const fromFile = await call('runArchive', 'file', null, inputs);
+      // the same runtime on the archive and on the classic bytes: bit for bit
+      const webClassic = await runClassic(m, inputs);
+      assert.equal(difference(fromUrl.outputs, webClassic.outputs)?.detail, undefined, `${m.name}: url vs classic (web)`);
+      assert.equal(difference(fromFile.outputs, webClassic.outputs)?.detail, undefined, `${m.name}: File vs classic (web)`);
+      const d = difference(fromUrl.outputs, want);
+      if (!KERNEL_DIFFERS[m.name]) {
+        assert.equal(d?.detail, undefined, `${m.name}: browser vs onnxruntime-node`);
+        t.diagnostic(`${m.name}: bit for bit = onnxruntime-node`);
+      } else if (d === null) {
+        t.diagnostic(`${m.name}: bit for bit = onnxruntime-node`);
+      } else {
+        // known kernel difference: reported, and bounded far below any layout error
+        t.diagnostic(`${m.name}: vs onnxruntime-node ${d.detail} — ${KERNEL_DIFFERS[m.name]}`);
+        assert.ok(d.maxAbs !== undefined && d.maxAbs < 1e-5, `${m.name}: ${d.detail}`);
+      }
+    }
+  });
+});
+
+// The page's ORT on the classic model's bytes (corpus models copied to /data/ first).
+async function runClassic(m, inputs) {
+  if (m.corpus) fs.copyFileSync(m.classic, path.join(dir, 'data', m.name));
+  return call('runClassic', `/data/${m.name}`, inputs);
+}

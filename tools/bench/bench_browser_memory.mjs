@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+// bench_browser_memory.mjs — peak memory and time of running a large model
+// in Chromium (onnxruntime-web, wasm backend) from an onnxzip archive given as
+// a File, against the classic layout (model.onnx + model.onnx_data, the data
+// file given as a File through ORT's own externalData).
+//
+// For each size (MiB of float32 weights) it writes the model with
+// tools/bench/bench_browser_memory.py (a MatMul + Add chain, 256 MiB weights),
+// packs it with the CLI, then for each ORT build and layout launches a fresh
+// headless chromium (Debian's, through playwright-core), loads the test page
+// of tests/js/browser/ from a private nginx, gives it the file(s) through the
+// page's <input type=file> (as a user would), creates the session, runs it
+// once, and samples the chromium process tree every 100 ms: the sum of Pss
+// (/proc/PID/smaps_rollup: shared pages split between the processes) and of
+// VmRSS, keeping the max. A run that fails reports ORT's error.
+//
+// Run (after the build and .ci/install-deps; not part of the test suite):
+//   node tools/bench/bench_browser_memory.mjs [--sizes 512,2560,3584]
+//        [--ort jspi,wasm] [--workdir /tmp/oz-bench-browser] [--keep]
+//   env ONNXZIP_JS_PACKAGE (default build-test/src/js/package), ONNXZIP_CLI
+//   (default build-test/tools/onnxzip).
+// ORT builds: 'jspi' = ort.jspi.min.mjs (reads Blob external data one
+// initializer at a time, onnxruntime PR 29477), 'wasm' = ort.wasm.min.mjs
+// (reads a Blob whole with arrayBuffer() first).
+// The workdir (models and archives, ~2x the largest size) is removed at the
+// end unless --keep; the disk writes run at disk speed.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { launch, unavailable } from '../../tests/js/browser/chromium.mjs';
+import { startNginx } from '../../tests/js/browser/nginx.mjs';
+import { CLI, PACKAGE_DIR, REPO } from '../../tests/js/helpers.mjs';
+
+const ORT_WEB_DIST = path.join(REPO, 'tests/js/node_modules/onnxruntime-web/dist');
+const RUN_TIMEOUT_MS = 15 * 60 * 1000;
+
+const { values: opt } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '512,2560,3584' },
+    ort: { type: 'string', default: 'jspi,wasm' },
+    layouts: { type: 'string', default: 'archive,classic' },
+    workdir: { type: 'string', default: '/tmp/oz-bench-browser' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+
+function kib(pid, file, key) {
+  try {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/${file}`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0; // the process ended meanwhile
+  }
+}
+
+/** The pids of chromium processes below `root` (this node process: playwright
+ * spawns chromium, which spawns its zygotes, renderers, GPU and utility
+ * processes; nginx, also a child, is left out). */
+function chromiumTree(root) {
+  return tree(root).filter((pid) => {
+    try {
+      return /^chrom/.test(fs.readFileSync(`/proc/${pid}/comm`, 'utf8'));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The pids of `root` and all its descendants. */
+function tree(root) {
+  const children = new Map();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(d));
+    } catch { /* gone */ }
+  }
+  const out = [];
+  const stack = [root];
+  while (stack.length) {
+    const p = stack.pop();
+    out.push(p);
+    stack.push(...(children.get(p) ?? []));
+  }
+  return out;
+}
+
+/** Samples chromium's processes below `root` every 100 ms; stop() -> peaks in MiB. */
+function sampler(root) {
+  let pss = 0, rss = 0, samples = 0;
+  const sample = () => {
+    let p = 0, r = 0;
+    for (const pid of chromiumTree(root)) {
+      p += kib(pid, 'smaps_rollup', 'Pss');
+      r += kib(pid, 'status', 'VmRSS');
+    }
+    pss = Math.max(pss, p);
+    rss = Math.max(rss, r);
+    samples++;
+  };
+  sample();
+  const timer = setInterval(sample, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return { pssMiB: pss / 1024, rssMiB: rss / 1024, samples };
+    },
+  };
+}
+
+function makeModel(dir, sizeMiB) {
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  execFileSync('/usr/bin/python3', [path.join(REPO, 'tools/bench/bench_browser_memory.py'), dir, String(sizeMiB)],
+    { stdio: 'inherit' });
+  execFileSync(CLI, ['pack', path.join(dir, 'model.onnx'), '-o', path.join(dir, 'model.onnxzip')], { stdio: 'inherit' });
+}
+
+async function measure(srv, dir, ortBuild, layout) {
+  const browser = await launch();
+  try {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(RUN_TIMEOUT_MS);
+    await page.goto(srv.url('page', `index.html?ort=${ortBuild}`));
+    await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('ready'));
+    const files = layout === 'archive' ? ['model.onnxzip'] : ['model.onnx', 'model.onnx_data'];
+    await page.setInputFiles('#file', files.map((f) => path.join(dir, f)));
+    const baseline = sampler(process.pid).stop();
+    const s = sampler(process.pid);
+    const t0 = performance.now();
+    const r = await page.evaluate((fn) => window.ozTest[fn](), layout === 'archive' ? 'benchArchive' : 'benchClassic');
+    const wallMs = performance.now() - t0;
+    const peak = s.stop();
+    return { ok: r.ok, error: r.ok ? null : r.error.message, ...(r.value ?? {}), wallMs, baseline, peak };
+  } finally {
+    await browser.close();
+  }
+}
+
+async function main() {
+  const why = unavailable();
+  if (why) throw new Error(why);
+  if (!fs.existsSync(path.join(PACKAGE_DIR, 'onnxzip.wasm'))) throw new Error(`no package at ${PACKAGE_DIR} (ONNXZIP_JS_PACKAGE)`);
+  const sizes = opt.sizes.split(',').map(Number);
+  const builds = opt.ort.split(',');
+  const layouts = opt.layouts.split(',');
+  const dir = path.join(opt.workdir, 'model');
+  const srv = await startNginx({ page: path.join(REPO, 'tests/js/browser'), pkg: PACKAGE_DIR, ort: ORT_WEB_DIST });
+  const rows = [];
+  try {
+    for (const size of sizes) {
+      makeModel(dir, size);
+      const bytes = fs.statSync(path.join(dir, 'model.onnxzip')).size;
+      for (const ortBuild of builds) {
+        for (const layout of layouts) {
+          const r = await measure(srv, dir, ortBuild, layout);
+          const row = { size, bytes, ortBuild, layout, ...r };
+          rows.push(row);
+          console.log(JSON.stringify({ ...row, baseline: undefined, baselinePssMiB: r.baseline.pssMiB }));
+        }
+      }
+    }
+  } finally {
+    await srv.stop();
+    if (!opt.keep) fs.rmSync(opt.workdir, { recursive: true, force: true });
+  }
+  report(rows);
+}
+
+function report(rows) {
+  const f = (x, d = 0) => (x === undefined ? '-' : x.toFixed(d));
+  console.log('\n| weights MiB | ORT build | layout | peak Pss MiB | peak RSS sum MiB | create s | run s | result |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(`| ${f(r.bytes / 2 ** 20)} | ${r.ortBuild} | ${r.layout} | ${f(r.peak.pssMiB)} | ${f(r.peak.rssMiB)} | ` +
+      `${f(r.createMs / 1000, 2)} | ${f(r.runMs / 1000, 2)} | ${r.ok ? `ok y[0..1]=${r.first.slice(0, 2).map((v) => v.toPrecision(6))}` : `FAILED: ${r.error}`} |`);
+  }
+  console.log('\narchive / classic (same size and ORT build):');
+  for (const a of rows.filter((r) => r.layout === 'archive' && r.ok)) {
+    const c = rows.find((r) => r.layout === 'classic' && r.ok && r.size === a.size && r.ortBuild === a.ortBuild);
+    if (!c) continue;
+    const same = a.first.every((v, i) => Object.is(v, c.first[i]));
+    console.log(`  ${f(a.bytes / 2 ** 20)} MiB ${a.ortBuild}: peak Pss ${(a.peak.pssMiB / c.peak.pssMiB).toFixed(2)}x, ` +
+      `create ${(a.createMs / c.createMs).toFixed(2)}x, outputs ${same ? 'identical' : 'DIFFER'}`);
+  }
+}
+
+await main();
