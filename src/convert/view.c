@@ -14,14 +14,6 @@ void onnxzip_free(void *p)
     free(p);
 }
 
-static int bad_location(const char *s)
-{
-    char shown[OZ_PRINTABLE_CAP];
-    return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_view_model: location '%s' is not a plain file name (no '/' or '\\', "
-                  "not '.' or '..', not empty): ONNX loaders resolve it relative to the view's directory and refuse "
-                  "other paths", oz_printable(s, strlen(s), shown, sizeof shown));
-}
-
 /* The directory holding `path`, stat()ed. */
 int oz_stat_dir_of(const char *path, oz_stat *st)
 {
@@ -60,13 +52,13 @@ static int pick_location(const onnxzip_archive *a, const char *given, const char
     *owned = NULL;
     if (given) {
         *out = given;
-        return oz_view_plain_location(given) ? 0 : bad_location(given);
+        return oz_view_plain_location(given) ? 0 : oz_view_bad_location(given);
     }
     oz_stat dir;
     int rc = oz_view_real_archive(a, owned, &dir);
     if (rc) return rc;
     *out = oz_last_sep(*owned) + 1;
-    return oz_view_plain_location(*out) ? 0 : bad_location(*out);
+    return oz_view_plain_location(*out) ? 0 : oz_view_bad_location(*out);
 }
 
 /* The bytes of tensors copied inline, from the mapped file. */
@@ -93,7 +85,7 @@ int onnxzip_view_model(const onnxzip_archive *a, const onnxzip_view_options *opt
     onnxzip_view_options_init(&defaults);
     if (!opts) opts = &defaults;
     const char *location = opts->location;
-    if (location && !oz_view_plain_location(location)) return bad_location(location);
+    if (location && !oz_view_plain_location(location)) return oz_view_bad_location(location);
     oz_buf out = { 0 };
     int rc;
     if (a->layout != ONNXZIP_LAYOUT_ARCHIVE) { /* already a view of itself */

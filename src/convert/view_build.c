@@ -8,6 +8,14 @@
 #include "convert/view_build.h"
 #include "read/view_record.h"
 
+int oz_view_bad_location(const char *s)
+{
+    char shown[OZ_PRINTABLE_CAP];
+    return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_view_model: location '%s' is not a plain file name (no '/' or '\\', "
+                  "not '.' or '..', not empty): ONNX loaders resolve it relative to the view's directory and refuse "
+                  "other paths", oz_printable(s, strlen(s), shown, sizeof shown));
+}
+
 typedef struct viewer {
     const onnxzip_archive *a;
     const char *location;

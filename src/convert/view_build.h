@@ -9,6 +9,10 @@
 #include "common/buf.h"
 #include "read/archive.h"
 
+/* ONNXZIP_EINVAL: `s` is no plain file name (oz_view_plain_location()),
+ * so it cannot be a view's location. */
+int oz_view_bad_location(const char *s);
+
 /* The archive file's bytes [off, off + len) (len > 0), valid until the view
  * is built; NULL when the caller does not have them. */
 typedef const uint8_t *(*oz_view_bytes_fn)(void *ctx, uint64_t off, uint64_t len);

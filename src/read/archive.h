@@ -41,7 +41,7 @@ void oz_archive_free(onnxzip_archive *a);
  * models without them. */
 int oz_verify_data(const onnxzip_archive *a);
 
-/* verify.c: entry e's data hashed to `crc` and `xxh3` against what the
+/* stream_check.c: entry e's data hashed to `crc` and `xxh3` against what the
  * archive `path` records: 0, ONNXZIP_ECRC or ONNXZIP_EDIGEST (the one place
  * these are compared and their messages written). */
 int oz_entry_check_digests(const oz_zentry *e, const char *path, uint32_t crc, uint64_t xxh3);

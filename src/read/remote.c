@@ -30,6 +30,31 @@ void oz_remote_free(oz_remote *r)
     free(r);
 }
 
+int oz_remote_span_check(uint64_t from, uint64_t size, const char *shown)
+{
+    if (size - from > OZ_MAX_MODEL + ((uint64_t)1 << 30))
+        return oz_err(ONNXZIP_ELIMIT, (int64_t)from, "%s: the model, central directory and end records span %llu "
+                      "bytes: more than a model (2 GiB) and its directory can be", shown,
+                      (unsigned long long)(size - from));
+    return 0;
+}
+
+int oz_remote_index(onnxzip_archive *a)
+{
+    oz_remote *r = a->remote;
+    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
+    a->model_len = (size_t)m->pub.size;
+    if (!(a->model_copy = malloc(a->model_len ? a->model_len : 1)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
+    memcpy(a->model_copy, r->win + (m->pub.data_offset - r->win_off), a->model_len);
+    a->model = a->model_copy;
+    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
+    if (!(r->checked = calloc(a->zip.n ? a->zip.n : 1, sizeof *r->checked)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    atomic_store(&r->checked[a->zip.model_index], 1);
+    return oz_tensors_build_remote(&a->tensors, &a->zip, a->model, a->model_len, m->pub.data_offset, a->path);
+}
+
 #if !ONNXZIP_HAVE_CURL
 
 int onnxzip_open_url(const char *url, const onnxzip_remote_options *opts, onnxzip_archive **out)
@@ -73,15 +98,13 @@ static char *shown_url(const char *url)
 static int widen(oz_remote *r, uint64_t from, uint64_t size, const char *shown)
 {
     uint64_t more = r->win_off - from, have = size - r->win_off;
-    if (size - from > OZ_MAX_MODEL + ((uint64_t)1 << 30))
-        return oz_err(ONNXZIP_ELIMIT, (int64_t)from, "%s: the model, central directory and end records span %llu "
-                      "bytes: more than a model (2 GiB) and its directory can be", shown,
-                      (unsigned long long)(size - from));
+    int rc = oz_remote_span_check(from, size, shown);
+    if (rc) return rc;
     uint8_t *w = malloc((size_t)(size - from));
     if (!w)
         return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (%llu bytes)", shown, (unsigned long long)(size - from));
     memcpy(w + more, r->win, (size_t)have);
-    int rc = oz_http_read(r->http, from, more, w);
+    rc = oz_http_read(r->http, from, more, w);
     if (rc) {
         free(w);
         return rc;
@@ -137,18 +160,7 @@ static int open_remote(onnxzip_archive *a, const char *url, const onnxzip_remote
     if (rc == ONNXZIP_ENOTZIP)
         return oz_err(rc, -1, "%s: not a zip archive (no end of central directory record in its last %zu bytes); "
                       "only onnxzip archives are read remotely", a->path, len);
-    if (rc) return rc;
-    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
-    a->model_len = (size_t)m->pub.size;
-    if (!(a->model_copy = malloc(a->model_len ? a->model_len : 1)))
-        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
-    memcpy(a->model_copy, r->win + (m->pub.data_offset - r->win_off), a->model_len);
-    a->model = a->model_copy;
-    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
-    if (!(r->checked = calloc(a->zip.n ? a->zip.n : 1, sizeof *r->checked)))
-        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    atomic_store(&r->checked[a->zip.model_index], 1);
-    return oz_tensors_build_remote(&a->tensors, &a->zip, a->model, a->model_len, m->pub.data_offset, a->path);
+    return rc ? rc : oz_remote_index(a);
 }
 
 int onnxzip_open_url(const char *url, const onnxzip_remote_options *opts, onnxzip_archive **out)

@@ -76,6 +76,15 @@ int oz_remote_stream(onnxzip_archive *a, uint64_t from, int (*sink)(void *ctx, c
 /* onnxzip_check() of a remote handle: is the pinned file still served? */
 int oz_remote_check(onnxzip_archive *a);
 
+/* Refuses a window that must widen down to file offset `from` of a file of
+ * `size` bytes when the records from there on are more than a model and its
+ * directory can span (ONNXZIP_ELIMIT, naming the file `shown`). */
+int oz_remote_span_check(uint64_t from, uint64_t size, const char *shown);
+
+/* After oz_zip_parse_remote() accepted the window a->remote->win: the model
+ * copied out of it, its entry marked checked, the tensors indexed. */
+int oz_remote_index(onnxzip_archive *a);
+
 void oz_remote_free(oz_remote *r);
 
 #endif

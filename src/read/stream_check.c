@@ -6,6 +6,21 @@
 
 #include "read/remote.h"
 
+int oz_entry_check_digests(const oz_zentry *e, const char *path, uint32_t crc, uint64_t xxh3)
+{
+    const onnxzip_entry *p = &e->pub;
+    char shown[OZ_PRINTABLE_CAP];
+    if (crc != p->crc32)
+        return oz_err(ONNXZIP_ECRC, (int64_t)p->data_offset, "%s: entry '%s': CRC-32 of the data is %08x, the "
+                      "archive records %08x", path, oz_printable(p->name, e->name_len, shown, sizeof shown), crc,
+                      p->crc32);
+    if (p->has_xxh3 && xxh3 != p->xxh3)
+        return oz_err(ONNXZIP_EDIGEST, (int64_t)p->data_offset, "%s: entry '%s': XXH3-64 of the data is %016llx, "
+                      "the archive records %016llx", path, oz_printable(p->name, e->name_len, shown, sizeof shown),
+                      (unsigned long long)xxh3, (unsigned long long)p->xxh3);
+    return 0;
+}
+
 enum { PH_GAP, PH_HDR, PH_DATA, PH_TAIL };
 #define HDR_MAX (30 + 0xFFFF + 0xFFFF)
 

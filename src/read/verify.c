@@ -147,21 +147,6 @@ static int compute(const onnxzip_archive *a, uint64_t *crc, uint64_t *xxh)
     return 0;
 }
 
-int oz_entry_check_digests(const oz_zentry *e, const char *path, uint32_t crc, uint64_t xxh3)
-{
-    const onnxzip_entry *p = &e->pub;
-    char shown[OZ_PRINTABLE_CAP];
-    if (crc != p->crc32)
-        return oz_err(ONNXZIP_ECRC, (int64_t)p->data_offset, "%s: entry '%s': CRC-32 of the data is %08x, the "
-                      "archive records %08x", path, oz_printable(p->name, e->name_len, shown, sizeof shown), crc,
-                      p->crc32);
-    if (p->has_xxh3 && xxh3 != p->xxh3)
-        return oz_err(ONNXZIP_EDIGEST, (int64_t)p->data_offset, "%s: entry '%s': XXH3-64 of the data is %016llx, "
-                      "the archive records %016llx", path, oz_printable(p->name, e->name_len, shown, sizeof shown),
-                      (unsigned long long)xxh3, (unsigned long long)p->xxh3);
-    return 0;
-}
-
 static int verify_entries(const onnxzip_archive *a)
 {
     uint64_t *crc = calloc(2 * (a->zip.n ? a->zip.n : 1), sizeof *crc), *xxh = crc + a->zip.n;

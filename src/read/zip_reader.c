@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <zlib.h>
 
+#include "common/checksum.h"
 #include "common/sys.h"
 #include "read/zip_diagnose.h"
 #include "read/zip_reader.h"
@@ -709,7 +709,7 @@ static uint64_t archive_size(const uint8_t *win, uint64_t win_off, uint64_t size
 {
     if (size < 24 + ZIP_EOCD_SIZE || size - 24 < win_off) return size;
     const uint8_t *t = win + (size - 24 - win_off);
-    if (memcmp(t, "OZUPDATE", 8) || oz_rd32(t + 16) != 1 || oz_rd32(t + 20) != (uint32_t)crc32(0, t, 20))
+    if (memcmp(t, "OZUPDATE", 8) || oz_rd32(t + 16) != 1 || oz_rd32(t + 20) != oz_crc32(0, t, 20))
         return size;
     uint64_t end = oz_rd64(t + 8);
     return end >= ZIP_EOCD_SIZE && end <= size - 24 ? end : size;
