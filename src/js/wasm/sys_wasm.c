@@ -1,0 +1,71 @@
+/* The system layer of the WebAssembly build (common/sys.h; sys.c is POSIX's,
+ * sys_win32.c Windows'): no files. The binding's handles own no descriptor
+ * or mapping, so the reader's file paths that reach these (local headers
+ * read from a descriptor, external data, a view's archive) never run; if
+ * one did, it fails with ENOSYS and the caller's error names the file. */
+#include <errno.h>
+
+#include "common/sys.h"
+
+static int nosys(void)
+{
+    errno = ENOSYS;
+    return -1;
+}
+
+ssize_t oz_sys_pread_nowait(int fd, void *buf, size_t n, int64_t off)
+{
+    return nosys();
+}
+
+ssize_t oz_sys_pread(int fd, void *buf, size_t n, int64_t off)
+{
+    return nosys();
+}
+
+int oz_sys_fstat(int fd, oz_stat *st)
+{
+    return nosys();
+}
+
+int oz_sys_stat(const char *path, oz_stat *st)
+{
+    return nosys();
+}
+
+int oz_sys_stat_at(int dirfd, const char *name, int follow, oz_stat *st)
+{
+    return nosys();
+}
+
+int oz_sys_close(int fd)
+{
+    return nosys();
+}
+
+int oz_sys_open_beneath(const oz_dir *d, char *path)
+{
+    return nosys();
+}
+
+int oz_sys_open_resolved(const char *path, const oz_stat *dirs, size_t n, char **real)
+{
+    *real = NULL;
+    return nosys();
+}
+
+void *oz_sys_map(int fd, uint64_t off, uint64_t len)
+{
+    nosys();
+    return NULL;
+}
+
+void oz_sys_advise_file(int fd, uint64_t off, uint64_t len, int advice)
+{
+}
+
+char *oz_sys_realpath(const char *path)
+{
+    nosys();
+    return NULL;
+}
