@@ -73,7 +73,9 @@ test('shared zip robustness corpus', async (t) => {
 });
 
 test('fuzz seed corpus (tests/fuzz/corpus/fuzz_open)', async (t) => {
-  const files = h.walk(FUZZ_SEEDS, () => true);
+  // not its classic .onnx seeds: `onnxzip verify` checks a classic model
+  // too, which the package does not read (it says ONNXZIP_ENOTZIP)
+  const files = h.walk(FUZZ_SEEDS, (n) => !n.endsWith('.onnx'));
   assert.ok(files.length > 0, `no files in ${FUZZ_SEEDS}`);
   await checkFiles(t, files, (f) => path.basename(f));
 });
