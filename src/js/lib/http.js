@@ -91,8 +91,9 @@ function headersFor(r, off, len) {
 async function attemptOnce(r, off, len, signal) {
   const what = off < 0 ? `the last ${len} bytes` : `bytes ${off}-${off + len - 1}`;
   let res;
+  const fetchFn = r.fetch;  // called unbound: a browser's fetch refuses any `this` but the window
   try {
-    res = await r.fetch(r.target, { headers: headersFor(r, off, len), cache: 'no-store', signal, redirect: 'follow' });
+    res = await fetchFn(r.target, { headers: headersFor(r, off, len), cache: 'no-store', signal, redirect: 'follow' });
   } catch (e) {
     if (signal?.aborted) throw signal.reason;
     throw Object.assign(new Transient(`network error reading ${what}: ${e?.cause?.message ?? e?.message ?? e}`),
