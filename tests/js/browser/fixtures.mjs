@@ -19,15 +19,17 @@ export const CORPUS_MODELS = {
   'ch_ppocr_mobile_v2.0_cls_infer.onnx': { x: [1, 3, 48, 192] },
 };
 
-// Where onnxruntime-web (wasm SIMD kernels) and onnxruntime-node (MLAS
-// x86-64 AVX2/FMA kernels) compute differently, found by single-op models
-// (tools of this test's history: Gemm and MatMul alone differ by up to
-// hundreds of ulps near zero; Add, Gather, Cast, Relu agree bit for bit).
-// These models' browser outputs are compared with node's by max |diff|,
-// reported with the ulps; everything else must be bit for bit.
+// Where onnxruntime-web 1.30 (wasm SIMD128 kernels) and onnxruntime-node 1.30
+// (MLAS x86-64 AVX2/FMA kernels) compute differently. Measured on one-op
+// models (X[3,32] x W[32,64], seeded): Gemm alone and MatMul alone differ in
+// about 2/3 of the outputs, up to 717 ulp near zero (|diff| ~1e-8); Add
+// alone agrees bit for bit, as do Gather and Cast (embed.onnx). These
+// models' browser outputs are compared with node's by max |diff| < 1e-5 and
+// the ulps are reported (the browser's archive runs must still equal its
+// classic run bit for bit); every other model must equal node bit for bit.
 export const KERNEL_DIFFERS = {
   'tiny.onnx': 'Gemm and MatMul (float32 GEMM: MLAS FMA kernels in node, wasm SIMD128 kernels in the browser)',
-  'ch_ppocr_mobile_v2.0_cls_infer.onnx': 'Conv and MatMul (float32 GEMM, as tiny.onnx)',
+  'ch_ppocr_mobile_v2.0_cls_infer.onnx': 'Conv and MatMul (both through MLAS SGEMM, as tiny.onnx\'s Gemm and MatMul)',
 };
 
 export function run(cmd, args, opts = {}) {
