@@ -60,7 +60,7 @@ function reset() {
   current?.archive?.close();
   current = null;
   for (const id of ['summary', 'actions', 'outputs', 'tensors', 'entries']) $(id).hidden = true;
-  $('result').textContent = '';
+  for (const id of ['verify-result', 'run-result']) { $(id).textContent = ''; $(id).className = ''; }
   $('progress').hidden = true;
 }
 
@@ -81,6 +81,7 @@ async function show(file) {
       showArchive(archive);
     }
     $('verify').hidden = !current.archive;
+    $('progress').hidden = true;
     $('actions').hidden = false;
     status('');
   } catch (e) {
@@ -109,16 +110,16 @@ async function verify() {
   if (!a) return;
   $('verify').disabled = true;
   $('progress').hidden = false;
-  $('result').className = '';
-  $('result').textContent = 'verifying …';
+  $('verify-result').className = '';
+  $('verify-result').textContent = 'verifying …';
   const t0 = performance.now();
   try {
     await a.verify({ onProgress: (done, total) => { $('progress').max = total; $('progress').value = done; } });
-    $('result').textContent = `verified: every CRC-32 and XXH3 matches (${((performance.now() - t0) / 1000).toFixed(2)} s)`;
-    $('result').className = 'good';
+    $('verify-result').textContent = `verified: every CRC-32 and XXH3 matches (${((performance.now() - t0) / 1000).toFixed(2)} s)`;
+    $('verify-result').className = 'good';
   } catch (e) {
-    $('result').textContent = `verify failed: ${errorText(e)}`;
-    $('result').className = 'bad';
+    $('verify-result').textContent = `verify failed: ${errorText(e)}`;
+    $('verify-result').className = 'bad';
   } finally {
     $('verify').disabled = false;
   }
@@ -154,8 +155,8 @@ function firstValues(t) {
 async function run() {
   if (!current) return;
   $('run').disabled = true;
-  $('result').className = '';
-  $('result').textContent = 'creating the session …';
+  $('run-result').className = '';
+  $('run-result').textContent = 'creating the session …';
   try {
     const t0 = performance.now();
     const session = current.archive
@@ -169,11 +170,11 @@ async function run() {
       return [[name, 'mono'], [t.type], [`[${t.dims.join(', ')}]`, 'mono'], [firstValues(t), 'mono']];
     }));
     await session.release();
-    $('result').textContent = `session ${((t1 - t0) / 1000).toFixed(2)} s, run ${((t2 - t1) * 1).toFixed(1)} ms ` +
+    $('run-result').textContent = `session ${((t1 - t0) / 1000).toFixed(2)} s, run ${(t2 - t1).toFixed(1)} ms ` +
       `(onnxruntime-web ${ort.env.versions?.web ?? ''}, wasm, ${ort.env.wasm.numThreads ?? 'default'} thread(s))`;
   } catch (e) {
-    $('result').textContent = `run failed: ${errorText(e)}`;
-    $('result').className = 'bad';
+    $('run-result').textContent = `run failed: ${errorText(e)}`;
+    $('run-result').className = 'bad';
   } finally {
     $('run').disabled = false;
   }
