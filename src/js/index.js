@@ -32,18 +32,26 @@ function checkOptions(o) {
 }
 
 // A string source: an absolute http(s) URL, a file: URL or (Node) a path, else (browser) a relative URL.
+// Any other "scheme:" prefix (two or more letters: "C:\\x" is a Windows path) is refused rather than
+// read as a path or a relative URL: "s3://b/k" is no file of that name ("./s3:x" is).
 function stringSource(s) {
-  if (/^https?:/i.test(s)) return new URL(s);
-  if (/^file:/i.test(s)) return new URL(s);
+  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(s)?.[1].toLowerCase();
+  if (scheme === 'http' || scheme === 'https' || scheme === 'file') return new URL(s);
+  if (scheme) unsupportedScheme(scheme);
   if (isNodeJs) return { path: s };
   return new URL(s, globalThis.document?.baseURI ?? globalThis.location?.href);
+}
+
+function unsupportedScheme(scheme) {
+  throw new TypeError(`unsupported URL scheme ${scheme}: (onnxzip opens http:, https: and file: URLs, ` +
+    'paths (Node.js) and in-memory sources; a relative path that starts with "NAME:" can be written ./NAME:...)');
 }
 
 async function readerFor(source, o) {
   if (typeof source === 'string') source = stringSource(source);
   if (source instanceof URL) {
     if (source.protocol === 'http:' || source.protocol === 'https:') return urlReader(source, o);
-    if (source.protocol !== 'file:') throw new TypeError(`unsupported URL scheme ${source.protocol} (http:, https: or file:)`);
+    if (source.protocol !== 'file:') unsupportedScheme(source.protocol.slice(0, -1));
     if (!isNodeJs) throw new TypeError('a file: URL can be opened in Node.js only');
     const { fileURLToPath } = await import('node:url');
     source = { path: fileURLToPath(source) };

@@ -98,7 +98,7 @@ export class Archive {
   #n; #h; #reader; #checked = new Set(); #model; #byKey = new Map(); #order;
   constructor(n, h, reader) {
     this.#n = n; this.#h = h; this.#reader = reader;
-    const info = JSON.parse(n.str(n.x.ozw_json(h)));
+    const info = JSON.parse(n.str(n.nonNull(n.x.ozw_json(h), where(reader))));
     this.name = reader.name;
     this.size = info.size;
     this.entries = Object.freeze(info.entries.map(entryOf));
@@ -190,7 +190,7 @@ export class Archive {
     }
     if (typeof location !== 'string') throw new TypeError('location must be a string');
     const n = this.#n;
-    const ranges = JSON.parse(n.str(n.x.ozw_view_ranges(this.#handle(), sizeThreshold)));
+    const ranges = JSON.parse(n.str(n.nonNull(n.x.ozw_view_ranges(this.#handle(), sizeThreshold), where(this.#reader))));
     const got = ranges.length ? await this._readChecked(ranges) : new Map();
     const inlineP = n.put(ranges.map((s) => got.get(s)));
     const locP = n.putStr(location);
@@ -211,8 +211,7 @@ export class Archive {
   async verify({ signal, onProgress } = {}) {
     if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('onProgress must be a function');
     const n = this.#n;
-    const v = n.x.ozw_verify_begin(this.#handle());
-    if (!v) throw new OnnxzipError('ENOMEM', n.str(n.x.ozw_error_message()), where(this.#reader));
+    const v = n.nonNull(n.x.ozw_verify_begin(this.#handle()), where(this.#reader));
     let done = 0;
     try {
       for await (const chunk of this.#reader.chunks(0, this.size, signal)) {

@@ -45,6 +45,12 @@ export class Native {
       { ...details, offset: offset >= 0 ? offset : undefined });
   }
   check(st, details) { if (st !== 0) throw this.error(st, details); }
+  /** The result `p` of a call returning a pointer (ozw_json, ozw_view_ranges, ozw_verify_begin):
+   * NULL throws the last failure (its status from ozw_error_status). */
+  nonNull(p, details) {
+    if (!p) throw this.error(this.x.ozw_error_status() || -2, details);
+    return p;
+  }
 }
 
 /** The Native wrapper, the wasm loaded first. */

@@ -51,6 +51,15 @@ const char *ozw_error_message(void)
     return onnxzip_last_error()->message;
 }
 
+/* The status of the last failure: for the calls that return a pointer
+ * (ozw_json, ozw_view_ranges, ozw_verify_begin), whose NULL says only that
+ * they failed. */
+EXPORT(ozw_error_status) int ozw_error_status(void);
+int ozw_error_status(void)
+{
+    return onnxzip_last_error()->status;
+}
+
 EXPORT(ozw_error_offset) double ozw_error_offset(void);
 double ozw_error_offset(void)
 {
@@ -134,16 +143,18 @@ void ozw_close(void *p)
     free(h);
 }
 
-/* The string written to a memory stream, or NULL (out of memory). */
-static char *closed(FILE *f, char *s)
+/* The string written to memory stream `f` of open_memstream(s, ...), or NULL
+ * (out of memory). *s is read after fclose: until then it may still be the
+ * stream's first buffer, which the final flush reallocates. */
+static char *closed(FILE *f, char **s)
 {
     if (!f) return NULL;
     int bad = ferror(f);
     if (fclose(f) || bad) {
-        free(s);
+        free(*s);
         return NULL;
     }
-    return s;
+    return *s;
 }
 
 EXPORT(ozw_json) const char *ozw_json(void *p);
@@ -165,7 +176,7 @@ const char *ozw_json(void *p)
         fputs("}", f);
     }
     free(h->json);
-    h->json = closed(f, s);
+    h->json = closed(f, &s);
     if (!h->json) oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (JSON)", a->path);
     return h->json;
 }
@@ -257,7 +268,7 @@ const char *ozw_view_ranges(void *p, double threshold)
                     (unsigned long long)(h->spans[i].to - h->spans[i].from));
         fputc(']', f);
     }
-    if (!(h->ranges = closed(f, s))) oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (view)", h->a->path);
+    if (!(h->ranges = closed(f, &s))) oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (view)", h->a->path);
     return h->ranges;
 }
 
