@@ -29,8 +29,8 @@ function handle(req, res) {
   const body = fs.readFileSync(s.file);
   const etag = s.mode === 'changing' && hits.filter((x) => x.path === u.pathname).length > 1 ? '"v2"' : s.etag;
   const head = { 'Last-Modified': new Date(0).toUTCString() };
-  if (s.mode === 'weak') head.ETag = 'W/' + etag; else if (s.mode !== 'nolm') head.ETag = etag;
-  if (s.mode === 'nolm') delete head['Last-Modified'];
+  if (s.mode === 'weak') head.ETag = 'W/' + etag; else if (s.mode !== 'none') head.ETag = etag;
+  if (s.mode === 'nolm' || s.mode === 'none') delete head['Last-Modified'];
   if (req.headers['if-match'] && req.headers['if-match'] !== etag) { res.writeHead(412).end(); return; }
   if (s.mode === 'norange') { res.writeHead(200, head).end(body); return; }
   const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
@@ -187,7 +187,8 @@ test('URL replies are checked (spec 17)', async () => {
   const status = async (url, o = {}) => (await oz.open(url, { backoffMs: 1, ...o }).then((a) => a.close(), (e) => e))?.status;
   assert.equal(await status(serve('norange.onnxzip', file, 'norange')), 'ONNXZIP_ENORANGE');
   assert.equal(await status(serve('weak.onnxzip', file, 'weak')), undefined);  // Last-Modified pins it
-  assert.equal(await status(serve('nolm.onnxzip', file, 'nolm')), undefined);
+  assert.equal(await status(serve('nolm.onnxzip', file, 'nolm')), undefined);  // the strong ETag pins it
+  assert.equal(await status(serve('none.onnxzip', file, 'none')), 'ONNXZIP_EHTTP');  // nothing could
   const weakOnly = serve('weakonly.onnxzip', file, 'weak');
   served.get('/weakonly.onnxzip').etag = '"w"';
   const noVal = { fetch: async (u, init) => { const r = await fetch(u, init); const hd = new Headers(r.headers);
