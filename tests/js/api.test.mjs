@@ -111,15 +111,40 @@ for (const kind of ['entries', 'inline']) {
 }
 
 test('tensorData of an in-memory source shares its memory', async () => {
-  const bytes = new Uint8Array(fs.readFileSync(files.entries));
-  const a = await oz.open(bytes);
-  const t = a.tensors.find((x) => x.storage === 'entry');
-  const d = await a.tensorData(t.name);
-  assert.equal(d.buffer, bytes.buffer);
-  assert.equal(d.byteOffset, bytes.byteOffset + t.offset);
-  assert.equal(a.name, 'model.onnxzip');
-  await assert.rejects(a.tensorData('no such tensor'), { name: 'OnnxzipError', status: 'ONNXZIP_ENOTFOUND' });
-  a.close();
+  const file = fs.readFileSync(files.entries);
+  const padded = new Uint8Array(file.length + 32);
+  padded.set(file, 13);
+  for (const bytes of [new Uint8Array(file), padded.subarray(13, 13 + file.length)]) {
+    const a = await oz.open(bytes);
+    const t = a.tensors.find((x) => x.storage === 'entry');
+    const d = await a.tensorData(t.name);
+    assert.equal(d.buffer, bytes.buffer);
+    assert.equal(d.byteOffset, bytes.byteOffset + t.offset);
+    assert.deepEqual(Buffer.from(d), h.cliOk('extract', files.entries, t.key, '-o', '-'));
+    assert.equal(a.name, 'model.onnxzip');
+    await assert.rejects(a.tensorData('no such tensor'), { name: 'OnnxzipError', status: 'ONNXZIP_ENOTFOUND' });
+    a.close();
+  }
+});
+
+test('opening a URL reads the tail and the directory and model, no tensor entry\'s data', async () => {
+  const file = files.entries;
+  const { entries } = JSON.parse(h.cliOk('ls', '--json', file));
+  const weights = entries.filter((e) => e.name !== '__MODEL_PROTO').map((e) => [e.data_offset, e.data_offset + e.size]);
+  assert.ok(weights.length > 0);
+  const size = fs.statSync(file).size;
+  for (const tailBytes of [22, 64, 200]) {
+    hits.length = 0;
+    const a = await oz.open(serve('tail.onnxzip', file), { tailBytes });
+    a.close();
+    assert.equal(hits[0].range, `bytes=-${tailBytes}`);
+    assert.ok(hits.length > 1, `tail ${tailBytes}: the directory is below the tail`);
+    for (const { range } of hits.slice(1)) {
+      const [, from, to] = /^bytes=(\d+)-(\d+)$/.exec(range).map(Number);
+      assert.ok(to < size - tailBytes, `${range} re-reads the tail`);
+      for (const [lo, hi] of weights) assert.ok(to < lo || from >= hi, `${range} overlaps tensor data [${lo}, ${hi})`);
+    }
+  }
 });
 
 test('wrong argument types are TypeError, bad values RangeError', async () => {
