@@ -4,8 +4,13 @@
 # npm packages of tests/js (.ci/install-deps: npm ci --ignore-scripts), the
 # package built with its WebAssembly (-Djs). Env: ONNXZIP_JS_PACKAGE (the
 # assembled package directory), ONNXZIP_CLI.
+# ONNXZIP_JS_REQUIRED=1 (.ci/run sets it) turns each reason to skip into a
+# failure: CI installs all of it, so a skip there would hide a broken install.
 here=$(cd "$(dirname "$0")" && pwd)
-skip() { echo "SKIP: $*"; exit 77; }
+skip() {
+    if [ "${ONNXZIP_JS_REQUIRED-}" = 1 ]; then echo "FAIL (ONNXZIP_JS_REQUIRED=1): $*"; exit 1; fi
+    echo "SKIP: $*"; exit 77
+}
 command -v node >/dev/null 2>&1 || skip "node not found (Debian: apt-get install nodejs)"
 [ -d "$here/node_modules/onnxruntime-node" ] ||
     skip "$here/node_modules absent: run .ci/install-deps (or cd tests/js && npm ci --ignore-scripts)"
