@@ -16,7 +16,10 @@
 //
 // Run (after the build and .ci/install-deps; not part of the test suite):
 //   node tools/bench/bench_browser_memory.mjs [--sizes 512,2560,3584]
-//        [--ort jspi,wasm] [--workdir /tmp/oz-bench-browser] [--keep]
+//        [--ort jspi,wasm] [--layouts archive,classic] [--repeat N]
+//        [--workdir /tmp/oz-bench-browser] [--keep]
+//   --repeat N: N runs of each (the layouts taking turns going first); the
+//   table shows the max peak and the median times.
 //   env ONNXZIP_JS_PACKAGE (default build-test/src/js/package), ONNXZIP_CLI
 //   (default build-test/tools/onnxzip).
 // ORT builds: 'jspi' = ort.jspi.min.mjs (reads Blob external data one
@@ -42,6 +45,7 @@ const { values: opt } = parseArgs({
     ort: { type: 'string', default: 'jspi,wasm' },
     layouts: { type: 'string', default: 'archive,classic' },
     workdir: { type: 'string', default: '/tmp/oz-bench-browser' },
+    repeat: { type: 'string', default: '1' },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -158,11 +162,14 @@ async function main() {
       makeModel(dir, size);
       const bytes = fs.statSync(path.join(dir, 'model.onnxzip')).size;
       for (const ortBuild of builds) {
-        for (const layout of layouts) {
-          const r = await measure(srv, dir, ortBuild, layout);
-          const row = { size, bytes, ortBuild, layout, ...r };
-          rows.push(row);
-          console.log(JSON.stringify({ ...row, baseline: undefined, baselinePssMiB: r.baseline.pssMiB }));
+        for (let i = 0; i < Number(opt.repeat); i++) {
+          // the layouts take turns going first (page cache, the other helpers' load)
+          for (const layout of i % 2 ? [...layouts].reverse() : layouts) {
+            const r = await measure(srv, dir, ortBuild, layout);
+            const row = { size, bytes, ortBuild, layout, ...r };
+            rows.push(row);
+            console.log(JSON.stringify({ ...row, baseline: undefined, baselinePssMiB: r.baseline.pssMiB }));
+          }
         }
       }
     }
@@ -173,20 +180,43 @@ async function main() {
   report(rows);
 }
 
-function report(rows) {
-  const f = (x, d = 0) => (x === undefined ? '-' : x.toFixed(d));
-  console.log('\n| weights MiB | ORT build | layout | peak Pss MiB | peak RSS sum MiB | create s | run s | result |');
-  console.log('|---|---|---|---|---|---|---|---|');
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+
+/** Runs of one size, build and layout: the max of the peaks, the median times. */
+function aggregate(rows) {
+  const groups = new Map();
   for (const r of rows) {
-    console.log(`| ${f(r.bytes / 2 ** 20)} | ${r.ortBuild} | ${r.layout} | ${f(r.peak.pssMiB)} | ${f(r.peak.rssMiB)} | ` +
-      `${f(r.createMs / 1000, 2)} | ${f(r.runMs / 1000, 2)} | ${r.ok ? `ok y[0..1]=${r.first.slice(0, 2).map((v) => v.toPrecision(6))}` : `FAILED: ${r.error}`} |`);
+    const k = `${r.size}/${r.ortBuild}/${r.layout}`;
+    if (!groups.has(k)) groups.set(k, []);
+    groups.get(k).push(r);
+  }
+  return [...groups.values()].map((g) => {
+    const ok = g.filter((r) => r.ok);
+    return { ...g[0], runs: g.length, okRuns: ok.length, error: g.find((r) => !r.ok)?.error,
+             pssMiB: Math.max(...g.map((r) => r.peak.pssMiB)), rssMiB: Math.max(...g.map((r) => r.peak.rssMiB)),
+             createMs: ok.length ? median(ok.map((r) => r.createMs)) : undefined,
+             runMs: ok.length ? median(ok.map((r) => r.runMs)) : undefined, first: ok[0]?.first,
+             same: ok.every((r) => r.first.every((v, i) => Object.is(v, ok[0].first[i]))) };
+  });
+}
+
+function report(rows) {
+  const f = (x, d = 0) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
+  const groups = aggregate(rows);
+  console.log('\n| weights MiB | ORT build | layout | runs | peak Pss MiB | peak RSS sum MiB | create s (median) | run s (median) | result |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const g of groups) {
+    const result = g.okRuns === g.runs ? `ok y[0..1]=${g.first.slice(0, 2).map((v) => v.toPrecision(6))}` +
+      (g.same ? '' : ' (runs DIFFER)') : `FAILED ${g.runs - g.okRuns}/${g.runs}: ${g.error}`;
+    console.log(`| ${f(g.bytes / 2 ** 20)} | ${g.ortBuild} | ${g.layout} | ${g.runs} | ${f(g.pssMiB)} | ${f(g.rssMiB)} | ` +
+      `${f(g.createMs / 1000, 2)} | ${f(g.runMs / 1000, 2)} | ${result} |`);
   }
   console.log('\narchive / classic (same size and ORT build):');
-  for (const a of rows.filter((r) => r.layout === 'archive' && r.ok)) {
-    const c = rows.find((r) => r.layout === 'classic' && r.ok && r.size === a.size && r.ortBuild === a.ortBuild);
+  for (const a of groups.filter((g) => g.layout === 'archive' && g.okRuns)) {
+    const c = groups.find((g) => g.layout === 'classic' && g.okRuns && g.size === a.size && g.ortBuild === a.ortBuild);
     if (!c) continue;
     const same = a.first.every((v, i) => Object.is(v, c.first[i]));
-    console.log(`  ${f(a.bytes / 2 ** 20)} MiB ${a.ortBuild}: peak Pss ${(a.peak.pssMiB / c.peak.pssMiB).toFixed(2)}x, ` +
+    console.log(`  ${f(a.bytes / 2 ** 20)} MiB ${a.ortBuild}: peak Pss ${(a.pssMiB / c.pssMiB).toFixed(2)}x, ` +
       `create ${(a.createMs / c.createMs).toFixed(2)}x, outputs ${same ? 'identical' : 'DIFFER'}`);
   }
 }
