@@ -27,6 +27,20 @@
 // (reads a Blob whole with arrayBuffer() first).
 // The workdir (models and archives, ~2x the largest size) is removed at the
 // end unless --keep; the disk writes run at disk speed.
+//
+// One run (chromium 156, ORT-web 1.30.0, 1 thread, 2 shared cores; peak Pss
+// of all chromium processes, create = InferenceSession creation incl. open):
+//   weights  build  archive: Pss / create   classic: Pss / create
+//   1 GiB    jspi   2509 MiB / 4.44 s        2503 MiB / 4.44 s   (median of 3)
+//   2 GiB    jspi   4048 MiB / 8.13 s        4046 MiB / 8.74 s   (median of 3)
+//   2.25 GiB jspi   4302 MiB / 9.80 s        4301 MiB / 8.46 s   (median of 3)
+//   2.5 GiB  jspi   both: "Can't create a session. ERROR_CODE: 6, ERROR_MESSAGE:
+//                   Exception during initialization: std::bad_alloc" (wasm32 4 GiB)
+//   1 GiB    wasm   3273 MiB / 6.59 s        3273 MiB / 4.78 s
+//   1.75 GiB wasm   5572 MiB / 7.87 s        5575 MiB / 9.04 s
+//   2 GiB    wasm   both: "The requested file could not be read, typically due
+//                   to permission problems ..." (Blob.arrayBuffer() of >= 2 GiB)
+// Archive and classic peak within 0.3%, outputs identical; times are noisy.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

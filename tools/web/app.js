@@ -65,7 +65,7 @@ function reset() {
 }
 
 function errorText(e) {
-  return e?.status ? `${e.message}` : String(e?.message ?? e);
+  return String(e?.message ?? e);
 }
 
 async function show(file) {
@@ -85,7 +85,7 @@ async function show(file) {
     $('actions').hidden = false;
     status('');
   } catch (e) {
-    status(`${file.name}: ${errorText(e)}`, true);
+    status(e instanceof oz.OnnxzipError ? e.message : `${file.name}: ${errorText(e)}`, true);  // its message names the file
   }
 }
 
