@@ -22,6 +22,8 @@ const ORT_WEB_DIST = path.dirname(require.resolve('onnxruntime-web'));
 const PYTHON = process.env.ONNXZIP_PYTHON || '/usr/bin/python3'; // Debian's, with python3-onnx
 
 const skip = unavailable() ?? (fs.existsSync(NGINX) ? null : `${NGINX} absent (Debian: apt-get install nginx)`);
+// .ci/run sets ONNXZIP_JS_REQUIRED=1 where the browser must be there (run_test.sh's rule)
+if (skip && process.env.ONNXZIP_JS_REQUIRED === '1') throw new Error(`browser test required: ${skip}`);
 
 let dir, models, srv, browser, page;
 const byName = (name) => models.find((m) => m.name === name);
