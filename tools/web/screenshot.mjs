@@ -6,7 +6,7 @@
 // here with the CLI when absent), verifies and runs it, and saves the page
 // as a PNG.
 //   node tools/web/screenshot.mjs [OUT.png] [--build build]
-// (default docs/img/web.png; --build: the build directory whose
+// (default tools/web/screenshot.png; --build: the build directory whose
 // src/js/package and tools/onnxzip to use).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,7 +18,7 @@ import { launch } from '../../tests/js/browser/chromium.mjs';
 import { REPO } from '../../tests/js/helpers.mjs';
 
 const { values: opt, positionals } = parseArgs({ allowPositionals: true, options: { build: { type: 'string', default: 'build' } } });
-const out = path.resolve(positionals[0] ?? path.join(REPO, 'docs/img/web.png'));
+const out = path.resolve(positionals[0] ?? path.join(REPO, 'tools/web/screenshot.png'));
 
 function freePort() {
   return new Promise((resolve) => {
