@@ -1,8 +1,9 @@
 // helpers.mjs — what the node --test files of tests/js share: where the
 // package under test, the CLI and the test inputs are, the CLI run as an
 // independent oracle, scratch directories. Nothing here imports the package.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -60,6 +61,19 @@ export function cli(...args) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr.toString('utf8') };
 }
 
+// cli() without blocking the event loop (a server in this process must answer
+// the CLI's requests): resolves to the same {status, stdout, stderr}.
+export function cliAsync(...args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(CLI, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 120000 });
+    const out = [], err = [];
+    p.stdout.on('data', (b) => out.push(b));
+    p.stderr.on('data', (b) => err.push(b));
+    p.on('error', reject);
+    p.on('close', (status) => resolve({ status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') }));
+  });
+}
+
 // Runs the CLI and returns its standard output; throws with its messages on failure.
 export function cliOk(...args) {
   const r = cli(...args);
@@ -85,7 +99,19 @@ export function scratch(prefix) {
   return fs.mkdtempSync(path.join(base, `onnxzip-js-${prefix}.`));
 }
 
-// `onnxzip ls --json` of ARCHIVE as the package names its fields (camelCase).
+// The alignment the package reports for a tensor at absolute file offset
+// OFFSET: the largest power of two <= 65536 dividing it (65536 for 0).
+export function alignmentOf(offset) {
+  if (offset === 0) return 65536;
+  let a = 1;
+  while (a < 65536 && offset % (a * 2) === 0) a *= 2;
+  return a;
+}
+
+// `onnxzip ls --json` of ARCHIVE as the package names its fields (camelCase),
+// except one field: ls's "alignment" of an INLINE tensor is that of its
+// address in the CLI's malloc'd copy of the model (16 natively, 64 in wasm:
+// not a property of the file), while the package's is alignmentOf(offset).
 export function cliListing(archive) {
   const j = JSON.parse(cliOk('ls', archive, '--json').toString('utf8'));
   return {
@@ -96,7 +122,7 @@ export function cliListing(archive) {
     tensors: j.tensors.map((t) => ({
       name: t.name, key: t.key, dataType: t.data_type, dtype: t.dtype, dims: t.dims,
       storage: t.storage, kind: t.kind, entry: t.entry, offset: t.offset, byteLength: t.nbytes,
-      alignment: t.alignment, graphDepth: t.graph_depth,
+      alignment: t.storage === 'inline' ? alignmentOf(t.offset) : t.alignment, graphDepth: t.graph_depth,
     })),
   };
 }
@@ -109,4 +135,47 @@ export const TENSOR_FIELDS = ['name', 'key', 'dataType', 'dtype', 'dims', 'stora
 // deepStrictEqual against cliListing() (a field the package lacks shows as undefined).
 export function pick(objs, fields) {
   return Array.from(objs, (o) => Object.fromEntries(fields.map((k) => [k, Array.isArray(o[k]) ? Array.from(o[k]) : o[k]])));
+}
+
+// An HTTP/1.1 server on 127.0.0.1 serving registered files the way spec 17
+// asks of a server: GET and HEAD, one byte range per request (`bytes=A-B`,
+// `A-`, `-N`) answered 206 with an exact Content-Range, a strong ETag
+// (If-Match checked: 412), Last-Modified, no Content-Encoding; an
+// unsatisfiable range 416 `bytes */SIZE`; no Range 200. Files are read at each
+// request. Returns {serve(name, file) -> its http URL, close()}.
+export async function rangeServer() {
+  const files = new Map();
+  const server = http.createServer((req, res) => {
+    const file = files.get(req.url.split('?')[0]);
+    if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) { res.writeHead(file ? 405 : 404).end(); return; }
+    const body = fs.readFileSync(file);
+    const st = fs.statSync(file);
+    const head = { ETag: `"${body.length}-${st.mtimeMs}"`, 'Last-Modified': st.mtime.toUTCString(),
+      'Accept-Ranges': 'bytes', 'Content-Type': 'application/octet-stream' };
+    const ifMatch = req.headers['if-match'];
+    if (ifMatch && ifMatch !== '*' && !ifMatch.split(/\s*,\s*/).includes(head.ETag)) { res.writeHead(412, head).end(); return; }
+    const send = (code, extra, bytes) => res.writeHead(code, { ...head, ...extra, 'Content-Length': bytes.length })
+      .end(req.method === 'HEAD' ? undefined : bytes);
+    const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+    // no Range, or an invalid one (RFC 9110 14.2: ignored): the whole file
+    if (!m || (m[1] === '' && m[2] === '') || (m[2] !== '' && Number(m[2]) < Number(m[1]))) { send(200, {}, body); return; }
+    let a, b;
+    if (m[1] === '') [a, b] = [Math.max(0, body.length - Number(m[2])), body.length - 1];
+    else [a, b] = [Number(m[1]), m[2] === '' ? body.length - 1 : Math.min(Number(m[2]), body.length - 1)];
+    if (a >= body.length || (m[1] === '' && Number(m[2]) === 0)) {
+      send(416, { 'Content-Range': `bytes */${body.length}` }, Buffer.alloc(0));
+      return;
+    }
+    send(206, { 'Content-Range': `bytes ${a}-${b}/${body.length}` }, body.subarray(a, b + 1));
+  });
+  await new Promise((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  return {
+    serve(name, file) {
+      const key = '/' + encodeURIComponent(name);
+      files.set(key, file);
+      return base + key;
+    },
+    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
+  };
 }
