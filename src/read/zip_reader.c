@@ -747,7 +747,13 @@ int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, int fd, const ch
 int oz_zip_parse_remote(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_t size, const char *path,
                         uint64_t *need)
 {
-    ctx c = { .base = win, .win_off = win_off, .size = size, .path = path, .z = z, .fd = -1, .deferred = 1 };
+    return oz_zip_parse_window(z, win, win_off, size, -1, path, need);
+}
+
+int oz_zip_parse_window(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_t size, int fd, const char *path,
+                        uint64_t *need)
+{
+    ctx c = { .base = win, .win_off = win_off, .size = size, .path = path, .z = z, .fd = fd, .deferred = fd < 0 };
     *need = 0;
     int rc = parse(&c);
     if (rc && c.needs) *need = c.need; /* not the file's fault: bytes before the window are needed */

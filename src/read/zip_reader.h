@@ -42,6 +42,13 @@ int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, int fd, const ch
 int oz_zip_parse_remote(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_t size, const char *path,
                         uint64_t *need);
 
+/* oz_zip_parse_remote() with `fd` >= 0: every local header is read with
+ * pread() from `fd` and checked at once, in oz_zip_parse()'s order (the
+ * WebAssembly binding's Blob, bytes and file sources, whose reads are the
+ * caller's). The model's bytes need not lie in the window. */
+int oz_zip_parse_window(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_t size, int fd, const char *path,
+                        uint64_t *need);
+
 /* Checks entry `i`'s local header, `n` bytes at `h` from its header offset
  * on, against its central record. `data_offset` NULL: the header must be
  * exactly as long as the predicted data offset implies (n = data_offset -

@@ -1,7 +1,8 @@
 // Archive: an opened onnxzip archive over a reader (lib/readers.js, lib/http.js).
-import { OnnxzipError } from './errors.js';
+import { OnnxzipError, ioError } from './errors.js';
 import { native } from './native.js';
 import { throwIfAborted } from './readers.js';
+import { setReader } from './wasm.js';
 
 const MAX_SPAN = 8 << 20;  // one read of local headers or inline ranges covers at most this much
 
@@ -49,24 +50,72 @@ async function readSpans(reader, spans, signal) {
   return out;
 }
 
-/** Opens the archive `reader` serves (the open protocol of js-design.md). `tail`: the file's last
- * bytes when the reader already has them (a URL's first request). */
-export async function openArchive(reader, { tailBytes = 65536, tail = null, signal } = {}) {
-  const n = await native();
+// The bytes of a source the C reader asks for while ozw_open_file runs (wasm import onnxzip.read):
+// from reader.readSync when it has one (bytes, Node files), else from what was read before (a Blob:
+// reads are asynchronous, so a miss is noted, read, and the open tried again).
+class SourceReads {
+  constructor(reader) { this.reader = reader; this.chunks = []; this.miss = null; this.error = null; }
+  get(off, len) {
+    if (off >= this.reader.size) return new Uint8Array(0);
+    if (this.reader.readSync) return this.reader.readSync(off, Math.min(len, this.reader.size - off));
+    const c = this.chunks.find((x) => x.off <= off && off < x.off + x.bytes.length);
+    return c ? c.bytes.subarray(off - c.off, off - c.off + len) : null;
+  }
+  // the import: copies into wasm memory; -1 (a miss, or a failed read kept in this.error)
+  call(n, ptr, len, off) {
+    try {
+      const b = this.get(off, len);
+      if (!b) { this.miss ??= [off, Math.min(Math.max(len, 64 << 10), this.reader.size - off)]; return -1; }
+      n.u8.set(b, ptr);
+      return b.length;
+    } catch (e) {
+      this.error ??= e;
+      return -1;
+    }
+  }
+  async fill(spans, signal) {
+    for (const g of groupSpans(spans, this.reader.gap)) {
+      throwIfAborted(signal);
+      this.chunks.push({ off: g.off, bytes: await this.reader.read(g.off, g.len) });
+    }
+  }
+}
+
+const FD = 3;  // the descriptor ozw_open_file's reads name (any; one source at a time)
+
+// ozw_open (reads null: a URL) or ozw_open_file over the window `win` at the file's end, widened as
+// the C reader asks (at most 3 rounds); a Blob's missed reads are read and the open tried again.
+async function openRounds(n, reader, win, reads, signal) {
   const size = reader.size;
-  let win = tail ?? await reader.read(size - Math.min(tailBytes, size), Math.min(tailBytes, size));
   let winOff = size - win.length;
   const nameP = n.putStr(reader.display);
   const outs = n.alloc(16);  // need (f64) at +0, handle (pointer) at +8
-  let h = 0;
   try {
-    for (let round = 0; !h; round++) {
+    for (let round = 0; ; round++) {
       const winP = n.put(win);
-      const st = n.x.ozw_open(nameP, winP, win.length, winOff, size, outs, outs + 8);
-      n.free(winP);
+      let st;
+      if (reads) {
+        reads.miss = null;
+        setReader((fd, ptr, len, off) => reads.call(n, ptr, len, off));
+        try {
+          st = n.x.ozw_open_file(nameP, winP, win.length, winOff, size, FD, outs, outs + 8);
+        } finally {
+          setReader(null);
+          n.free(winP);
+        }
+        if (reads.error) throw ioError(reads.error, reader, 'cannot read');
+        if (st !== 0 && reads.miss) {
+          await reads.fill([reads.miss], signal);
+          round--;
+          continue;
+        }
+      } else {
+        st = n.x.ozw_open(nameP, winP, win.length, winOff, size, outs, outs + 8);
+        n.free(winP);
+      }
       n.check(st, where(reader));
-      h = n.ptr(outs + 8);
-      if (h) break;
+      const h = n.ptr(outs + 8);
+      if (h) return h;
       const need = n.f64(outs);
       if (round >= 3 || !(need >= 0 && need < winOff)) {
         throw new OnnxzipError('EINVAL', `${reader.display}: internal error: open asked for offset ${need}`);
@@ -81,14 +130,45 @@ export async function openArchive(reader, { tailBytes = 65536, tail = null, sign
   } finally {
     n.free(nameP, outs);
   }
-  const archive = new Archive(n, h, reader);
+}
+
+// A Blob's local headers, read ahead of ozw_open_file: where the URL-style open (predicted data
+// offsets) puts them; [] when that open fails (a damaged file: ozw_open_file then asks one by one).
+async function headerSpans(n, reader, win, signal) {
+  let h;
   try {
-    if (reader.kind !== 'url') await archive._checkLocal(archive.entries.map((_, i) => i), signal);
+    h = await openRounds(n, reader, win, null, signal);
   } catch (e) {
-    archive.close();
+    if (e?.name === 'AbortError') throw e;
+    return [];
+  }
+  try {
+    const { entries } = JSON.parse(n.str(n.nonNull(n.x.ozw_json(h))));
+    return entries.map((e) => [e.header_offset, e.data_offset - e.header_offset]);
+  } finally {
+    n.x.ozw_close(h);
+  }
+}
+
+/** Opens the archive `reader` serves (the open protocol of js-design.md). `tail`: the file's last
+ * bytes when the reader already has them (a URL's first request). A URL's local headers are checked
+ * on each entry's first read; any other source's all at open, as onnxzip_open() does. */
+export async function openArchive(reader, { tailBytes = 65536, tail = null, signal } = {}) {
+  const n = await native();
+  const size = reader.size;
+  const win = tail ?? await reader.read(size - Math.min(tailBytes, size), Math.min(tailBytes, size));
+  let reads = null;
+  if (reader.kind !== 'url') {
+    reads = new SourceReads(reader);
+    if (!reader.readSync) await reads.fill(await headerSpans(n, reader, win, signal), signal);
+  }
+  const h = await openRounds(n, reader, win, reads, signal);
+  try {
+    return new Archive(n, h, reader, reads !== null);
+  } catch (e) {
+    n.x.ozw_close(h);
     throw e;
   }
-  return archive;
 }
 
 function where(reader) { return reader.kind === 'url' ? { url: reader.display } : reader.kind === 'file' ? { path: reader.display } : {}; }
@@ -96,7 +176,7 @@ function where(reader) { return reader.kind === 'url' ? { url: reader.display } 
 /** An opened archive. */
 export class Archive {
   #n; #h; #reader; #checked = new Set(); #model; #byKey = new Map(); #order;
-  constructor(n, h, reader) {
+  constructor(n, h, reader, allChecked = false) {
     this.#n = n; this.#h = h; this.#reader = reader;
     const info = JSON.parse(n.str(n.nonNull(n.x.ozw_json(h), where(reader))));
     this.name = reader.name;
@@ -108,6 +188,7 @@ export class Archive {
     for (const t of this.tensors) this.#byKey.set(t.key, t);  // a key wins over another tensor's name
     const p = n.x.ozw_model(h);
     this.#model = n.u8.slice(p, p + n.x.ozw_model_size(h));
+    if (allChecked) this.entries.forEach((_, i) => this.#checked.add(i));
   }
   get _reader() { return this.#reader; }
   #handle() {

@@ -16,6 +16,7 @@ export function bytesReader(bytes, name) {
   return {
     kind: 'bytes', bytes, name: name ?? DEFAULT_NAME, display: name ?? DEFAULT_NAME, size: bytes.length, gap: Infinity,
     async read(off, len) { return bytes.subarray(off, off + len); },
+    readSync(off, len) { return bytes.subarray(off, off + len); },
     async* chunks(from, to, signal) {
       for (let at = from; at < to; at += BLOB_CHUNK) {
         throwIfAborted(signal);
@@ -70,6 +71,7 @@ function fsError(e, path, what) {
 /** A file in Node (fs/promises, imported only here so that browsers never load node: modules). */
 export async function fileReader(path, name) {
   const fs = await import('node:fs/promises');
+  const { readSync } = await import('node:fs');
   const { basename } = await import('node:path');
   let fh, real, st;
   try {
@@ -103,6 +105,17 @@ export async function fileReader(path, name) {
         got += n;
       }
       return buf;
+    },
+    // open's reads of local headers (lib/archive.js SourceReads): small, synchronous; 0 bytes: the end
+    readSync(off, len) {
+      const buf = new Uint8Array(len);
+      let got = 0;
+      try {
+        for (let k; got < len && (k = readSync(fh.fd, buf, got, len - got, off + got)) > 0;) got += k;
+      } catch (e) {
+        throw fsError(e, path, `cannot read ${len} bytes at offset ${off}`);
+      }
+      return buf.subarray(0, got);
     },
     async* chunks(from, to, signal) {
       for (let at = from; at < to; at += FILE_CHUNK) {

@@ -2,7 +2,8 @@
 // reactor) once per realm: in Node from the file next to the package's top (fs), in browsers with
 // fetch + WebAssembly.instantiateStreaming (or instantiate on the bytes when the server's
 // Content-Type is not application/wasm). The wasm imports three WASI calls of wasi-libc's stdio,
-// which nothing of the binding reaches (it writes JSON to memory streams): stubbed here.
+// which nothing of the binding reaches (it writes JSON to memory streams): stubbed here; and
+// onnxzip.read, ozw_open_file's reads of the source (setReader).
 // Memory helpers, statuses as errors: lib/native.js.
 
 /** Where the package's onnxzip.wasm is. */
@@ -30,9 +31,18 @@ function isNodeFile(url) {
   return url.protocol === 'file:' && typeof process === 'object' && !!process.versions?.node;
 }
 
+let reader = null;
+
+/** Sets the function behind the wasm's import onnxzip.read(fd, ptr, n, offset) (ozw_open_file's
+ * reads of local headers: lib/archive.js); null: every read fails (-1). */
+export function setReader(fn) { reader = fn; }
+
 async function instantiate(url) {
   let instance = null;
-  const imports = { wasi_snapshot_preview1: wasiImports(() => instance.exports.memory) };
+  const imports = {
+    wasi_snapshot_preview1: wasiImports(() => instance.exports.memory),
+    onnxzip: { read: (fd, ptr, n, off) => (reader ? reader(fd, ptr, n, off) : -1) },
+  };
   let result;
   if (isNodeFile(url)) {
     const { readFile } = await import('node:fs/promises');

@@ -77,10 +77,15 @@ static int to_u64(double d, const char *what, uint64_t *out)
 
 /* The archive from its end records and directory in the window: 1 with
  * *need when they begin before it. */
-static int parse(onnxzip_archive *a, size_t win_len, uint64_t *need)
+static int parse(onnxzip_archive *a, size_t win_len, int fd, uint64_t *need)
 {
     oz_remote *r = a->remote;
-    int rc = oz_zip_parse_remote(&a->zip, r->win, r->win_off, a->size, a->path, need);
+    int rc = oz_zip_parse_window(&a->zip, r->win, r->win_off, a->size, fd, a->path, need);
+    if (!rc && fd >= 0 && a->zip.entries[a->zip.model_index].pub.header_offset < r->win_off) {
+        *need = a->zip.entries[a->zip.model_index].pub.header_offset; /* the model is copied from the window */
+        oz_zip_free(&a->zip);
+        rc = 1;
+    }
     if (rc == ONNXZIP_ENOTZIP)
         return oz_err(rc, -1, "%s: not a zip archive (no end of central directory record in its last %zu bytes); "
                       "only onnxzip archives are read", a->path, win_len);
@@ -92,7 +97,7 @@ static int parse(onnxzip_archive *a, size_t win_len, uint64_t *need)
     return rc ? rc : 1;
 }
 
-static int open_window(onnxzip_archive *a, const uint8_t *win, size_t win_len, uint64_t *need)
+static int open_window(onnxzip_archive *a, const uint8_t *win, size_t win_len, int fd, uint64_t *need)
 {
     oz_remote *r = a->remote;
     if (r->win_off + win_len != a->size || (win_len && !win))
@@ -100,14 +105,12 @@ static int open_window(onnxzip_archive *a, const uint8_t *win, size_t win_len, u
                       a->path, (unsigned long long)r->win_off, win_len, (unsigned long long)a->size);
     if (!(r->win = malloc(win_len ? win_len : 1))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     if (win_len) memcpy(r->win, win, win_len);
-    int rc = parse(a, win_len, need);
+    int rc = parse(a, win_len, fd, need);
     return rc ? rc : oz_remote_index(a);
 }
 
-EXPORT(ozw_open) int ozw_open(const char *name, const uint8_t *win, size_t win_len, double win_off, double size,
-                              double *need, void **out);
-int ozw_open(const char *name, const uint8_t *win, size_t win_len, double win_off, double size, double *need,
-             void **out)
+static int open_any(const char *name, const uint8_t *win, size_t win_len, double win_off, double size, int fd,
+                    double *need, void **out)
 {
     if (out) *out = NULL;
     if (need) *need = -1;
@@ -124,11 +127,33 @@ int ozw_open(const char *name, const uint8_t *win, size_t win_len, double win_of
     uint64_t from = 0;
     int rc = to_u64(win_off, "window offset", &a->remote->win_off);
     if (!rc) rc = to_u64(size, "file size", &a->size);
-    if (!rc) rc = open_window(a, win, win_len, &from);
+    if (!rc) rc = open_window(a, win, win_len, fd, &from);
     if (rc == 1) *need = (double)from;
     if (rc == 0) *out = h;
     else oz_archive_free(a), free(h);
     return rc == 1 ? 0 : rc;
+}
+
+EXPORT(ozw_open) int ozw_open(const char *name, const uint8_t *win, size_t win_len, double win_off, double size,
+                              double *need, void **out);
+int ozw_open(const char *name, const uint8_t *win, size_t win_len, double win_off, double size, double *need,
+             void **out)
+{
+    return open_any(name, win, win_len, win_off, size, -1, need, out);
+}
+
+/* ozw_open() of a source whose every byte the package can read (a Blob,
+ * bytes, a Node file): local headers are read through the import
+ * onnxzip.read(fd, buf, n, off) and all checked now, in onnxzip_open()'s
+ * order, so statuses are the local reader's. A read that returns -1 fails
+ * the open; the package then reads those bytes and opens again. */
+EXPORT(ozw_open_file) int ozw_open_file(const char *name, const uint8_t *win, size_t win_len, double win_off,
+                                        double size, int fd, double *need, void **out);
+int ozw_open_file(const char *name, const uint8_t *win, size_t win_len, double win_off, double size, int fd,
+                  double *need, void **out)
+{
+    if (fd < 0) return oz_err(ONNXZIP_EINVAL, -1, "ozw_open_file: negative descriptor %d", fd);
+    return open_any(name, win, win_len, win_off, size, fd, need, out);
 }
 
 EXPORT(ozw_close) void ozw_close(void *p);
