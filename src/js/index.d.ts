@@ -32,6 +32,7 @@ export interface Entry {
   readonly crc32: number;
   /** XXH3-64 digest as 16 hex digits, or null when the archive records none. */
   readonly xxh3: string | null;
+  /** The largest power of two (<= 65536) dividing dataOffset. */
   readonly alignment: number;
 }
 
@@ -56,6 +57,9 @@ export interface Tensor {
   /** Absolute file offset of its bytes (storage "entry" and "inline"). */
   readonly offset: number;
   readonly byteLength: number;
+  /** The largest power of two (<= 65536) dividing `offset` (storage "entry" and "inline"); 0 for
+   * "typed". (The C library's is that of the bytes' address in memory; in JavaScript the file
+   * offset's is the one a copy into an aligned buffer can keep.) */
   readonly alignment: number;
   readonly graphDepth: number;
 }

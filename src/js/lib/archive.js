@@ -11,10 +11,19 @@ function entryOf(e) {
     crc32: e.crc32, xxh3: e.xxh3 ?? null, alignment: e.alignment });
 }
 
+// The largest power of two <= 65536 dividing `off` (65536 for 0), as ls's entries' alignment.
+function alignmentOf(off) {
+  let a = 1;
+  while (a < 65536 && off % (a * 2) === 0) a *= 2;
+  return a;
+}
+
+// An inline tensor's alignment in the wasm's JSON is its address's in the wasm's copy of the model:
+// the file offset's is the property of the archive (index.d.ts Tensor.alignment).
 function tensorOf(t) {
   return Object.freeze({ name: t.name, key: t.key, dataType: t.data_type, dtype: t.dtype, dims: Object.freeze(t.dims),
     storage: t.storage, kind: t.kind, entry: t.entry ?? null, offset: t.offset, byteLength: t.nbytes,
-    alignment: t.alignment, graphDepth: t.graph_depth });
+    alignment: t.storage === 'inline' ? alignmentOf(t.offset) : t.alignment, graphDepth: t.graph_depth });
 }
 
 // [offset, length] spans grouped into reads: neighbours closer than `gap` share one read of at most

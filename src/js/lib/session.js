@@ -45,13 +45,27 @@ export async function sessionPlan(ort, archive, so, signal) {
   } else data = r.kind === 'blob' ? r.blob : r.target;
   const location = plainName(archive.name);
   const externalData = [...(so.externalData ?? []), { path: location, data }];
-  return { location, options: { ...so, externalData }, remote: typeof data === 'string' && r.kind === 'url' };
+  return { location, options: { ...so, externalData }, given: true, remote: typeof data === 'string' && r.kind === 'url' };
+}
+
+// The view's size threshold. ORT checks the external data of a tensor in a subgraph (an If branch's
+// Constant or initializer) as a file relative to the model's folder even when that data was given
+// as externalData (bytes or a URL: "should be stored in NAME, but it is not regular file",
+// onnxruntime 1.30): such tensors are then inlined, with every smaller one (a view has one
+// threshold, spec 16).
+function viewThreshold(archive, plan) {
+  let t = 1024;
+  if (!plan.given) return t;  // ORT reads the archive file itself
+  for (const x of archive.tensors) {
+    if (x.graphDepth > 0 && x.storage === 'entry') t = Math.max(t, x.byteLength + 1);
+  }
+  return t;
 }
 
 /** An InferenceSession of `ort` (onnxruntime-node or onnxruntime-web) over `archive`'s view. */
 export async function createSessionOn(ort, archive, so, signal) {
   const plan = await sessionPlan(ort, archive, so, signal);
-  const view = await archive.view({ location: plan.location });
+  const view = await archive.view({ location: plan.location, sizeThreshold: viewThreshold(archive, plan) });
   const session = await ort.InferenceSession.create(view, plan.options);
   if (plan.remote) {
     // ORT fetched the file by a plain GET: the pinned file must still be the one served
