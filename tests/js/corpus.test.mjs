@@ -3,7 +3,10 @@
 // libonnx-testdata's models, each packed by the CLI (default options, every
 // other one --align 4096), then opened by the package from its path and from
 // its bytes:
-//   - entries and tensors equal `onnxzip ls --json`'s (fields in camelCase);
+//   - entries and tensors equal `onnxzip ls --json`'s (fields in camelCase),
+//     except an inline tensor's alignment: ls gives its address's in the
+//     CLI's malloc'd model copy, the package that of its file offset
+//     (helpers.alignmentOf; see cliListing);
 //   - view() and view({sizeThreshold: 0}) byte-identical to `onnxzip view`
 //     (default threshold and --size-threshold 0);
 //   - createSession(onnxruntime-node, source) gives outputs bit-identical to
