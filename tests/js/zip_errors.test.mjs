@@ -1,22 +1,15 @@
 // zip_errors.test.mjs — the package's verdict on damaged and foreign zips is
-// the C library's for the same access mode. The package opens every source
-// the way the C library opens a URL (spec 17.1: end records, directory and
-// model first, local-header offsets predicted; then every local header, at
-// open for a path or bytes, on first read for a URL), so its rule is
-// `onnxzip verify --allow-http URL` with the file served over HTTP by a range
-// server in this process: open() + verify() from the file's path, its bytes
-// and its URL fails with the status name that run reports (its message ends
-// "[ONNXZIP_X]"), or all succeed — except that a path or bytes source, whose
-// local headers are all checked at open, may fail ONNXZIP_ELOCAL where the
-// HTTP verify's stream meets an earlier entry's defect first (only when the
-// local CLI says ONNXZIP_ELOCAL too and the remote open, `onnxzip ls URL`,
-// succeeds; such files are printed). The local `onnxzip verify FILE` meets a
-// file's defects in another order (local headers before the model), so it
-// may name another defect first; against it the check is weaker: the package
-// rejects (with any status) every file it rejects and accepts every file it
-// accepts; how many files the two CLI modes name differently is printed.
-// Never a crash or a hang (each file has a time limit); every failure an
-// OnnxzipError with a status and a code.
+// the C library's for the same access mode (spec 17.7). A path, bytes or a
+// Blob is parsed as the local reader parses a file (every local header read
+// in its order), so open() + verify() fails with the status name that
+// `onnxzip verify FILE` reports (its message ends "[ONNXZIP_X]"), or both
+// succeed. A URL is opened as the C library opens one (spec 17.1: end
+// records, directory and model; local headers on first read), so its rule is
+// `onnxzip verify --allow-http URL`, the file served by a range server in
+// this process. The two CLI modes meet a file's defects in another order, so
+// they may name different ones first; how many files they name differently
+// is printed. Never a crash or a hang (each file has a time limit); every
+// failure an OnnxzipError with a status and a code.
 // Files: the shared corpus's zip robustness cases (zip/**/*.zip: libzip's
 // inconsistent archives, yauzl's failures and successes), the fuzz seed
 // corpus of tests/fuzz (in the repository: archives and cut or flipped
@@ -64,63 +57,39 @@ async function cliStatus(...args) {
   return s;
 }
 
-// `onnxzip ls URL`'s verdict: the C library's remote open alone (end
-// records, directory, model; no local header read).
-async function remoteOpenStatus(url) {
-  const r = await h.cliAsync('ls', '--allow-http', '--retries', '0', url);
-  return r.status === 0 ? null : h.cliStatus(r.stderr);
-}
-
-// Checks FILE; returns {remote, local, early}: the CLI's verdicts over HTTP
-// and on the file (also handed to NOTE before the package is checked), and
-// whether the package's path/bytes open met a local header defect that the
-// HTTP verify meets after another one (see below).
+// Checks FILE; returns {remote, local}: the CLI's verdicts over HTTP and on
+// the file (also handed to NOTE before the package is checked).
 async function sameVerdict(file, note = () => {}) {
   const url = server.serve(`${served++}-${path.basename(file)}`, file);
   const remote = await cliStatus('--allow-http', '--retries', '0', url);
   const local = await cliStatus(file);
   note({ remote, local });
   const bytes = new Uint8Array(fs.readFileSync(file));
-  const got = {
-    path: await packageStatus(file),
-    bytes: await packageStatus(bytes, { name: path.basename(file) }),
-    url: await packageStatus(url),
-  };
-  let early = false;
-  for (const [how, s] of Object.entries(got)) {
-    const msg = `open(${how}) + verify() of ${file}: ${s ?? 'OK'}; onnxzip verify ${url}: ${remote ?? 'OK'}, `
-      + `onnxzip verify FILE: ${local ?? 'OK'}`;
-    assert.equal(s === null, local === null, msg);
-    if (s === remote) continue;
-    // The one difference the access modes allow: a path or bytes source has
-    // every local header checked at open, a URL on first read, so where the
-    // HTTP verify's stream meets another defect first (a digest of an earlier
-    // entry) the package names the local header, as the local CLI does, and
-    // the C library's remote open (onnxzip ls URL) itself succeeds.
-    assert.ok(how !== 'url' && s === 'ONNXZIP_ELOCAL' && local === s && remote !== null
-      && await remoteOpenStatus(url) === null, msg);
-    early = true;
+  const name = path.basename(file);
+  const cases = [
+    ['path', await packageStatus(file), local],
+    ['bytes', await packageStatus(bytes, { name }), local],
+    ['Blob', await packageStatus(new Blob([bytes]), { name }), local],
+    ['url', await packageStatus(url), remote],
+  ];
+  for (const [how, got, want] of cases) {
+    assert.equal(got, want, `open(${how}) + verify() of ${file}: ${got ?? 'OK'}; onnxzip verify `
+      + `${how === 'url' ? url : 'FILE'}: ${want ?? 'OK'}`);
   }
-  return { remote, local, early };
+  return { remote, local };
 }
 
 async function checkFiles(t, files, idOf) {
   const counts = {};
   const differ = [];
-  const early = [];
   for (const file of files) {
     await t.test(idOf(file), { timeout: LIMIT_MS }, async () => {
-      const { early: e } = await sameVerdict(file, ({ remote, local }) => {
-        const s = remote || 'OK';
+      await sameVerdict(file, ({ remote, local }) => {
+        const s = local || 'OK';
         counts[s] = (counts[s] || 0) + 1;
         if (remote !== local) differ.push(`${idOf(file)} (local ${local ?? 'OK'}, http ${remote ?? 'OK'})`);
       });
-      if (e) early.push(idOf(file));
     });
-  }
-  if (early.length) {
-    t.diagnostic(`${early.length} of them fail open(path/bytes) with ONNXZIP_ELOCAL (every local header checked at open) `
-      + `where the HTTP verify names an earlier entry's defect: ${early.join('; ')}`);
   }
   t.diagnostic(`${files.length} files: ${Object.entries(counts).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
   t.diagnostic(`${differ.length} of them get another status from onnxzip verify FILE than over HTTP`
@@ -241,7 +210,7 @@ test('hand-made damage to a packed archive', async (t) => {
       h.cliOk('pack', model, '-o', good, '--size-threshold', '0', ...align);
       const { entries } = h.cliListing(good);
       assert.ok(entries.length >= 3, 'two tensor entries and the model');
-      assert.deepEqual(await sameVerdict(good), { remote: null, local: null, early: false }, 'the intact archive verifies');
+      assert.deepEqual(await sameVerdict(good), { remote: null, local: null }, 'the intact archive verifies');
       const cases = damaged(fs.readFileSync(good), entries);
       const files = Object.entries(cases).map(([label, b], i) => {
         const f = path.join(dir, `case${i}-${path.basename(good)}`);
