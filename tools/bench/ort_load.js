@@ -31,6 +31,8 @@ if (!modelPath || !['on', 'off'].includes(prepack)) {
 
 // the pinned onnxruntime-node the ORT tests install (.ci/install-deps)
 const ort = require(path.join(__dirname, '..', '..', 'tests', 'ort', 'node_modules', 'onnxruntime-node'));
+// the options of tests/ort's runs: the same kernels in the same order in every layout
+const { SESSION_OPTIONS } = require(path.join(__dirname, '..', '..', 'tests', 'ort', 'inputs.js'));
 
 function procStatus() {
   const text = fs.readFileSync('/proc/self/status', 'utf8');
@@ -61,14 +63,7 @@ function input(type, n) {
 }
 
 async function main() {
-  const options = {
-    executionProviders: ['cpu'],
-    graphOptimizationLevel: 'disabled',
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    logSeverityLevel: 3,
-  };
+  const options = { ...SESSION_OPTIONS };
   if (prepack === 'off') options.extra = { session: { disable_prepacking: '1' } };
   const before = procStatus();
   const flt0 = process.resourceUsage().minorPageFault;
