@@ -142,8 +142,10 @@ export interface OrtModule<S, O> {
  * An ONNX Runtime session over the archive's view, ORT reading the weights itself:
  * onnxruntime-node with a file: the session config entry
  * session.model_external_initializers_file_folder_path (ORT maps the file);
- * onnxruntime-web in a browser: externalData {path, data} with data the URL, the Blob, or the bytes;
- * otherwise the bytes (a URL's read whole, every local header checked). `sessionOptions` is
+ * onnxruntime-web in a browser: externalData {path, data} with data the URL (ORT fetches it by a
+ * plain GET; the file is checked against the pinned ETag afterwards), the Blob, or the bytes;
+ * otherwise, and for a URL opened with `fetch` or `headers` (which ORT's GET would not carry),
+ * the bytes (a URL's read whole, every local header checked). `sessionOptions` is
  * copied, never modified. A source that is an Archive stays open; any other is closed after.
  */
 export declare function createSession<S, O extends object>(

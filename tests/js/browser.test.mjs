@@ -197,6 +197,25 @@ describe('browser', { skip: skip ?? false }, () => {
       }
     }
   });
+
+  // ORT-web fetches a URL given as external data by a plain GET, which would
+  // not carry the caller's headers (credentials): with `headers` the package
+  // reads the file itself (range requests only) and gives ORT the bytes.
+  test('createSession(ort, url, _, {headers}): only the package\'s range requests, outputs = the plain URL run\'s', async () => {
+    const m = byName('embed.onnx');
+    const size = fs.statSync(m.archive).size;
+    const { inputs } = await nodeOutputs(require('onnxruntime-node'), m.classic, { symbolic: 3 });
+    const plain = await call('runArchive', 'url', dataUrl(m), inputs);
+    srv.clearLog();
+    const withHeaders = await call('runArchive', 'url', dataUrl(m), inputs, { headers: { 'X-Onnxzip-Test': '1' } });
+    assert.equal(difference(withHeaders.outputs, plain.outputs)?.detail, undefined);
+    const log = await srv.requests('/data/', { waitFor: 2 });
+    for (const entry of log) {
+      const [a, b] = span(entry, size);  // fails on a request without a Range (ORT's GET)
+      assert.equal(entry.status, 206, entry.request);
+      assert.equal(entry.bytes, b - a);
+    }
+  });
 });
 
 // The page's ORT on the classic model's bytes (corpus models copied to /data/ first).

@@ -42,6 +42,9 @@ export async function sessionPlan(ort, archive, so, signal) {
   else if (nodeOrt || isNodeJs) {
     // onnxruntime-web in Node reads a string as a path, so a URL's bytes are read here
     data = r.kind === 'file' ? r.realPath : await wholeFile(archive, signal);
+  } else if (r.kind === 'url' && (r.fetch !== globalThis.fetch || Object.keys(r.userHeaders).length)) {
+    // ORT fetches a URL by a plain GET: the caller's fetch and headers (credentials) would not go along
+    data = await wholeFile(archive, signal);
   } else data = r.kind === 'blob' ? r.blob : r.target;
   const location = plainName(archive.name);
   const externalData = [...(so.externalData ?? []), { path: location, data }];

@@ -118,10 +118,10 @@ window.ozTest = {
     return info;
   }),
 
-  /** createSession(ort, source) then one run. */
-  runArchive: (kind, url, inputs) => guarded(async () => {
+  /** createSession(ort, source, undefined, openOptions) then one run. */
+  runArchive: (kind, url, inputs, openOptions) => guarded(async () => {
     const t0 = performance.now();
-    const session = await oz.createSession(ort, source(kind, url));
+    const session = await oz.createSession(ort, source(kind, url), undefined, openOptions);
     const createMs = performance.now() - t0;
     return { ...(await run(session, inputs)), createMs };
   }),
