@@ -115,18 +115,6 @@ test('fuzz seed corpus (tests/fuzz/corpus/fuzz_open)', async (t) => {
 
 // ---- hand-made damage ----------------------------------------------------------
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(buf) {
-  let c = 0xffffffff;
-  for (const b of buf) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
 // A plain stored zip of ENTRIES ([{name, data}]) with no padding: the data
 // offsets fall where the headers end, not on 64-byte boundaries.
 function unalignedZip(entries) {
@@ -135,7 +123,7 @@ function unalignedZip(entries) {
   let at = 0;
   for (const { name, data } of entries) {
     const n = Buffer.from(name, 'utf8');
-    const crc = crc32(data);
+    const crc = h.crc32(data);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
