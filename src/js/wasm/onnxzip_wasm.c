@@ -300,6 +300,7 @@ const char *ozw_view_ranges(void *p, double threshold)
 typedef struct inlined {
     const ozw *h;
     const uint8_t *bytes; /* the spans' bytes, one after the other */
+    uint64_t *at;         /* where span i's bytes begin in `bytes` */
 } inlined;
 
 /* Bytes [off, off + len) from the span that holds them. */
@@ -313,10 +314,8 @@ static const uint8_t *inline_at(void *ctx, uint64_t off, uint64_t len)
         if (h->spans[mid].from <= off) lo = mid;
         else hi = mid;
     }
-    uint64_t at = 0;
-    for (size_t i = 0; i < lo; i++) at += h->spans[i].to - h->spans[i].from;
     if (!h->n_spans || off < h->spans[lo].from || len > h->spans[lo].to - off) return NULL;
-    return in->bytes + at + (off - h->spans[lo].from);
+    return in->bytes + in->at[lo] + (off - h->spans[lo].from);
 }
 
 EXPORT(ozw_view) int ozw_view(void *p, double threshold, const char *location, const uint8_t *inline_bytes,
@@ -330,14 +329,20 @@ int ozw_view(void *p, double threshold, const char *location, const uint8_t *inl
     if (!location || !oz_view_plain_location(location)) return oz_view_bad_location(location ? location : "");
     int rc = spans_of(h, threshold);
     if (rc) return rc;
+    inlined in = { h, inline_bytes, malloc((h->n_spans ? h->n_spans : 1) * sizeof(uint64_t)) };
+    if (!in.at) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (view)");
     uint64_t total = 0;
-    for (size_t i = 0; i < h->n_spans; i++) total += h->spans[i].to - h->spans[i].from;
-    if (total != inline_len || (inline_len && !inline_bytes))
-        return oz_err(ONNXZIP_EINVAL, -1, "%s: the view's inline ranges hold %llu bytes, %zu given", h->a->path,
-                      (unsigned long long)total, inline_len);
-    inlined in = { h, inline_bytes };
+    for (size_t i = 0; i < h->n_spans; i++) {
+        in.at[i] = total;
+        total += h->spans[i].to - h->spans[i].from;
+    }
     oz_buf b = { 0 };
-    rc = oz_view_build(h->a, location, (uint64_t)threshold, inline_at, &in, &b);
+    if (total != inline_len || (inline_len && !inline_bytes))
+        rc = oz_err(ONNXZIP_EINVAL, -1, "%s: the view's inline ranges hold %llu bytes, %zu given", h->a->path,
+                    (unsigned long long)total, inline_len);
+    else
+        rc = oz_view_build(h->a, location, (uint64_t)threshold, inline_at, &in, &b);
+    free(in.at);
     if (!rc && !b.p) rc = oz_buf_reserve(&b, 1);
     if (rc) {
         oz_buf_free(&b);
