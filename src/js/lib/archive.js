@@ -11,6 +11,9 @@ function entryOf(e) {
     crc32: e.crc32, xxh3: e.xxh3 ?? null, alignment: e.alignment });
 }
 
+// [offset, length] of entry `e`'s local header (an Entry: headerOffset, dataOffset).
+function headerSpan(e) { return [e.headerOffset, e.dataOffset - e.headerOffset]; }
+
 // The largest power of two <= 65536 dividing `off` (65536 for 0), as ls's entries' alignment.
 function alignmentOf(off) {
   let a = 1;
@@ -153,7 +156,7 @@ async function headerSpans(n, reader, win, signal) {
   }
   try {
     const { entries } = JSON.parse(n.str(n.nonNull(n.x.ozw_json(h))));
-    return entries.map((e) => [e.header_offset, e.data_offset - e.header_offset]);
+    return entries.map((e) => headerSpan(entryOf(e)));
   } finally {
     n.x.ozw_close(h);
   }
@@ -213,12 +216,12 @@ export class Archive {
 
   // Checks the local headers of entries `indices` not checked yet; `got` may hold the bytes of some.
   async _checkLocal(indices, signal, got = new Map()) {
-    const todo = indices.filter((i) => !this.#checked.has(i));
-    const spans = todo.map((i) => [this.entries[i].headerOffset, this.entries[i].dataOffset - this.entries[i].headerOffset]);
-    const missing = spans.filter((s, k) => !got.has(todo[k]));
+    const unchecked = indices.filter((i) => !this.#checked.has(i));
+    const spans = unchecked.map((i) => headerSpan(this.entries[i]));
+    const missing = spans.filter((s, k) => !got.has(unchecked[k]));
     const read = missing.length ? await readSpans(this.#reader, missing, signal) : new Map();
     const n = this.#n;
-    todo.forEach((i, k) => {
+    unchecked.forEach((i, k) => {
       const hdr = got.get(i) ?? read.get(spans[k]);
       const p = n.put(hdr);
       const st = n.x.ozw_check_local(this.#handle(), i, p, hdr.length);
@@ -235,7 +238,7 @@ export class Archive {
     for (const [off, len] of spans) {
       for (const i of this.#overlapping(off, off + len)) if (!this.#checked.has(i)) ents.add(i);
     }
-    const heads = [...ents].map((i) => [this.entries[i].headerOffset, this.entries[i].dataOffset - this.entries[i].headerOffset]);
+    const heads = [...ents].map((i) => headerSpan(this.entries[i]));
     const all = await readSpans(this.#reader, [...spans, ...heads], signal);
     await this._checkLocal([...ents], signal, new Map([...ents].map((i, k) => [i, all.get(heads[k])])));
     return all;
