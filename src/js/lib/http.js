@@ -1,6 +1,6 @@
 // The URL reader (spec 17): ranged GETs, the file pinned by its validator, every reply checked.
 import { OnnxzipError } from './errors.js';
-import { throwIfAborted } from './readers.js';
+import { chunksOf, throwIfAborted } from './readers.js';
 
 const CHUNK = 8 << 20;
 const RETRY = new Set([408, 429]);
@@ -54,12 +54,7 @@ export async function urlReader(url, options) {
   r.fail = (status, what, extra = {}) =>
     new OnnxzipError(status, `${r.display}: ${what}`, { url: r.display, ...extra });
   r.read = (off, len) => request(r, off, len);
-  r.chunks = async function* (from, to, signal) {
-    for (let at = from; at < to; at += CHUNK) {
-      throwIfAborted(signal);
-      yield await request(r, at, Math.min(to, at + CHUNK) - at, signal);
-    }
-  };
+  r.chunks = chunksOf((off, len, signal) => request(r, off, len, signal), CHUNK);
   r.close = () => {};
   const tail = await request(r, -1, options.tailBytes ?? 65536);
   return [r, tail];

@@ -11,18 +11,23 @@ function throwIfAborted(signal) {
   if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
+/** A reader's chunks(from, to, signal): [from, to) in order, `step` bytes per read(off, len, signal). */
+export function chunksOf(read, step) {
+  return async function* chunks(from, to, signal) {
+    for (let at = from; at < to; at += step) {
+      throwIfAborted(signal);
+      yield await read(at, Math.min(to, at + step) - at, signal);
+    }
+  };
+}
+
 /** An in-memory archive: reads are subarrays (no copy). */
 export function bytesReader(bytes, name) {
   return {
     kind: 'bytes', bytes, name: name ?? DEFAULT_NAME, display: name ?? DEFAULT_NAME, size: bytes.length, gap: Infinity,
     async read(off, len) { return bytes.subarray(off, off + len); },
     readSync(off, len) { return bytes.subarray(off, off + len); },
-    async* chunks(from, to, signal) {
-      for (let at = from; at < to; at += BLOB_CHUNK) {
-        throwIfAborted(signal);
-        yield bytes.subarray(at, Math.min(to, at + BLOB_CHUNK));
-      }
-    },
+    chunks: chunksOf((off, len) => bytes.subarray(off, off + len), BLOB_CHUNK),
     close() {},
   };
 }
@@ -44,12 +49,7 @@ export function blobReader(blob, name) {
       }
       return new Uint8Array(buf);
     },
-    async* chunks(from, to, signal) {
-      for (let at = from; at < to; at += BLOB_CHUNK) {
-        throwIfAborted(signal);
-        yield await r.read(at, Math.min(to, at + BLOB_CHUNK) - at);
-      }
-    },
+    chunks: chunksOf((off, len) => r.read(off, len), BLOB_CHUNK),
     close() {},
   };
   return r;
@@ -117,12 +117,7 @@ export async function fileReader(path, name) {
       }
       return buf.subarray(0, got);
     },
-    async* chunks(from, to, signal) {
-      for (let at = from; at < to; at += FILE_CHUNK) {
-        throwIfAborted(signal);
-        yield await r.read(at, Math.min(to, at + FILE_CHUNK) - at);
-      }
-    },
+    chunks: chunksOf((off, len) => r.read(off, len), FILE_CHUNK),
     close() { const f = fh; fh = null; return f?.close(); },
   };
   return r;
