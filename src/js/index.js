@@ -3,13 +3,10 @@
 import { Archive, openArchive } from './lib/archive.js';
 import { OnnxzipError } from './lib/errors.js';
 import { urlReader } from './lib/http.js';
-import { blobReader, bytesReader, fileReader } from './lib/readers.js';
+import { blobReader, bytesReader, fileReader, isNodeJs } from './lib/readers.js';
 import { createSessionOn } from './lib/session.js';
 
 export { Archive, OnnxzipError };
-
-const isNodeJs = typeof process !== 'undefined' && process.versions?.node != null &&
-  typeof window === 'undefined';
 
 function checkOptions(o) {
   if (o === undefined || o === null) return {};

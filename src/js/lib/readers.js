@@ -3,6 +3,10 @@
 // (an async iterator over [from, to) in order, for verify) and close().
 import { OnnxzipError, ioError } from './errors.js';
 
+/** Node.js, not a page (an Electron renderer has `process` and `window`: it is a page). */
+export const isNodeJs = typeof process !== 'undefined' && process.versions?.node != null &&
+  typeof window === 'undefined';
+
 const DEFAULT_NAME = 'model.onnxzip';
 const BLOB_CHUNK = 8 << 20;
 const FILE_CHUNK = 4 << 20;

@@ -1,8 +1,8 @@
 // createSession(): an ONNX Runtime session over an archive's view, ORT reading the weights itself.
 import { Archive } from './archive.js';
+import { isNodeJs } from './readers.js';
 
 const FOLDER = 'model_external_initializers_file_folder_path';
-const isNodeJs = typeof process !== 'undefined' && process.versions?.node != null;
 
 // The view's location: the archive's name when it is a plain file name, else a stand-in.
 function plainName(name) {
