@@ -18,7 +18,6 @@ from ._errors import Error, make
 if TYPE_CHECKING:  # pragma: no cover
     import onnx
 
-PathLike = Union[str, "os.PathLike[str]"]
 # What open() maps in place: bytes-like objects (the buffer protocol), e.g. a
 # numpy uint8 array; a str or os.PathLike is a path.
 Buffer = Union[bytes, bytearray, memoryview, mmap.mmap, "np.ndarray[Any, np.dtype[np.uint8]]"]

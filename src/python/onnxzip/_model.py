@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple, Union, cast
 
 import numpy as np
 
 from . import _args, _native, _walk
-from ._archive import Archive, PathLike, TensorInfo, _import_onnx, model_source, set_loaded_location
+from ._args import PathArg
+from ._archive import Archive, TensorInfo, _import_onnx, model_source, set_loaded_location
 from ._archive import open as _open
 from ._errors import Error
 from ._errors import open_file as _open_file
@@ -39,7 +39,7 @@ _TYPED.update({t: ("int32_data", "u1", 0xFF) for t in (2, 3, 9, 17, 18, 19, 20, 
 _TYPED.update({t: ("int32_data", "u1", 0x3F) for t in (27, 28)})
 
 
-def load(path: PathLike, load_external_data: bool = True) -> "onnx.ModelProto":
+def load(path: PathArg, load_external_data: bool = True) -> "onnx.ModelProto":
     """Loads a model as ``onnx.load`` would give it, from any layout: an
     onnxzip archive, a classic .onnx, or one with external data files.
 
@@ -189,7 +189,7 @@ class _Saver:
 
 
 @contextlib.contextmanager
-def _source(source: Union[Archive, PathLike, None], model: Any) -> Iterator[Optional[Archive]]:
+def _source(source: Union[Archive, PathArg, None], model: Any) -> Iterator[Optional[Archive]]:
     """save()'s source as an open Archive for the duration of the save: the
     caller's (left open), one opened from a path (closed after), or with no
     source the open Archive whose model() returned ``model`` itself."""
@@ -200,13 +200,13 @@ def _source(source: Union[Archive, PathLike, None], model: Any) -> Iterator[Opti
         source._handle()  # ValueError when closed, before anything is written
         yield source
         return
-    with _open(source) as archive:
+    with _open(_args.path(source, "source")) as archive:  # bytes: a path here, not contents
         yield archive
 
 
-def save(model: "onnx.ModelProto", path: PathLike, *, align: int = 64, size_threshold: int = 1024,
+def save(model: "onnx.ModelProto", path: PathArg, *, align: int = 64, size_threshold: int = 1024,
          convert_attribute: bool = True, dedup: bool = False, sync: bool = True,
-         source: Union[Archive, PathLike, None] = None) -> None:
+         source: Union[Archive, PathArg, None] = None) -> None:
     """Writes ``model`` as an onnxzip archive at ``path``.
 
     Every tensor whose payload has at least ``size_threshold`` bytes
@@ -234,8 +234,8 @@ def save(model: "onnx.ModelProto", path: PathLike, *, align: int = 64, size_thre
     if not hasattr(model, "DESCRIPTOR") or model.DESCRIPTOR.name != "ModelProto":
         raise TypeError(f"save() takes an onnx.ModelProto, not {type(model).__name__}")
     size_threshold = _args.byte_count(size_threshold, "size_threshold")
-    writer = _native.writer(_args.path(path, "path"), _args.alignment(align, "align", _args.ARCHIVE_MIN_ALIGN),
-                            0 if sync else 1)
+    path = _args.path(path, "path")
+    writer = _native.writer(path, _args.alignment(align, "align", _args.ARCHIVE_MIN_ALIGN), 0 if sync else 1)
     try:
         with _source(source, model) as archive:
             saver = _Saver(writer, size_threshold, convert_attribute, dedup, archive)
@@ -243,7 +243,7 @@ def save(model: "onnx.ModelProto", path: PathLike, *, align: int = 64, size_thre
             _walk.rebuild(model, skeleton, saver.on_tensor)
         size = skeleton.ByteSize()
         if size > _MAX_MODEL:
-            raise Error(f"{os.fspath(path)}: the model without its large tensors has {size} bytes, over "
+            raise Error(f"{path}: the model without its large tensors has {size} bytes, over "
                         "protobuf's 2 GiB - 1: lower size_threshold", status="ELIMIT", code=-26)
         data = skeleton.SerializeToString()
         writer.set_model(data)
