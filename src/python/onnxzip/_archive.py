@@ -274,7 +274,7 @@ class Archive:
 
     # -- tensors -----------------------------------------------------------
 
-    def array(self, tensor: Union[str, int, TensorInfo]) -> np.ndarray:
+    def array(self, tensor: Union[str, _args.IntArg, TensorInfo]) -> np.ndarray:
         """The tensor (a key of :attr:`tensors`, an index into tensor_infos,
         negative from the end as in a list, or a TensorInfo) as a read-only
         numpy array of its shape. KeyError for an unknown name, IndexError for
@@ -431,7 +431,7 @@ class Archive:
 
     # -- writable arrays and torch (_torch.py) ----------------------------------
 
-    def _info_of(self, tensor: Union[str, int, TensorInfo]) -> TensorInfo:
+    def _info_of(self, tensor: Union[str, _args.IntArg, TensorInfo]) -> TensorInfo:
         if isinstance(tensor, TensorInfo):
             return self._infos[tensor.index]
         if isinstance(tensor, str):
@@ -439,7 +439,7 @@ class Archive:
         self.array(tensor)  # its index checks (IndexError, TypeError)
         return self._infos[_args.integer(tensor, "tensor") % len(self._raw)]
 
-    def writable_array(self, tensor: Union[str, int, TensorInfo]) -> np.ndarray:
+    def writable_array(self, tensor: Union[str, _args.IntArg, TensorInfo]) -> np.ndarray:
         """The tensor (as :meth:`array` takes it) as a WRITABLE numpy array
         of its own: an archive entry over copy-on-write pages of the file (a
         private mapping: reads share the page cache, each page written is
@@ -449,7 +449,7 @@ class Archive:
         self._handle()
         return _torch.writable_arrays(self, [self._info_of(tensor)])[0]
 
-    def torch(self, tensor: Union[str, int, TensorInfo], writable: bool = False) -> Any:  # a torch.Tensor
+    def torch(self, tensor: Union[str, _args.IntArg, TensorInfo], writable: bool = False) -> Any:  # a torch.Tensor
         """The tensor as a torch.Tensor of its torch dtype (bfloat16 and
         float8 included, where the installed torch has them; packed 4-bit
         and 2-bit types as their uint8 bytes) and logical shape; needs torch.
@@ -473,7 +473,7 @@ class Archive:
         self._handle()
         return _torch.state_dict(self, writable)
 
-    def view(self, location: Optional[str] = None, size_threshold: int = 1024) -> bytes:
+    def view(self, location: Optional[str] = None, size_threshold: _args.IntArg = 1024) -> bytes:
         """The model as a classic ONNX model whose large tensors reference
         this archive file by offset (``onnxzip_view_model``): load it with any
         ONNX loader that reads external data relative to the archive's
@@ -484,7 +484,7 @@ class Archive:
         name = None if location is None else _args.path(location, "location")
         return self._handle().view(name, threshold)
 
-    def write_view(self, path: _args.PathArg, size_threshold: int = 1024) -> None:
+    def write_view(self, path: _args.PathArg, size_threshold: _args.IntArg = 1024) -> None:
         """Writes the view (see :meth:`view`) to ``path`` (str, bytes or
         os.PathLike), a file in the archive's directory, atomically
         (``onnxzip_view_write``)."""

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import operator
 import os
-from typing import Iterable, Union
+from typing import Iterable, SupportsIndex, Union
 
 from ._errors import make
 
 PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+# An integer argument: int or anything with __index__ (numpy integers), as integer() takes it.
+IntArg = SupportsIndex
 
 _U64_MAX = 2**64 - 1
 # include/onnxzip/onnxzip.h: onnxzip_write_options.alignment (archives: pack,

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Literal, Optional, Union
 
 from . import _args, _errors, _model, _native
 from ._archive import open as _open
-from ._args import PathArg
+from ._args import IntArg, PathArg
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnx
@@ -20,7 +20,7 @@ UnpackLayout = Literal["single", "per_tensor", "per-tensor", "inline", "safetens
 _UNPACK_LAYOUTS = {"single": 0, "per_tensor": 1, "per-tensor": 1, "inline": 2, "safetensors": 3}
 
 
-def pack(model_path: PathArg, archive_path: PathArg, *, align: int = 64, size_threshold: int = 1024,
+def pack(model_path: PathArg, archive_path: PathArg, *, align: IntArg = 64, size_threshold: IntArg = 1024,
          keep_typed: bool = False, convert_attribute: bool = True, dedup: bool = False,
          data_dir: Optional[PathArg] = None, sync: bool = True) -> None:
     """Converts a classic .onnx (single file or with external data) into an
@@ -38,9 +38,9 @@ def pack(model_path: PathArg, archive_path: PathArg, *, align: int = 64, size_th
                  None if data_dir is None else _args.path(data_dir, "data_dir"))
 
 
-def unpack(archive_path: PathArg, model_path: PathArg, *, layout: UnpackLayout = "single", align: int = 4096,
-           location: Optional[str] = None, checksum: bool = False, size_threshold: int = 1024,
-           max_shard_size: Union[int, str, None] = None, sync: bool = True) -> None:
+def unpack(archive_path: PathArg, model_path: PathArg, *, layout: UnpackLayout = "single", align: IntArg = 4096,
+           location: Optional[str] = None, checksum: bool = False, size_threshold: IntArg = 1024,
+           max_shard_size: Union[IntArg, str, None] = None, sync: bool = True) -> None:
     """Converts an archive back to classic ONNX (``onnxzip_unpack``; the CLI's
     ``onnxzip unpack``): ``layout`` "single" (the model and one data file,
     ``location``, default NAME.onnx.data, tensors at multiples of ``align``,
@@ -64,7 +64,7 @@ def unpack(archive_path: PathArg, model_path: PathArg, *, layout: UnpackLayout =
                    flags, _args.byte_count(size_threshold, "size_threshold"), shard)
 
 
-def repack(in_path: PathArg, out_path: PathArg, *, align: int = 64, sync: bool = True) -> None:
+def repack(in_path: PathArg, out_path: PathArg, *, align: IntArg = 64, sync: bool = True) -> None:
     """Rewrites any zip holding an onnxzip model (e.g. recompressed by another
     tool) as an aligned archive (``onnxzip_repack``); ``align`` is a power of
     two in 64..65536."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tupl
 import numpy as np
 
 from . import _args, _native, _walk
-from ._args import PathArg
+from ._args import IntArg, PathArg
 from ._archive import Archive, TensorInfo, _import_onnx, model_source, set_loaded_location
 from ._archive import open as _open
 from ._errors import Error
@@ -204,7 +204,7 @@ def _source(source: Union[Archive, PathArg, None], model: Any) -> Iterator[Optio
         yield archive
 
 
-def save(model: "onnx.ModelProto", path: PathArg, *, align: int = 64, size_threshold: int = 1024,
+def save(model: "onnx.ModelProto", path: PathArg, *, align: IntArg = 64, size_threshold: IntArg = 1024,
          convert_attribute: bool = True, dedup: bool = False, sync: bool = True,
          source: Union[Archive, PathArg, None] = None) -> None:
     """Writes ``model`` as an onnxzip archive at ``path``.

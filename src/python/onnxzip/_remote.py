@@ -157,7 +157,7 @@ def _token(token: Token) -> Optional[str]:
     return token
 
 
-def _chunk_size(value: Union[None, int, str]) -> int:
+def _chunk_size(value: Union[None, _args.IntArg, str]) -> int:
     """open_url()'s ``chunk_size``: bytes, an int or a str with an optional
     K, M or G (1024-based; the CLI's --chunk-size); 0 for the default."""
     if value is None:
@@ -190,7 +190,7 @@ def _text(value: Optional[str], name: str) -> Optional[str]:
     return value
 
 
-def _connections(connections: Optional[int], parallel: Optional[int]) -> int:
+def _connections(connections: Optional[_args.IntArg], parallel: Optional[_args.IntArg]) -> int:
     """``connections``, or its old name ``parallel``, not both."""
     if parallel is not None and connections is not None:
         raise TypeError("give connections or parallel (its old name), not both")
@@ -200,11 +200,11 @@ def _connections(connections: Optional[int], parallel: Optional[int]) -> int:
 
 
 def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout: float = 30.0,
-             connect_timeout: float = 10.0, retries: int = 4, max_redirects: int = 5,
-             connections: Optional[int] = None, chunk_size: Union[None, int, str] = None,
+             connect_timeout: float = 10.0, retries: _args.IntArg = 4, max_redirects: _args.IntArg = 5,
+             connections: Optional[_args.IntArg] = None, chunk_size: Union[None, _args.IntArg, str] = None,
              ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
              region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
-             parallel: Optional[int] = None) -> RemoteArchive:
+             parallel: Optional[_args.IntArg] = None) -> RemoteArchive:
     """Opens the archive at ``url`` (``https://``; ``http://`` too with
     ``allow_http=True``; ``s3://BUCKET/KEY``) over HTTP range requests,
     without downloading it: see the module's documentation
@@ -276,11 +276,11 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
 
 def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[str]] = None,
           progress: Optional[Progress] = None, token: Token = None, allow_http: bool = False,
-          timeout: float = 30.0, connect_timeout: float = 10.0, retries: int = 4, max_redirects: int = 5,
-          connections: Optional[int] = None, chunk_size: Union[None, int, str] = None,
+          timeout: float = 30.0, connect_timeout: float = 10.0, retries: _args.IntArg = 4, max_redirects: _args.IntArg = 5,
+          connections: Optional[_args.IntArg] = None, chunk_size: Union[None, _args.IntArg, str] = None,
           ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
           region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
-          parallel: Optional[int] = None) -> None:
+          parallel: Optional[_args.IntArg] = None) -> None:
     """Downloads the archive at ``url`` to ``path``, as ``onnxzip fetch``
     does (the network options are :func:`open_url`'s).
 
