@@ -93,3 +93,14 @@ def test_types_accept_numpy_integers_and_bytes_paths(tmp_path):
     run = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(config), "--cache-dir",
                           str(tmp_path / "cache"), str(user)], cwd=package_parent, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+# -- messages say what is accepted ----------------------------------------------
+
+@pytest.mark.parametrize("value", [-1, 0, "0"])
+def test_max_shard_size_below_one_byte(archive, tmp_path, value):
+    """max_shard_size=-1 said "must be >= 0", but 0 is refused too: every
+    value under 1 byte gets the same message, naming the argument."""
+    with pytest.raises(ValueError, match=r"^max_shard_size must be at least 1 byte, not "):
+        onnxzip.unpack(archive, tmp_path / "st" / "m.onnx", layout="safetensors", max_shard_size=value)
+    assert not (tmp_path / "st").exists()

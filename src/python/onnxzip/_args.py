@@ -108,7 +108,7 @@ def shard_size(value: object, name: str) -> int:
         except ValueError as e:
             raise make("EINVAL", f"{name}: {e}") from None
     else:
-        n = byte_count(value, name)
-    if n == 0:
+        n = integer(value, name)
+    if n < 1:  # 0 as well as negative ones: one message for both
         raise make("EINVAL", f"{name} must be at least 1 byte, not {value!r}")
-    return n
+    return byte_count(n, name)
