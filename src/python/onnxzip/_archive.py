@@ -363,7 +363,9 @@ class Archive:
         So ``onnxzip.load(path) == model`` after ``onnxzip.save(model, path)``
         when no tensor save() moves into an entry has data_location set in
         ``model`` (models built in memory, or read by ``onnx.load`` from a
-        single .onnx file). The archive does not record an explicit DEFAULT
+        single .onnx file) or holds typed fields (float_data, ...: the
+        default of ``onnx.helper.make_tensor``), which save() stores as
+        raw_data, equal in value. The archive does not record an explicit DEFAULT
         (its references are plain ONNX): for a model that ``onnx.load`` read
         with external data, those tensors come back with the field unset,
         equal in every other field (DEFAULT is the field's default value)."""
