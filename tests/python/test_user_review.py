@@ -104,3 +104,42 @@ def test_max_shard_size_below_one_byte(archive, tmp_path, value):
     with pytest.raises(ValueError, match=r"^max_shard_size must be at least 1 byte, not "):
         onnxzip.unpack(archive, tmp_path / "st" / "m.onnx", layout="safetensors", max_shard_size=value)
     assert not (tmp_path / "st").exists()
+
+
+# -- an unnamed tensor is never called tensor '' ----------------------------------
+
+def constant_model() -> onnx.ModelProto:
+    """The graph's only weight is an unnamed Constant's value (8 KiB: saved
+    as an entry)."""
+    node = onnx.helper.make_node("Constant", [], ["y"], value=numpy_helper.from_array(W))
+    return model_of([], [node], outputs=[onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2048])])
+
+
+def test_unnamed_tensor_in_save_messages(tmp_path):
+    """save() of a copy of an archive's model (its unnamed Constant a
+    reference to an entry) and update_model()'s resolution of a reference
+    to no entry named the tensor '' ("tensor '': its data is ...")."""
+    path = tmp_path / "c.onnxzip"
+    onnxzip.save(constant_model(), path)
+    with onnxzip.open(path) as a:
+        copy = onnx.ModelProto()
+        copy.CopyFrom(a.model())
+    with pytest.raises(ValueError, match=r"^an unnamed tensor: its data is in an external file or entry \('\w+'\)"):
+        onnxzip.save(copy, tmp_path / "new.onnxzip")
+    for kv in copy.graph.node[0].attribute[0].t.external_data:
+        if kv.key == "location":
+            kv.value = "missing"
+    with pytest.raises(onnxzip.FormatError, match=r"an unnamed tensor: no data at location 'missing' offset 0$"):
+        onnxzip.save(copy, tmp_path / "new.onnxzip", source=path)
+    assert not (tmp_path / "new.onnxzip").exists()
+
+
+def test_unnamed_tensor_in_update_warning(tmp_path):
+    """update_model()'s warning about new inline data names its largest
+    tensor; an unnamed one was "tensor ''"."""
+    path = tmp_path / "c.onnxzip"
+    onnxzip.save(constant_model(), path)
+    model = constant_model()
+    model.graph.node[0].attribute[0].t.CopyFrom(numpy_helper.from_array(np.arange(2**18, dtype=np.float32)))  # 1 MiB
+    with pytest.warns(UserWarning, match=r"\(the largest: an unnamed tensor, 1048576 bytes\)"):
+        onnxzip.update_model(path, model)

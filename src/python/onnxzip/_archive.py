@@ -407,7 +407,7 @@ class Archive:
         info = next((t for t in regions.get(key, ()) if length is None or t.nbytes == length), None)
         if info is None:
             where = f"offset {keys.get('offset') or 0}" + (f" length {length}" if length is not None else "")
-            raise Error(f"{self._path or '(buffer)'}: tensor '{tensor.name}': no data at location "
+            raise Error(f"{self._path or '(buffer)'}: {_walk.describe(tensor)}: no data at location "
                         f"'{location}' {where}", status="EREF", code=-21)
         return info
 

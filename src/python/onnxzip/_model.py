@@ -171,7 +171,7 @@ class _Saver:
         its mapping into an entry, or put inline when small), else refused."""
         if self.source is None:
             location = next((kv.value for kv in src.external_data if kv.key == "location"), "")
-            raise Error(f"tensor '{src.name}': its data is in an external file or entry ('{location}'); "
+            raise Error(f"{_walk.describe(src)}: its data is in an external file or entry ('{location}'); "
                         "give the archive or classic model it came from as save(model, path, source=...) "
                         "(an open Archive's model() finds its archive itself, a copy of it does not), "
                         "load the model with its data first (onnx.load(path) or onnxzip.load(path)), "
@@ -313,7 +313,7 @@ class _EntryMatcher:
             dst.CopyFrom(src)
             if len(data) >= self.threshold:
                 self.inline_bytes += len(data)
-                self.inline_largest = max(self.inline_largest, (src.name, len(data)), key=lambda x: x[1])
+                self.inline_largest = max(self.inline_largest, (_walk.describe(src), len(data)), key=lambda x: x[1])
             return
         copy_metadata(src, dst)
         set_reference(dst, cast(str, info.entry), *self.parts[info.index])  # entry tensors only (__init__)
@@ -331,9 +331,9 @@ def model_for_update(path: str, model: Any) -> bytes:
         skeleton = type(model)()
         _walk.rebuild(model, skeleton, matcher.on_tensor)
     if matcher.inline_bytes >= _INLINE_WARNING_BYTES:
-        name, size = matcher.inline_largest
+        tensor, size = matcher.inline_largest
         warnings.warn(f"{path}: update_model writes {matcher.inline_bytes} bytes of tensor data that no entry of "
-                      f"the archive holds (the largest: tensor '{name}', {size} bytes) inline into __MODEL_PROTO, "
+                      f"the archive holds (the largest: {tensor}, {size} bytes) inline into __MODEL_PROTO, "
                       "growing the archive by as much; onnxzip.save(model, new_path, source=archive) would store "
                       "them as entries", UserWarning, stacklevel=3)
     return cast(bytes, skeleton.SerializeToString())

@@ -49,6 +49,14 @@ def iter_tensors(msg: Any, kind: str = INITIALIZER) -> Iterator[Tuple[Any, str]]
             yield from iter_tensors(item, child_kind)
 
 
+def describe(tensor: Any) -> str:
+    """How messages name a TensorProto of a model being saved or resolved:
+    ``tensor 'NAME'``, or ``an unnamed tensor`` (a Constant's value), since
+    its key (its path in the model) is the C library's to give once the
+    model is open; messages add where its data is, which tells it apart."""
+    return f"tensor '{tensor.name}'" if tensor.name else "an unnamed tensor"
+
+
 def copy_field(out: Any, fd: Any, value: Any) -> None:
     """Copies one set field ``fd`` (holding ``value``) into message ``out``."""
     if is_repeated(fd):
