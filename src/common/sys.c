@@ -106,7 +106,9 @@ int oz_sys_stat(const char *path, oz_stat *st)
 
 int oz_sys_open_read(const char *path)
 {
-    return open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO must not wait for a writer (callers refuse it by
+     * its kind after the open); no effect on a regular file. */
+    return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 }
 
 int oz_sys_open_rw(const char *path)

@@ -43,7 +43,9 @@ int oz_sys_fstat(int fd, oz_stat *st);
 /* Follows symbolic links, as stat(2). */
 int oz_sys_stat(const char *path, oz_stat *st);
 
-/* Opens `path` read-only; the descriptor is not inherited by children. */
+/* Opens `path` read-only; the descriptor is not inherited by children. A
+ * FIFO is opened without waiting for a writer (O_NONBLOCK), so that callers
+ * refuse it by its kind instead of hanging. */
 int oz_sys_open_read(const char *path);
 /* Opens `path` for reading and writing, not inherited, without waiting for
  * a FIFO's writer (O_NONBLOCK: no effect on a regular file). */

@@ -25,6 +25,9 @@ status and key phrases below, and leave no file behind:
     the cut falls in an entry, else C < N <= the whole size;
   * a classic model whose external data file is missing: ENOTFOUND,
     "external data file 'x.bin' does not exist" (repack: not a zip, ENOTZIP);
+  * a FIFO (no writer) or a directory in place of the archive, and as
+    pack's input: ENOTREG, "not a regular file" / "a directory", at once
+    (a FIFO must not wait for a writer);
   * `set-model` with an empty model (a 0-byte file: the empty ModelProto):
     exit 1 with the very line `verify` prints for an archive with that model
     (but for the file name), ONNXZIP_EPROTO; the archive byte-identical.
@@ -33,6 +36,7 @@ Prints "cli_messages: N passed, M failed"; exits 1 on any failure.
 import os
 import re
 import struct
+import subprocess
 import sys
 import zipfile
 
@@ -79,7 +83,7 @@ def expect(t, exe, what, argv, d, status, phrases, path):
     """The command fails with one error line naming `path`, `status` and the
     phrases; no file appears under d. Returns the message."""
     before = files_under(d)
-    r = ozcommon.run([exe] + argv)
+    r = ozcommon.run([exe] + argv, timeout=10)
     err = r.stderr.decode("utf-8", "replace")
     lines = err.splitlines()
     m = ERROR_LINE.match(lines[0]) if len(lines) == 1 else None
@@ -225,6 +229,22 @@ def missing_external(t, exe, d):
     os.unlink(p)
 
 
+def not_regular(t, exe, d):
+    """A FIFO nobody writes to, a directory: refused at once by every
+    command that reads an archive, and by pack (a timeout is a failure)."""
+    fifo, folder = os.path.join(d, "pipe.onnxzip"), os.path.join(d, "folder.onnxzip")
+    os.mkfifo(fifo)
+    os.mkdir(folder)
+    for path, phrase in ((fifo, "not a regular file (a device, FIFO or socket)"), (folder, "a directory")):
+        for argv in [args_of(cmd, path, d) for cmd in COMMANDS] + [["pack", path, "-o", os.path.join(d, "p.onnxzip")]]:
+            try:
+                expect(t, exe, f"{os.path.basename(path)}: {argv[0]}", argv, d, "ENOTREG", [phrase], path)
+            except subprocess.TimeoutExpired:
+                t.check(False, f"{os.path.basename(path)}: {argv[0]}: refused at once", "no answer in 10 s")
+    os.unlink(fifo)
+    os.rmdir(folder)
+
+
 def set_model_empty(t, exe, d):
     src, archive, empty = (os.path.join(d, n) for n in ("m.onnx", "a.onnxzip", "empty.onnx"))
     onnx.save(model(), src)
@@ -255,7 +275,8 @@ def main(argv):
     exe = argv[1]
     t = ozcommon.Tally()
     with ozcommon.workdir(argv, "oz-messages-") as d:
-        for case in (plain_zip, legacy_zip, tf2onnx_zip, truncated, missing_external, set_model_empty):
+        for case in (plain_zip, legacy_zip, tf2onnx_zip, truncated, missing_external, not_regular,
+                     set_model_empty):
             case(t, exe, d)
     print(f"cli_messages: {t.passed} passed, {t.failed} failed")
     return 1 if t.failed else 0
