@@ -74,9 +74,19 @@ static uint64_t walk_central(const oz_zip_dx *d, uint64_t *pos, uint64_t *need)
     return k;
 }
 
+/* The least length of the zip64 end record and locator that begin at
+ * `pos` (a zip64 archive's, between its central directory and its end
+ * record); 0 when neither begins there. */
+static uint64_t zip64_ends(const oz_zip_dx *d, uint64_t pos)
+{
+    uint32_t sig = d->size - pos >= 4 ? oz_rd32(at(d, pos)) : 0;
+    return sig == ZIP64_EOCD_SIG ? ZIP64_EOCD_SIZE + ZIP64_LOCATOR_SIZE : sig == ZIP64_LOCATOR_SIG ? ZIP64_LOCATOR_SIZE : 0;
+}
+
 /* The least size the local headers from offset 0 on (and any central
  * records after them) imply: each entry's header and data, a central
- * record of at least 46 bytes and its name per entry, the end record. */
+ * record of at least 46 bytes and its name per entry, the zip64 end
+ * records when they begin after the central directory, the end record. */
 static uint64_t implied_size(const oz_zip_dx *d)
 {
     uint64_t pos = 0, need = 0, central = 0, n = 0;
@@ -101,6 +111,7 @@ static uint64_t implied_size(const oz_zip_dx *d)
     if (!need && n) {
         uint64_t k = walk_central(d, &pos, &need); /* what of the central directory is there */
         if (k) central = n > k ? (n - k) * ZIP_CENTRAL_SIZE : 0;
+        if (!need && n <= k) need = zip64_ends(d, pos);
     }
     return add_sat(add_sat(pos, need), add_sat(central, ZIP_EOCD_SIZE));
 }

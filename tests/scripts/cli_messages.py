@@ -17,7 +17,8 @@ status and key phrases below, and leave no file behind:
     same model and weight bytes;
   * a tf2onnx-like zip (__MODEL_PROTO.onnx, stored, unaligned): ENOTONNXZIP
     naming that entry and repack; repack converts it;
-  * a stored zip cut short at several points: ETRUNC, "truncated: C bytes,
+  * a stored zip cut short at several points (also one with zip64 end
+    records, cut in those): ETRUNC, "truncated: C bytes,
     but its local headers describe at least N bytes", "cut short"; N exactly
     the least size a zip of the entries begun before the cut can have (their
     local headers and data, a central record of 46 bytes and the name each,
@@ -186,12 +187,28 @@ def least_size(entries, cut):
     return None
 
 
+def whole_zip(path, zip64_end):
+    """Three stored entries; with zip64_end, zipfile also writes the zip64
+    end record and locator (it does past 65535 entries: the limit lowered)."""
+    limit = zipfile.ZIP_FILECOUNT_LIMIT
+    zipfile.ZIP_FILECOUNT_LIMIT = 0 if zip64_end else limit
+    try:
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+            z.writestr("w0", b"\1" * 5000)
+            z.writestr("w1", b"\2" * 3000)
+            z.writestr("__MODEL_PROTO", model().SerializeToString())
+    finally:
+        zipfile.ZIP_FILECOUNT_LIMIT = limit
+
+
 def truncated(t, exe, d):
+    for zip64_end in (False, True):
+        truncated_zip(t, exe, d, zip64_end)
+
+
+def truncated_zip(t, exe, d, zip64_end):
     whole_path = os.path.join(d, "whole.zip")
-    with zipfile.ZipFile(whole_path, "w", zipfile.ZIP_STORED) as z:
-        z.writestr("w0", b"\1" * 5000)
-        z.writestr("w1", b"\2" * 3000)
-        z.writestr("__MODEL_PROTO", model().SerializeToString())
+    whole_zip(whole_path, zip64_end)
     with open(whole_path, "rb") as f:
         whole = f.read()
     os.unlink(whole_path)
@@ -200,11 +217,15 @@ def truncated(t, exe, d):
     model_off = entries[2][0]
     cd = struct.unpack_from("<I", whole, len(whole) - 22 + 16)[0]
     cuts = [10, 29, 100, 2000, entries[1][0] + 20, model_off + 40, cd - 5, cd + 10, len(whole) - 22, len(whole) - 1]
+    if zip64_end:  # in the zip64 end record (56 bytes), in its locator (20), in the end record
+        end64 = len(whole) - 22 - 20 - 56
+        t.check(whole[end64:end64 + 4] == b"PK\6\6", "zipfile wrote a zip64 end record")
+        cuts = [end64 + 2, end64 + 30, end64 + 56, end64 + 60, end64 + 76 + 10, len(whole) - 1]
     p = os.path.join(d, "cut.onnxzip")
     for cut in cuts:
         with open(p, "wb") as f:
             f.write(whole[:cut])
-        what = f"cut at {cut} of {len(whole)}"
+        what = f"cut at {cut} of {len(whole)}{' (zip64 end records)' if zip64_end else ''}"
         for cmd in COMMANDS:
             msg = expect(t, exe, f"{what}: {cmd}", args_of(cmd, p, d), d, "ETRUNC",
                          [f"truncated: {cut} bytes, but its local headers describe at least ",
