@@ -80,7 +80,8 @@ static uint64_t walk_central(const oz_zip_dx *d, uint64_t *pos, uint64_t *need)
 static uint64_t zip64_ends(const oz_zip_dx *d, uint64_t pos)
 {
     uint32_t sig = d->size - pos >= 4 ? oz_rd32(at(d, pos)) : 0;
-    return sig == ZIP64_EOCD_SIG ? ZIP64_EOCD_SIZE + ZIP64_LOCATOR_SIZE : sig == ZIP64_LOCATOR_SIG ? ZIP64_LOCATOR_SIZE : 0;
+    if (sig == ZIP64_EOCD_SIG) return ZIP64_EOCD_SIZE + ZIP64_LOCATOR_SIZE;
+    return sig == ZIP64_LOCATOR_SIG ? ZIP64_LOCATOR_SIZE : 0;
 }
 
 /* The least size the local headers from offset 0 on (and any central
