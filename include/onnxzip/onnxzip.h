@@ -45,7 +45,9 @@
  *     without what verify requires of it (ir_version > 0, an opset_import
  *     from ir_version 3 on, a graph) with ONNXZIP_EPROTO and verify's own
  *     message for the archive ("PATH: entry '__MODEL_PROTO': no ..."),
- *     leaving no output (the target, if any, unchanged).
+ *     leaving no output (the target, if any, unchanged). So do
+ *     onnxzip_unpack() and onnxzip_view_model() (and its writers), which
+ *     write the model out: verify's message for the archive they read.
  *   - Handles are not thread-safe for concurrent mutation; a reader handle may
  *     be used by several threads at once once onnxzip_model_proto() has been
  *     called (before that, the lazy parse is the only mutation).
@@ -815,7 +817,9 @@ ONNXZIP_API void onnxzip_view_options_init(onnxzip_view_options *opts);
  * caller, who releases it with onnxzip_free(); on failure *data is NULL and
  * *size 0. Cost: O(model bytes) time and memory; no weight byte is read but
  * those of the tensors made inline.
- * ONNXZIP_ELIMIT when the view would exceed protobuf's 2 GiB - 1. */
+ * ONNXZIP_ELIMIT when the view would exceed protobuf's 2 GiB - 1;
+ * ONNXZIP_EPROTO with verify's message for a model onnxzip_verify() refuses
+ * for its fields (ir_version, opset_import, graph). */
 ONNXZIP_API int onnxzip_view_model(const onnxzip_archive *a, const onnxzip_view_options *opts, void **data,
                                    size_t *size);
 
@@ -1053,7 +1057,10 @@ ONNXZIP_API void onnxzip_unpack_options_init(onnxzip_unpack_options *opts);
  * empty). ONNXZIP_ELIMIT when an inline model would
  * exceed protobuf's 2 GiB. Neither the model nor any data file may be the
  * archive (ONNXZIP_ESAMEFILE) or an existing special file (ONNXZIP_ENOTREG),
- * as "Outputs" above says. `opts` may be NULL for defaults. */
+ * as "Outputs" above says. ONNXZIP_EPROTO, before anything is written,
+ * for an archive whose model onnxzip_verify() refuses for its fields
+ * (ir_version, opset_import, graph), with verify's message. `opts` may be
+ * NULL for defaults. */
 ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
                                const onnxzip_unpack_options *opts);
 /* ONNXZIP_UNPACK_SAFETENSORS (spec 12.4) writes the tensors of at least

@@ -12,6 +12,7 @@
 #include "common/copy_range.h"
 #include "common/mkdirs.h"
 #include "onnx/onnx_walk.h"
+#include "read/archive.h"
 #include "common/outputs.h"
 #include "common/sha1.h"
 #include "common/sys.h"
@@ -132,6 +133,7 @@ static int prepare(unpack *u)
     if (onnxzip_archive_layout(u->a) != ONNXZIP_LAYOUT_ARCHIVE)
         return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive but a classic ONNX model; there is "
                       "nothing to unpack", u->archive_path);
+    if ((rc = oz_verify_model_fields(u->a))) return rc; /* no classic model that verify refuses */
     if ((rc = oz_mkdirs_parent(u->model_path, &u->made))) return rc;
     if ((u->dirfd = oz_sys_dir_fd(u->dir)) < 0)
         return oz_err_sys(ONNXZIP_EIO, -1, u->dir, "%s: the model's directory %s cannot be opened: %s", u->model_path, u->dir,

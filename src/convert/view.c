@@ -86,8 +86,9 @@ int onnxzip_view_model(const onnxzip_archive *a, const onnxzip_view_options *opt
     if (!opts) opts = &defaults;
     const char *location = opts->location;
     if (location && !oz_view_plain_location(location)) return oz_view_bad_location(location);
+    int rc = oz_verify_model_fields(a); /* no view that verify refuses */
+    if (rc) return rc;
     oz_buf out = { 0 };
-    int rc;
     if (a->layout != ONNXZIP_LAYOUT_ARCHIVE) { /* already a view of itself */
         rc = oz_buf_append(&out, a->model, a->model_len);
     } else {

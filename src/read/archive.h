@@ -41,6 +41,11 @@ void oz_archive_free(onnxzip_archive *a);
  * models without them. */
 int oz_verify_data(const onnxzip_archive *a);
 
+/* verify.c: the fields onnx.checker requires of the model (open accepts a
+ * model without them, so that tools can inspect any file), with verify's
+ * message; unpack and view check them too, as they write the model out. */
+int oz_verify_model_fields(const onnxzip_archive *a);
+
 /* stream_check.c: entry e's data hashed to `crc` and `xxh3` against what the
  * archive `path` records: 0, ONNXZIP_ECRC or ONNXZIP_EDIGEST (the one place
  * these are compared and their messages written). */

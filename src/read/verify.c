@@ -55,9 +55,7 @@ static int read_all(const onnxzip_archive *a)
     return 0;
 }
 
-/* The fields onnx.checker requires of the model (open accepts a model
- * without them, so that tools can inspect any file). */
-static int check_model_fields(const onnxzip_archive *a)
+int oz_verify_model_fields(const onnxzip_archive *a)
 {
     int archive = a->layout == ONNXZIP_LAYOUT_ARCHIVE;
     return oz_check_model_fields(a->model, a->model_len, a->path, archive,
@@ -169,6 +167,6 @@ int onnxzip_verify(onnxzip_archive *a)
     if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verify: NULL argument");
     /* The data first: a damaged model entry is reported as damage (ECRC). */
     int rc = oz_verify_data(a);
-    if (!rc) rc = check_model_fields(a);
+    if (!rc) rc = oz_verify_model_fields(a);
     return rc ? rc : oz_view_check(a); /* a view: is its archive still the one it describes? */
 }

@@ -31,7 +31,9 @@ status and key phrases below, and leave no file behind:
     (a FIFO must not wait for a writer);
   * `set-model` with an empty model (a 0-byte file: the empty ModelProto):
     exit 1 with the very line `verify` prints for an archive with that model
-    (but for the file name), ONNXZIP_EPROTO; the archive byte-identical.
+    (but for the file name), ONNXZIP_EPROTO; the archive byte-identical;
+    `unpack` and `view` of that archive print the very line `verify`
+    prints (the archive named, nothing written).
 Prints "cli_messages: N passed, M failed"; exits 1 on any failure.
 """
 import os
@@ -285,6 +287,10 @@ def set_model_empty(t, exe, d):
                          ["entry '__MODEL_PROTO': no ir_version, no graph"], other)
     t.check(said[len(archive):] == verify_said[len(other):] != "", "set-model says what verify says",
             f"{said!r} vs {verify_said!r}")
+    for cmd in ("unpack", "view"):  # each writes that model out: refused as verify refuses it
+        argv = args_of(cmd, other, d) + (["--layout", "safetensors"] if cmd == "unpack" else [])
+        writer_said = expect(t, exe, f"{cmd} of an archive with an empty model", argv, d, "EPROTO", [], other)
+        t.check(writer_said == verify_said, f"{cmd} says what verify says", f"{writer_said!r} vs {verify_said!r}")
     for f in (src, archive, empty, other):
         os.unlink(f)
 
