@@ -288,6 +288,8 @@ static int run(update *u)
     return rc;
 }
 
+#define IN_ARCHIVES_ONLY "a model is replaced in place only in an archive file"
+
 /* The archive must be a regular file (a device or a FIFO has no end to
  * update), the one the path named when it was validated, and unchanged
  * since: its size is where a rollback cuts back to. */
@@ -296,7 +298,7 @@ static int check_file(update *u)
     oz_stat st;
     if (oz_sys_fstat(u->fd, &st)) return io_fail(u, "cannot stat");
     if (st.kind != OZ_KIND_REG)
-        return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; set-model updates archive files", u->path);
+        return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; " IN_ARCHIVES_ONLY, u->path);
     if (st.dev != u->a->st_dev || st.ino != u->a->st_ino || st.size != u->a->size)
         return oz_err(ONNXZIP_EBUSY, -1, "%s: the file was replaced or changed during the update; nothing written",
                       u->path);
@@ -309,11 +311,11 @@ static int open_archive(update *u)
     if ((u->fd = oz_sys_open_rw(u->path)) >= 0) {
         oz_stat st;
         if (!oz_sys_fstat(u->fd, &st) && st.kind != OZ_KIND_REG)
-            return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; set-model updates archive files", u->path);
+            return oz_err(ONNXZIP_ENOTREG, -1, "%s: not a regular file; " IN_ARCHIVES_ONLY, u->path);
         return 0;
     }
     if (errno == EISDIR)
-        return oz_err_sys(ONNXZIP_ENOTREG, -1, u->path, "%s: a directory; set-model updates archive files", u->path);
+        return oz_err_sys(ONNXZIP_ENOTREG, -1, u->path, "%s: a directory; " IN_ARCHIVES_ONLY, u->path);
     return oz_err_sys(ONNXZIP_EIO, -1, u->path, "%s: cannot open for update: %s", u->path, strerror(errno));
 }
 
@@ -329,7 +331,8 @@ int onnxzip_update_model(const char *path, const void *model, size_t size)
                                   : oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot lock: %s", path, strerror(errno));
     if (!rc) rc = onnxzip_open(path, 0, &u.a);
     if (!rc && u.a->layout != ONNXZIP_LAYOUT_ARCHIVE)
-        rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: not an onnxzip archive; set-model updates archives", path);
+        rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: a classic ONNX model, not an onnxzip archive; " IN_ARCHIVES_ONLY
+                    ": convert it first with: onnxzip pack", path);
     if (!rc) rc = oz_tensors_check(&u.a->zip, u.model, size, path); /* as open and verify will check it */
     if (!rc) {
         oz_checksum cs;

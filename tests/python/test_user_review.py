@@ -143,3 +143,18 @@ def test_unnamed_tensor_in_update_warning(tmp_path):
     model.graph.node[0].attribute[0].t.CopyFrom(numpy_helper.from_array(np.arange(2**18, dtype=np.float32)))  # 1 MiB
     with pytest.warns(UserWarning, match=r"\(the largest: an unnamed tensor, 1048576 bytes\)"):
         onnxzip.update_model(path, model)
+
+
+def test_update_model_of_a_classic_model(tmp_path):
+    """update_model() of a classic .onnx said "not an onnxzip archive;
+    set-model updates archives" (a CLI command, to a Python caller): it
+    says what the file is and how to proceed, and leaves it unchanged."""
+    path = tmp_path / "model.onnx"
+    onnx.save(make_model(), path)
+    before = path.read_bytes()
+    with pytest.raises(onnxzip.UnsupportedError,
+                       match=r"model\.onnx: a classic ONNX model, not an onnxzip archive; a model is replaced in place "
+                             r"only in an archive file: convert it first with: onnxzip pack$") as e:
+        onnxzip.update_model(path, make_model())
+    assert isinstance(e.value, ValueError) and e.value.status == "EUNSUPPORTED"
+    assert path.read_bytes() == before
