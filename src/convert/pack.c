@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "onnx/dtype.h"
+#include "read/archive.h"
 #include "read/extdata.h"
 #include "common/outputs.h"
 #include "common/sys.h"
@@ -321,7 +322,7 @@ static int pack_fd(pack *p, const char *out_path)
     if (!base) return oz_err_map(p->in_path, st.size);
     p->base = base;
     int rc;
-    if (st.size >= 4 && oz_rd32(p->base) == 0x04034b50u)
+    if (oz_looks_like_zip(p->base, st.size))
         rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: already a zip archive; pack takes a classic .onnx model "
                     "(use repack to realign an archive)", p->in_path);
     else

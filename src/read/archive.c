@@ -9,11 +9,10 @@
 #include "read/remote.h"
 #include "onnx/pbwire.h"
 
-/* Zip or protobuf, by content: a zip starts with a local header or is an
- * empty archive, or ends with an end of central directory record. */
-static int looks_like_zip(const uint8_t *b, uint64_t size)
+int oz_looks_like_zip(const uint8_t *b, uint64_t size)
 {
     if (size >= 4 && (oz_rd32(b) == 0x04034b50u || oz_rd32(b) == 0x06054b50u)) return 1;
+    if (size >= 2 && size < 4 && b[0] == 'P' && b[1] == 'K' && (size == 2 || b[2] == 3 || b[2] == 5)) return 1;
     uint64_t first = size > 0xFFFF + 22 ? size - 0xFFFF - 22 : 0;
     for (uint64_t p = size >= 22 ? size - 22 + 1 : 0; p-- > first;)
         if (oz_rd32(b + p) == 0x06054b50u && p + 22 + oz_rd16(b + p + 20) == size) return 1;
@@ -103,7 +102,7 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, 
     /* Headers are scattered: no readahead of the weights around them. */
     if (mapped) oz_sys_advise_map((void *)base, size, OZ_ADV_RANDOM);
     int rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
-           : looks_like_zip(base, size) ? open_archive(a, fd) : open_classic(a, by_path);
+           : oz_looks_like_zip(base, size) ? open_archive(a, fd) : open_classic(a, by_path);
     if (mapped) advise(base, size, rc ? 0 : flags);
     if (!rc && (flags & ONNXZIP_OPEN_VERIFY)) rc = oz_verify_data(a);
     if (rc) {

@@ -32,6 +32,13 @@ struct onnxzip_archive {
     struct oz_remote *remote; /* onnxzip_open_url(): base NULL, nothing mapped */
 };
 
+/* archive.c: whether a file of `size` bytes at `b` is read as a zip (else
+ * as a protobuf model): it starts with a local header or an empty
+ * archive's end record, or is shorter than one and starts as they do (a
+ * zip cut short; no model begins "PK", ModelProto has no field 10), or
+ * ends with an end of central directory record. */
+int oz_looks_like_zip(const uint8_t *b, uint64_t size);
+
 /* archive_access.c: frees what the handle owns in memory and the handle;
  * onnxzip_close() first unmaps and closes what it holds of the system. */
 void oz_archive_free(onnxzip_archive *a);

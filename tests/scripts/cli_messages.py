@@ -24,6 +24,10 @@ status and key phrases below, and leave no file behind:
     local headers and data, a central record of 46 bytes and the name each,
     the 22-byte end record: sizes read from the whole file with struct) when
     the cut falls in an entry, else C < N <= the whole size;
+    (also cut at 2 and 3 bytes, in the first signature: "PK" was read as
+    a classic model, exit 0 from ls);
+  * pack of an empty zip and of a plain zip: EUNSUPPORTED, "already a zip
+    archive" (the empty zip was read as a protobuf);
   * a classic model whose external data file is missing: ENOTFOUND,
     "external data file 'x.bin' does not exist" (repack: not a zip, ENOTZIP);
   * a FIFO (no writer) or a directory in place of the archive, and as
@@ -218,7 +222,7 @@ def truncated_zip(t, exe, d, zip64_end):
     t.check(len(entries) == 3, "the whole zip has 3 local headers")
     model_off = entries[2][0]
     cd = struct.unpack_from("<I", whole, len(whole) - 22 + 16)[0]
-    cuts = [10, 29, 100, 2000, entries[1][0] + 20, model_off + 40, cd - 5, cd + 10, len(whole) - 22, len(whole) - 1]
+    cuts = [2, 3, 10, 29, 100, 2000, entries[1][0] + 20, model_off + 40, cd - 5, cd + 10, len(whole) - 22, len(whole) - 1]
     if zip64_end:  # in the zip64 end record (56 bytes), in its locator (20), in the end record
         end64 = len(whole) - 22 - 20 - 56
         t.check(whole[end64:end64 + 4] == b"PK\6\6", "zipfile wrote a zip64 end record")
@@ -241,6 +245,18 @@ def truncated_zip(t, exe, d, zip64_end):
             else:
                 t.check(cut < least <= len(whole), f"{what}: {cmd}: a true lower bound", msg)
     os.unlink(p)
+
+
+def pack_of_a_zip(t, exe, d):
+    """pack refuses any zip, an empty one (an end record only) included, as
+    'already a zip archive' (the empty zip was read as a protobuf: EPROTO)."""
+    for what, write in (("an empty zip", lambda z: None), ("a plain zip", lambda z: z.writestr("a.txt", "hi"))):
+        p = os.path.join(d, "some.zip")
+        with zipfile.ZipFile(p, "w") as z:
+            write(z)
+        expect(t, exe, f"pack of {what}", ["pack", p, "-o", os.path.join(d, "p", "x.onnxzip")], d, "EUNSUPPORTED",
+               ["already a zip archive; pack takes a classic .onnx model (use repack"], p)
+        os.unlink(p)
 
 
 def missing_external(t, exe, d):
@@ -302,7 +318,7 @@ def main(argv):
     exe = argv[1]
     t = ozcommon.Tally()
     with ozcommon.workdir(argv, "oz-messages-") as d:
-        for case in (plain_zip, legacy_zip, tf2onnx_zip, truncated, missing_external, not_regular,
+        for case in (plain_zip, legacy_zip, tf2onnx_zip, truncated, pack_of_a_zip, missing_external, not_regular,
                      set_model_empty):
             case(t, exe, d)
     print(f"cli_messages: {t.passed} passed, {t.failed} failed")
