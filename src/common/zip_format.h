@@ -3,11 +3,25 @@
 #ifndef ONNXZIP_ZIP_FORMAT_H
 #define ONNXZIP_ZIP_FORMAT_H
 
+#include <stdint.h>
+#include <string.h>
+
+#include "common/byteorder.h"
+
 #define ZIP_LOCAL_SIG 0x04034b50u
 #define ZIP_CENTRAL_SIG 0x02014b50u
 #define ZIP_EOCD_SIG 0x06054b50u
 #define ZIP64_EOCD_SIG 0x06064b50u
 #define ZIP64_LOCATOR_SIG 0x07064b50u
+
+/* Whether the `size` bytes at `b` begin with signature `sig`, or, shorter
+ * than it, begin as it does ("PK", "PK\3"): a zip cut short within it. */
+static inline int oz_zip_starts_with(const uint8_t *b, uint64_t size, uint32_t sig)
+{
+    if (size >= 4) return oz_rd32(b) == sig;
+    const uint8_t s[4] = { (uint8_t)sig, (uint8_t)(sig >> 8), (uint8_t)(sig >> 16), (uint8_t)(sig >> 24) };
+    return size >= 2 && !memcmp(b, s, (size_t)size);
+}
 
 #define ZIP_LOCAL_SIZE 30
 #define ZIP_CENTRAL_SIZE 46

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common/sys.h"
+#include "common/zip_format.h"
 #include "common/update_lock.h"
 #include "read/archive.h"
 #include "read/remote.h"
@@ -11,11 +12,10 @@
 
 int oz_looks_like_zip(const uint8_t *b, uint64_t size)
 {
-    if (size >= 4 && (oz_rd32(b) == 0x04034b50u || oz_rd32(b) == 0x06054b50u)) return 1;
-    if (size >= 2 && size < 4 && b[0] == 'P' && b[1] == 'K' && (size == 2 || b[2] == 3 || b[2] == 5)) return 1;
+    if (oz_zip_starts_with(b, size, ZIP_LOCAL_SIG) || oz_zip_starts_with(b, size, ZIP_EOCD_SIG)) return 1;
     uint64_t first = size > 0xFFFF + 22 ? size - 0xFFFF - 22 : 0;
     for (uint64_t p = size >= 22 ? size - 22 + 1 : 0; p-- > first;)
-        if (oz_rd32(b + p) == 0x06054b50u && p + 22 + oz_rd16(b + p + 20) == size) return 1;
+        if (oz_rd32(b + p) == ZIP_EOCD_SIG && p + ZIP_EOCD_SIZE + oz_rd16(b + p + 20) == size) return 1;
     return 0;
 }
 

@@ -117,17 +117,10 @@ static uint64_t implied_size(const oz_zip_dx *d)
     return add_sat(add_sat(pos, need), add_sat(central, ZIP_EOCD_SIZE));
 }
 
-/* Whether the file starts with a local header, or is shorter than its
- * signature and starts as one does ("PK", "PK\3"). */
-static int starts_local(const oz_zip_dx *d)
-{
-    if (d->size >= 4) return oz_rd32(d->base) == ZIP_LOCAL_SIG;
-    return d->size >= 2 && !memcmp(d->base, "PK\3\4", (size_t)d->size);
-}
-
 static int truncated(const oz_zip_dx *d, int rc)
 {
-    if (rc != ONNXZIP_ENOTZIP || d->have_cd || d->win_off || !starts_local(d)) return rc;
+    if (rc != ONNXZIP_ENOTZIP || d->have_cd || d->win_off || !oz_zip_starts_with(d->base, d->size, ZIP_LOCAL_SIG))
+        return rc;
     uint64_t least = implied_size(d);
     if (least <= d->size) return rc; /* no sign of a cut: something else follows the entries */
     return oz_err(ONNXZIP_ETRUNC, (int64_t)d->size, "%s: truncated: %llu bytes, but its local headers describe at "
