@@ -84,6 +84,16 @@ def _log(ng, tag, wait_for=0):
     return ng.requests(f"/files/m.onnxzip?t={tag}&", wait_for=wait_for)
 
 
+def _logged(ng, tag, archive):
+    """nginx's entries for every request `archive` (opened with _url(ng,
+    tag=tag)) has made: nginx logs a request once it has finished it, maybe
+    after the client has its bytes, so this waits for as many as were made."""
+    made = archive.stats.requests
+    log = _log(ng, tag, wait_for=made)
+    assert len(log) == made, log
+    return log
+
+
 def _open(url, **kw):
     return onnxzip.open_url(url, allow_http=True, **kw)
 
@@ -112,7 +122,7 @@ def test_metadata_equals_local_open(nginx, local):
 
 def test_open_fetches_only_the_end(nginx, local):
     with _open(_url(nginx, tag="open-end")) as a:
-        log = _log(nginx, "open-end", wait_for=a.stats.requests)  # nginx may log them after the reply
+        log = _logged(nginx, "open-end", a)
         sent = sum(e["bytes"] for e in log)
         assert 1 <= len(log) <= 2 and all(e["status"] == 206 for e in log)
         weights = sum(t.nbytes for t in local.tensor_infos if t.storage == "entry")
@@ -141,13 +151,9 @@ def test_one_read_is_one_range_request(nginx, local):
     with _open(_url(nginx, tag="one-read")) as a:
         info = a.info(BIG)
         for attempt in range(2):  # the first read also checks the entry's local header
-            # nginx logs a request once it has finished it, maybe after the
-            # client has its bytes: wait for as many entries as were made
-            before = a.stats.requests
-            assert len(_log(nginx, "one-read", wait_for=before)) == before
+            before = len(_logged(nginx, "one-read", a))
             a.tensors[BIG]
-            log = _log(nginx, "one-read", wait_for=a.stats.requests)[before:]
-            assert len(log) == a.stats.requests - before, log
+            log = _logged(nginx, "one-read", a)[before:]
             carrying = [e for e in log if e["bytes"] >= info.nbytes]
             assert len(carrying) == 1 and carrying[0]["range"].startswith("bytes="), log
             assert sum(e["bytes"] for e in log) <= info.nbytes + 4096, log
@@ -191,8 +197,7 @@ def test_fetch_tensors_subset(nginx, local, tmp_path, patterns):
     out = tmp_path / "shard.onnxzip"
     tag = "shard-" + "-".join(pats_of(patterns)).replace("*", "x").replace("[", "").replace("]", "")
     with _open(_url(nginx, tag=tag)) as a:
-        before = a.stats.requests  # the open's, all logged before the fetch's are counted
-        assert len(_log(nginx, tag, wait_for=before)) == before
+        before = len(_logged(nginx, tag, a))  # the open's, all logged before the fetch's are counted
         a.fetch(out, tensors=patterns)
     log = _log(nginx, tag, wait_for=before + 1)[before:]
     pats = pats_of(patterns)

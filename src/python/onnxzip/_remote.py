@@ -276,7 +276,8 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
 
 def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[str]] = None,
           progress: Optional[Progress] = None, token: Token = None, allow_http: bool = False,
-          timeout: float = 30.0, connect_timeout: float = 10.0, retries: _args.IntArg = 4, max_redirects: _args.IntArg = 5,
+          timeout: float = 30.0, connect_timeout: float = 10.0, retries: _args.IntArg = 4,
+          max_redirects: _args.IntArg = 5,
           connections: Optional[_args.IntArg] = None, chunk_size: Union[None, _args.IntArg, str] = None,
           ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
           region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
