@@ -17,15 +17,14 @@ status and key phrases below, and leave no file behind:
     same model and weight bytes;
   * a tf2onnx-like zip (__MODEL_PROTO.onnx, stored, unaligned): ENOTONNXZIP
     naming that entry and repack; repack converts it;
-  * a stored zip cut short at several points (also one with zip64 end
-    records, cut in those): ETRUNC, "truncated: C bytes,
+  * a stored zip cut short at several points, from 2 bytes (in the first
+    signature: "PK" was read as a classic model) on, and one with zip64
+    end records cut in those: ETRUNC, "truncated: C bytes,
     but its local headers describe at least N bytes", "cut short"; N exactly
     the least size a zip of the entries begun before the cut can have (their
     local headers and data, a central record of 46 bytes and the name each,
     the 22-byte end record: sizes read from the whole file with struct) when
     the cut falls in an entry, else C < N <= the whole size;
-    (also cut at 2 and 3 bytes, in the first signature: "PK" was read as
-    a classic model, exit 0 from ls);
   * pack of an empty zip and of a plain zip: EUNSUPPORTED, "already a zip
     archive" (the empty zip was read as a protobuf);
   * a classic model whose external data file is missing: ENOTFOUND,
