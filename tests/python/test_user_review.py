@@ -117,7 +117,7 @@ def constant_model() -> onnx.ModelProto:
 
 def test_unnamed_tensor_in_save_messages(tmp_path):
     """save() of a copy of an archive's model (its unnamed Constant a
-    reference to an entry) and update_model()'s resolution of a reference
+    reference to an entry) and save(source=)'s resolution of a reference
     to no entry named the tensor '' ("tensor '': its data is ...")."""
     path = tmp_path / "c.onnxzip"
     onnxzip.save(constant_model(), path)
