@@ -69,7 +69,7 @@ size_t cli_put_escaped(FILE *f, const char *s);
 
 /* Formats like vsnprintf into a new string (free() it); NULL when out of
  * memory. */
-char *cli_vformat(const char *fmt, va_list ap);
+CLI_PRINTF(1, 0) char *cli_vformat(const char *fmt, va_list ap);
 
 /* Prints one formatted line and a newline, with control characters (C0,
  * DEL, C1) and bytes that are not UTF-8 written as \xNN, so that a file name
