@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The library's layers (src/README.md): a file of src/LAYER/ includes only
-headers of its own layer or of layers below it, by their layer-qualified
-names ("common/buf.h"); every .c has at most ~800 lines and the median .c at
-most 300. Prints one line per check and "N passed, N failed".
+headers of its own layer or of the layers it stands on (BELOW), by their
+layer-qualified names ("common/buf.h"); the Python binding (src/python)
+includes only the public headers (include/onnxzip/) and its own; every .c
+has at most ~800 lines and the median .c at most 300. Prints one line per
+check and "N passed, N failed".
 
     check_layers.py SRC_DIR
 """
@@ -11,8 +13,22 @@ import statistics
 import sys
 from pathlib import Path
 
-# lowest first: each layer may include its own and those before it
-LAYERS = ["common", "onnx", "read", "write", "convert"]
+# lowest first; each layer may include its own headers and those of the
+# layers it stands on. The network (net) sits on common only and is used by
+# the reader (remote archives) and the converters (fetch), never by onnx or
+# the writer.
+LAYERS = ["common", "net", "onnx", "read", "write", "convert"]
+BELOW = {
+    "common": set(),
+    "net": {"common"},
+    "onnx": {"common"},
+    "read": {"common", "net", "onnx"},
+    "write": {"common", "onnx", "read"},
+    "convert": {"common", "net", "onnx", "read", "write"},
+}
+# bindings: directories whose C files use the library through its public
+# headers only (and headers of their own directory)
+BINDINGS = ["python/onnxzip"]
 MAX_LINES, MAX_MEDIAN = 800, 300
 GENERATED = {"onnx.pb-c.h", "onnx_schema_table.h"}  # proto/meson.build
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
@@ -31,7 +47,7 @@ def main() -> int:
     stray = sorted(p.name for p in src.glob("*.[ch]"))
     check(not stray, f"files of no layer directly in {src}: {stray}")
     lines = []
-    for rank, layer in enumerate(LAYERS):
+    for layer in LAYERS:
         files = sorted((src / layer).glob("*.[ch]"))
         check(bool(files), f"layer {layer}: no files in {src / layer}")
         for f in files:
@@ -45,9 +61,18 @@ def main() -> int:
                     # generated from proto/onnx.proto, or an unqualified name
                     check(inc in GENERATED, f"{f}: #include \"{inc}\" does not name its layer")
                 elif head in LAYERS:
-                    check(LAYERS.index(head) <= rank, f"{f} ({layer}) includes {inc}, a header of a layer above it")
+                    check(head == layer or head in BELOW[layer],
+                          f"{f} ({layer}) includes {inc}, a header of layer {head}, which {layer} does not stand on")
                 else:
                     check(head == "onnxzip", f"{f}: #include \"{inc}\" is of no layer")
+    for binding in BINDINGS:
+        files = sorted((src / binding).glob("*.[ch]"))
+        check(bool(files), f"binding {binding}: no C files in {src / binding}")
+        own = {f.name for f in files}
+        for f in files:
+            for inc in INCLUDE.findall(f.read_text()):
+                check(inc.startswith("onnxzip/") or inc in own,
+                      f"{f} (a binding) includes {inc}: bindings use the public headers (include/onnxzip/) only")
     median = statistics.median(lines) if lines else 0
     check(median <= MAX_MEDIAN, f"median .c file: {median} lines, over {MAX_MEDIAN}")
     print(f"layers: {len(lines)} .c files, median {median} lines, largest {max(lines, default=0)}")

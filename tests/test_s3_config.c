@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/aws_config.h"
-#include "common/s3.h"
+#include "net/aws_config.h"
+#include "net/s3.h"
 #include "testutil.h"
 
 static const char *dir;

@@ -17,7 +17,7 @@
 #include "common/outputs.h"
 #include "read/remote.h"
 #if ONNXZIP_HAVE_CURL
-#include "common/http.h"
+#include "net/http.h"
 #endif
 
 #if !ONNXZIP_HAVE_CURL

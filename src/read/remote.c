@@ -5,8 +5,8 @@
 
 #include "read/remote.h"
 #if ONNXZIP_HAVE_CURL
-#include "common/http.h"
-#include "common/s3.h"
+#include "net/http.h"
+#include "net/s3.h"
 #endif
 
 void onnxzip_remote_options_init(onnxzip_remote_options *o)

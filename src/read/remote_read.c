@@ -5,7 +5,7 @@
 
 #include "read/remote.h"
 #if ONNXZIP_HAVE_CURL
-#include "common/http.h"
+#include "net/http.h"
 #endif
 
 #if ONNXZIP_HAVE_CURL

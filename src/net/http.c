@@ -15,9 +15,9 @@
 #include <strings.h>
 #include <time.h>
 
-#include "common/http.h"
-#include "common/http_auth.h"
-#include "common/s3.h"
+#include "net/http.h"
+#include "net/http_auth.h"
+#include "net/s3.h"
 
 struct oz_http {
     char *url, *shown;

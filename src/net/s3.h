@@ -4,7 +4,7 @@
 #ifndef ONNXZIP_S3_H
 #define ONNXZIP_S3_H
 
-#include "common/aws_config.h"
+#include "net/aws_config.h"
 
 typedef struct oz_s3 {
     char *url;   /* where requests go: https://BUCKET.s3.REGION.amazonaws.com/KEY, ENDPOINT/BUCKET/KEY, ... */

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <strings.h>
 
-#include "common/s3.h"
+#include "net/s3.h"
 
 #define KEY_MAX 1024
 

@@ -5,7 +5,7 @@
 #ifndef ONNXZIP_HTTP_AUTH_H
 #define ONNXZIP_HTTP_AUTH_H
 
-#include "common/aws_config.h"
+#include "net/aws_config.h"
 
 typedef struct oz_http_auth {
     char *token;      /* malloc'ed; NULL: none is sent */

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <strings.h>
 
-#include "common/aws_config.h"
+#include "net/aws_config.h"
 #include "common/sys.h"
 
 #define CONFIG_FILE_MAX (1 << 20)

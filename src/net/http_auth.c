@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <strings.h>
 
-#include "common/http_auth.h"
+#include "net/http_auth.h"
 #include "common/sys.h"
 
 #define TOKEN_FILE_MAX 65536
