@@ -2,9 +2,9 @@
 """The library's layers (src/README.md): a file of src/LAYER/ includes only
 headers of its own layer or of the layers it stands on (BELOW), by their
 layer-qualified names ("common/buf.h"); the Python binding (src/python)
-includes only the public headers (include/onnxzip/) and its own; every .c
-has at most ~800 lines and the median .c at most 300. Prints one line per
-check and "N passed, N failed".
+and the WebAssembly binding (src/js/wasm) include only the public headers
+(include/onnxzip/) and their own; every .c has at most ~800 lines and the
+median .c at most 300. Prints one line per check and "N passed, N failed".
 
     check_layers.py SRC_DIR
 """
@@ -28,7 +28,7 @@ BELOW = {
 }
 # bindings: directories whose C files use the library through its public
 # headers only (and headers of their own directory)
-BINDINGS = ["python/onnxzip"]
+BINDINGS = ["python/onnxzip", "js/wasm"]
 MAX_LINES, MAX_MEDIAN = 800, 300
 GENERATED = {"onnx.pb-c.h", "onnx_schema_table.h"}  # proto/meson.build
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

@@ -838,6 +838,97 @@ ONNXZIP_API int onnxzip_view_model(const onnxzip_archive *a, const onnxzip_view_
 ONNXZIP_API int onnxzip_view_write(const onnxzip_archive *a, const char *view_path,
                                    const onnxzip_view_options *opts);
 
+/* ---------------------------------------------------------------------------
+ * Advanced: archives whose bytes the caller reads
+ *
+ * For a host with I/O of its own that the library cannot call while it
+ * waits (JavaScript's fetch and Blob reads: the npm package's WebAssembly
+ * binding is built on these functions alone). The host hands over the
+ * bytes at the file's end; the library says what else it needs. The open
+ * is the one onnxzip_open() and onnxzip_open_url() use: the same checks,
+ * in the same order, with the same statuses and messages.
+ * ------------------------------------------------------------------------- */
+
+typedef struct onnxzip_host_source {
+    const char *name;   /* how messages name the file (copied; e.g. a URL without its query) */
+    uint64_t size;      /* the file's size in bytes */
+    const void *window; /* its last window_len bytes, [size - window_len, size) (copied) */
+    size_t window_len;
+    /* Synchronous reads, or NULL. With it, every local header is read and
+     * checked at open, as onnxzip_open() does; without, each entry's on its
+     * first read (onnxzip_host_check_header()), as onnxzip_open_url() does.
+     * Reads `n` bytes at `offset` into `dst`; returns how many (n, fewer
+     * only at the file's end), or -1 when they are not at hand: the open then
+     * fails with ONNXZIP_EIO naming the offset; read them and open again. */
+    int64_t (*read)(void *ctx, uint64_t offset, size_t n, void *dst);
+    void *ctx;          /* passed to read */
+} onnxzip_host_source;
+
+/* Opens the archive (a zip: classic models need onnxzip_open*) of `src`.
+ * 0 with *out set: opened; the handle has no mapping and owns copies of
+ * what it keeps (the name, the window, the model): it works as a remote
+ * one (see onnxzip_open_url()): entry tensors have data == NULL and
+ * onnxzip_tensor_read() reads them through `read` (ONNXZIP_EUNSUPPORTED
+ * without one), the tensor index, entries and model bytes are there. 0 with *out NULL and
+ * *need set: the central directory or the model begin before the window:
+ * call again with the window widened down to file offset *need. Else a
+ * status, *out NULL: ONNXZIP_EINVAL for a NULL argument, a window that does
+ * not end at `size`, or a name of NULL; the reader's statuses otherwise. */
+ONNXZIP_API int onnxzip_open_host(const onnxzip_host_source *src, onnxzip_archive **out, uint64_t *need);
+
+/* For a handle onnxzip_open_host() opened without a read function: checks
+ * entry `entry`'s local header, the `len` bytes at header_offset (len must be
+ * data_offset - header_offset), against its central record, once; later
+ * calls for the same entry return 0. Call before trusting bytes of the
+ * entry the host read itself. 0 for a handle that checked every header at
+ * open; ONNXZIP_EINVAL for a bad entry or length; ONNXZIP_ELOCAL /
+ * ONNXZIP_EALIGN / ... as onnxzip_open() would say of that header. */
+ONNXZIP_API int onnxzip_host_check_header(onnxzip_archive *a, size_t entry, const void *header, size_t len);
+
+/* Calls `span` with each file range [offset, offset + length) whose bytes
+ * onnxzip_view_model() with size threshold `size_threshold` copies into the
+ * view (tensors below the threshold), sorted by offset and merged where
+ * they overlap or touch; stops at span's first nonzero return, which it
+ * returns. A host reads these ranges and passes them, one after the other,
+ * to onnxzip_view_model_inline(). */
+typedef int (*onnxzip_span_fn)(void *ctx, uint64_t offset, uint64_t length);
+ONNXZIP_API int onnxzip_view_inline_spans(const onnxzip_archive *a, uint64_t size_threshold, onnxzip_span_fn span,
+                                          void *ctx);
+
+/* onnxzip_view_model() of an archive handle without a mapping: the bytes
+ * the view copies come from `inline_bytes`, the ranges of
+ * onnxzip_view_inline_spans() (with opts->size_threshold) one after the
+ * other, `inline_len` bytes in all. opts->location must be set (a plain
+ * file name: the view's reference to the archive). *data is freed with
+ * onnxzip_free(); on failure *data is NULL and *size 0. ONNXZIP_EINVAL when
+ * inline_len is not the spans' total, or for a location that is no plain
+ * file name; as onnxzip_view_model() otherwise. */
+ONNXZIP_API int onnxzip_view_model_inline(const onnxzip_archive *a, const onnxzip_view_options *opts,
+                                          const void *inline_bytes, size_t inline_len, void **data, size_t *size);
+
+/* onnxzip_verify() of bytes the caller brings: the whole archive file fed in
+ * order, from offset 0 to its end, in pieces of any size. Checks what
+ * onnxzip_verify() checks: every local header, CRC-32 and XXH3, the
+ * records at the end as read at open, and the model's fields. */
+typedef struct onnxzip_verifier onnxzip_verifier;
+
+/* Starts a verifier of `a` (which must outlive it). 0, ONNXZIP_EINVAL (a
+ * classic model or NULL argument) or ONNXZIP_ENOMEM; *out NULL on failure. */
+ONNXZIP_API int onnxzip_verifier_begin(const onnxzip_archive *a, onnxzip_verifier **out);
+
+/* Feeds the next `n` bytes. 0, or the first fault found (ONNXZIP_ECRC,
+ * ONNXZIP_EDIGEST, ONNXZIP_ELOCAL, ONNXZIP_ECHANGED, ...): the verifier
+ * then only says so again. */
+ONNXZIP_API int onnxzip_verifier_feed(onnxzip_verifier *v, const void *p, size_t n);
+
+/* After the file's last byte: 0 when the whole archive checked out
+ * (ONNXZIP_ETRUNC when it ended early; verify's statuses for the model's
+ * fields). Frees *v and sets it to NULL, whatever the result. */
+ONNXZIP_API int onnxzip_verifier_end(onnxzip_verifier **v);
+
+/* Frees a verifier without a verdict. NULL or *v NULL is a no-op. */
+ONNXZIP_API void onnxzip_verifier_free(onnxzip_verifier **v);
+
 /* Releases memory the library allocated for the caller (onnxzip_view_model()).
  * Not free(): on Windows the library and the application may use different C
  * runtimes, whose heaps must not be mixed. NULL is a no-op. */

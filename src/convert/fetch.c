@@ -15,7 +15,8 @@
 #include "common/follow.h"
 #include "common/mkdirs.h"
 #include "common/outputs.h"
-#include "read/remote.h"
+#include "net/source_http.h"
+#include "read/stream_check.h"
 #if ONNXZIP_HAVE_CURL
 #include "net/http.h"
 #endif
@@ -82,7 +83,7 @@ static char *with_suffix(const char *path, const char *suffix)
 /* First line of PATH.part.etag: the file's size and pinned validator. */
 static void describe(const fetch *f, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%llu %s\n", (unsigned long long)f->a->size, oz_http_validator(f->a->remote->http));
+    snprintf(buf, cap, "%llu %s\n", (unsigned long long)f->a->size, oz_http_validator(oz_source_http_client(&f->a->src)));
 }
 
 /* The lines after the first: "start end have" per chunk with bytes on
@@ -127,7 +128,7 @@ static int write_meta(fetch *f)
 /* Appends [off, off + len) cut into chunk-size pieces (none on disk). */
 static size_t add_gap(fetch *f, size_t n, uint64_t off, uint64_t len)
 {
-    uint64_t size = oz_http_chunk(f->a->remote->http);
+    uint64_t size = oz_http_chunk(oz_source_http_client(&f->a->src));
     size_t k = oz_http_split(NULL, off, len, size, NULL, NULL);
     for (size_t j = 0; j < k && f->c; j++) {
         uint64_t at = off + j * size;
@@ -308,7 +309,7 @@ static int transfer(fetch *f, int *checker)
     int rc = oz_follow_start(&f->fl, f->fd, f->s.pos, check, f);
     if (!rc) {
         oz_follow_ready(f->fl, complete_to(f));
-        rc = oz_http_get(f->a->remote->http, r, f->n);
+        rc = oz_http_get(oz_source_http_client(&f->a->src), r, f->n);
         int crc = oz_follow_status(f->fl); /* the checker's fault is the cause, when there is one */
         *checker = crc != 0;
         if (crc) rc = crc;
@@ -361,7 +362,7 @@ static int run(fetch *f)
 int onnxzip_fetch(onnxzip_archive *a, const char *path, void (*progress)(void *, uint64_t, uint64_t), void *user)
 {
     if (!a || !path || !*path) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_fetch: NULL argument");
-    if (!a->remote) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_fetch: %s is not a remote archive", a->path);
+    if (!oz_source_http_client(&a->src)) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_fetch: %s is not a remote archive", a->path);
     fetch f = { .a = a, .path = path, .fd = -1, .progress = progress, .user = user };
     f.part = with_suffix(path, ".part");
     f.meta = with_suffix(path, ".part.etag");

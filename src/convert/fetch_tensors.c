@@ -9,7 +9,8 @@
 
 #include "common/checksum.h"
 #include "onnx/onnx_walk.h"
-#include "read/remote.h"
+#include "read/source_read.h"
+#include "read/stream_check.h"
 
 /* A bracket expression at p ("[abc]", "[a-z]", "[!x]") against c: 1 or 0,
  * *end set past it; -1 when unterminated (then '[' is a plain character). */

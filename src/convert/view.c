@@ -78,7 +78,7 @@ int onnxzip_view_model(const onnxzip_archive *a, const onnxzip_view_options *opt
     if (data) *data = NULL;
     if (size) *size = 0;
     if (!a || !data || !size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_view_model: NULL argument");
-    if (a->remote) /* a view points into a local file */
+    if (oz_archive_unmapped(a)) /* a view points into a local file */
         return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: a view needs the archive as a local file: fetch it first "
                       "(onnxzip_fetch)", a->path);
     onnxzip_view_options defaults;

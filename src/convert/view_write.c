@@ -40,7 +40,7 @@ static int write_view(const char *view_path, const oz_input *in, const void *dat
 int onnxzip_view_write(const onnxzip_archive *a, const char *view_path, const onnxzip_view_options *opts)
 {
     if (!a || !view_path) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_view_write: NULL argument");
-    if (a->remote)
+    if (oz_archive_unmapped(a))
         return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: a view needs the archive as a local file: fetch it first "
                       "(onnxzip_fetch)", a->path);
     if (opts && opts->location)

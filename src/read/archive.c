@@ -7,7 +7,7 @@
 #include "common/zip_format.h"
 #include "common/update_lock.h"
 #include "read/archive.h"
-#include "read/remote.h"
+#include "common/source_file.h"
 #include "onnx/pbwire.h"
 
 int oz_looks_like_zip(const uint8_t *b, uint64_t size)
@@ -19,21 +19,11 @@ int oz_looks_like_zip(const uint8_t *b, uint64_t size)
     return 0;
 }
 
-static int open_archive(onnxzip_archive *a, int fd)
+static int open_archive(onnxzip_archive *a)
 {
-    int rc = oz_zip_parse(&a->zip, a->base, a->size, fd, a->path);
-    if (rc) return rc;
-    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
-    /* The model is copied: an in-place update may later truncate the region
-     * it lies in (spec 15.5); weights never move and stay mapped. */
-    a->model_len = (size_t)m->pub.size;
-    if (!(a->model_copy = malloc(a->model_len ? a->model_len : 1)))
-        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
-    memcpy(a->model_copy, a->base + m->pub.data_offset, a->model_len);
-    a->model = a->model_copy;
-    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
-    return oz_tensors_build_archive(&a->tensors, &a->zip, a->base, a->model, a->model_len, m->pub.data_offset,
-                                    a->path);
+    uint64_t need;
+    int rc = oz_open_zip(a, &need);
+    return rc == 1 ? oz_err(ONNXZIP_ECDIR, -1, "%s: internal error: a mapping asked for more bytes", a->path) : rc;
 }
 
 /* Every ONNX file begins with a protobuf field (in practice ir_version). */
@@ -84,10 +74,11 @@ static void advise(const uint8_t *base, uint64_t size, unsigned flags)
     if (flags & ONNXZIP_OPEN_POPULATE) oz_sys_advise_map(p, size, OZ_ADV_POPULATE);
 }
 
-/* `fd`: the mapped file, or -1 for a caller's buffer. `by_path`: the file
- * was opened by a path whose directory holds any external data files. */
-static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, const char *path,
-                       unsigned flags, onnxzip_archive **out)
+/* `fd`: the mapped file (`st` its stat), or -1 for a caller's buffer.
+ * `by_path`: the file was opened by a path whose directory holds any
+ * external data files. */
+static int open_mapped(const uint8_t *base, uint64_t size, int fd, const oz_stat *st, int by_path,
+                       const char *path, unsigned flags, onnxzip_archive **out)
 {
     int mapped = fd >= 0;
     onnxzip_archive *a = calloc(1, sizeof *a);
@@ -98,11 +89,13 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, int by_path, 
         if (mapped) oz_sys_unmap(base, size);
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     }
-    *a = (onnxzip_archive){ .base = base, .size = size, .mapped = mapped, .fd = -1, .path = p };
+    *a = (onnxzip_archive){ .base = base, .size = size, .mapped = mapped, .fd = -1, .path = p, .by_path = by_path };
     /* Headers are scattered: no readahead of the weights around them. */
     if (mapped) oz_sys_advise_map((void *)base, size, OZ_ADV_RANDOM);
-    int rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
-           : oz_looks_like_zip(base, size) ? open_archive(a, fd) : open_classic(a, by_path);
+    int rc = oz_source_mapped(&a->src, base, size, fd, st, by_path, p);
+    if (!rc)
+        rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
+           : oz_looks_like_zip(base, size) ? open_archive(a) : open_classic(a, by_path);
     if (mapped) advise(base, size, rc ? 0 : flags);
     if (!rc && (flags & ONNXZIP_OPEN_VERIFY)) rc = oz_verify_data(a);
     if (rc) {
@@ -152,7 +145,7 @@ static int map_locked(int fd, int by_path, const char *path, unsigned flags, onn
     }
     /* No readahead around each local header read (one per tensor). */
     oz_sys_advise_file(keep, 0, 0, OZ_ADV_RANDOM);
-    int rc = open_mapped(base, st.size, keep, by_path, path, flags, out);
+    int rc = open_mapped(base, st.size, keep, &st, by_path, path, flags, out);
     oz_sys_advise_file(keep, 0, 0, OZ_ADV_NORMAL);
     if (rc) {
         oz_sys_close(keep);
@@ -160,10 +153,8 @@ static int map_locked(int fd, int by_path, const char *path, unsigned flags, onn
     }
     onnxzip_archive *a = *out;
     a->fd = keep;
-    a->by_path = by_path;
     a->st_dev = st.dev;
     a->st_ino = st.ino;
-    a->st_mtime_ns = st.mtime_ns;
     return 0;
 }
 
@@ -192,38 +183,11 @@ int onnxzip_open_buffer(const void *data, size_t size, unsigned flags, onnxzip_a
     if (out) *out = NULL;
     if (!data || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_buffer: NULL argument");
     if (flags & ~OPEN_FLAGS) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_buffer: unknown flags 0x%x", flags);
-    return open_mapped(data, size, -1, 0, "<buffer>", flags, out);
-}
-
-void onnxzip_close(onnxzip_archive **ap)
-{
-    if (!ap || !*ap) return;
-    onnxzip_archive *a = *ap;
-    if (a->ext_open) oz_extdata_free(&a->ext);
-    if (a->mapped) oz_sys_unmap(a->base, a->size);
-    if (a->fd >= 0) oz_sys_close(a->fd);
-    oz_archive_free(a);
-    *ap = NULL;
+    return open_mapped(data, size, -1, NULL, 0, "<buffer>", flags, out);
 }
 
 int onnxzip_check(onnxzip_archive *a)
 {
     if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_check: NULL argument");
-    if (a->remote) return oz_remote_check(a);
-    if (!a->mapped || a->fd < 0) return 0; /* the caller's buffer */
-    oz_stat st;
-    if (oz_sys_fstat(a->fd, &st)) return oz_err_sys(ONNXZIP_EIO, -1, a->path, "%s: cannot stat: %s", a->path, strerror(errno));
-    if (st.size < a->size)
-        return oz_err(ONNXZIP_ETRUNC, (int64_t)st.size, "%s: the file was truncated to %llu bytes since it was "
-                      "opened (%llu bytes mapped): touching a view past the new end would raise SIGBUS; reopen it",
-                      a->path, (unsigned long long)st.size, (unsigned long long)a->size);
-    if (st.size != a->size || st.mtime_ns != a->st_mtime_ns)
-        return oz_err(ONNXZIP_ETRUNC, -1, "%s: the file was rewritten since it was opened (size %llu -> %llu, or "
-                      "modification time changed): the views may no longer show its contents; reopen it", a->path,
-                      (unsigned long long)a->size, (unsigned long long)st.size);
-    oz_stat now;
-    if (a->by_path && (oz_sys_stat(a->path, &now) || now.dev != a->st_dev || now.ino != a->st_ino))
-        return oz_err(ONNXZIP_ETRUNC, -1, "%s: the path no longer names the file that was opened (replaced or "
-                      "removed): the views still show the old file, which stays mapped; reopen it", a->path);
-    return 0;
+    return a->src.ops && a->src.ops->check ? a->src.ops->check(&a->src) : 0;
 }

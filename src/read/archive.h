@@ -2,14 +2,15 @@
 #ifndef ONNXZIP_ARCHIVE_H
 #define ONNXZIP_ARCHIVE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
+#include "common/source.h"
 #include "read/extdata.h"
 #include "read/tensors.h"
 #include "read/zip_reader.h"
 
 struct Onnx__ModelProto;
-struct oz_remote;
 
 struct onnxzip_archive {
     const uint8_t *base;
@@ -17,8 +18,8 @@ struct onnxzip_archive {
     int mapped; /* 1: base is our mmap, unmapped at close; 0: borrowed */
     int fd;     /* mapped: a duplicate of the mapped file's descriptor, for
                    onnxzip_check(); -1 otherwise */
-    int by_path; /* opened by path: onnxzip_check() also stats the path */
-    uint64_t st_dev, st_ino, st_mtime_ns; /* the mapped file, as at open */
+    int by_path; /* opened by path (`path` is one) */
+    uint64_t st_dev, st_ino; /* the mapped file, as at open (outputs' identity checks) */
     onnxzip_layout layout;
     oz_extdata ext; /* classic external data: side files, mapped once */
     int ext_open;
@@ -29,8 +30,16 @@ struct onnxzip_archive {
     size_t model_len;
     uint8_t *model_copy;
     struct Onnx__ModelProto *parsed;
-    struct oz_remote *remote; /* onnxzip_open_url(): base NULL, nothing mapped */
+    oz_source src;          /* where the bytes come from; base is src.map */
+    atomic_uchar *checked;  /* src.defer_headers: per entry, its local header was checked */
 };
+
+/* The handle's bytes are not mapped: they are read through its source
+ * (a URL, a host's reads). */
+static inline int oz_archive_unmapped(const onnxzip_archive *a)
+{
+    return a->base == NULL;
+}
 
 /* archive.c: whether a file of `size` bytes at `b` is read as a zip (else
  * as a protobuf model): it starts with a local header or an empty
@@ -48,14 +57,28 @@ void oz_archive_free(onnxzip_archive *a);
  * models without them. */
 int oz_verify_data(const onnxzip_archive *a);
 
-/* verify.c: the fields onnx.checker requires of the model (open accepts a
+/* archive_access.c: the fields onnx.checker requires of the model (open accepts a
  * model without them, so that tools can inspect any file), with verify's
  * message; unpack and view check them too, as they write the model out. */
 int oz_verify_model_fields(const onnxzip_archive *a);
 
-/* stream_check.c: entry e's data hashed to `crc` and `xxh3` against what the
- * archive `path` records: 0, ONNXZIP_ECRC or ONNXZIP_EDIGEST (the one place
- * these are compared and their messages written). */
-int oz_entry_check_digests(const oz_zentry *e, const char *path, uint32_t crc, uint64_t xxh3);
+/* open.c: the one open sequence of an archive (a zip) over a->src, the
+ * same for a mapped file, a URL and a host's reads: parses the window
+ * (widening it down as the records require), copies the model, checks
+ * local headers (all now, or each on first read with src.defer_headers)
+ * and indexes the tensors. Returns 1 with *need when the source widens
+ * only by its caller (src.widen_by_caller) and the bytes from *need on
+ * are needed first. */
+int oz_open_zip(onnxzip_archive *a, uint64_t *need);
+
+/* open.c: entry `i`'s local header, read at `h` (data_offset -
+ * header_offset bytes), checked once for a handle whose headers are
+ * checked on first read (one that was opened checked them all). */
+int oz_entry_check_header(onnxzip_archive *a, size_t i, const uint8_t *h);
+
+/* open.c: the spans a model, central directory and end records may take:
+ * refuses a window that must widen down to file offset `from` when the
+ * records from there on are more than those can span (ONNXZIP_ELIMIT). */
+int oz_span_check(uint64_t from, uint64_t size, const char *shown);
 
 #endif

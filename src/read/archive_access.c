@@ -1,10 +1,11 @@
-/* A handle's accessors and the release of what it owns in memory: no system
- * calls (the mapping and descriptors are archive.c's), so that the
- * WebAssembly binding (src/js/wasm) shares them. */
+/* A handle's accessors and its release: no system calls but unmapping and
+ * closing what it holds, so that the WebAssembly build (common/sys_wasm.c,
+ * which maps and opens nothing) shares them. */
 #include <stdlib.h>
 
+#include "common/sys.h"
+#include "onnx/model_fields.h"
 #include "read/archive.h"
-#include "read/remote.h"
 #if ONNXZIP_HAVE_PROTOBUF_C
 #include "onnx.pb-c.h"
 #endif
@@ -18,9 +19,28 @@ void oz_archive_free(onnxzip_archive *a)
     oz_tensors_free(&a->tensors);
     oz_zip_free(&a->zip);
     free(a->model_copy);
-    oz_remote_free(a->remote);
+    oz_source_free(&a->src);
+    free((void *)a->checked);
     free(a->path);
     free(a);
+}
+
+int oz_verify_model_fields(const onnxzip_archive *a)
+{
+    int archive = a->layout == ONNXZIP_LAYOUT_ARCHIVE;
+    return oz_check_model_fields(a->model, a->model_len, a->path, archive,
+                                 archive ? (int64_t)a->zip.entries[a->zip.model_index].pub.data_offset : 0);
+}
+
+void onnxzip_close(onnxzip_archive **ap)
+{
+    if (!ap || !*ap) return;
+    onnxzip_archive *a = *ap;
+    if (a->ext_open) oz_extdata_free(&a->ext);
+    if (a->mapped) oz_sys_unmap(a->base, a->size);
+    if (a->fd >= 0) oz_sys_close(a->fd);
+    oz_archive_free(a);
+    *ap = NULL;
 }
 
 size_t onnxzip_tensor_count(const onnxzip_archive *a)

@@ -1,10 +1,11 @@
 /* The checks of an archive's bytes as they arrive, for handles that hold
- * no mapping of the file (remote ones; the WebAssembly binding's): an
- * entry's local header on its first read, and the whole file fed in order
- * (oz_stream: verify, fetch). No I/O here: the callers bring the bytes. */
+ * no mapping of the file (remote ones; a host's): the whole file fed in
+ * order (oz_stream: verify, fetch, the host's streaming verifier). The
+ * bytes come from the callers, or from the handle's source for verify. */
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "read/remote.h"
+#include "read/stream_check.h"
 
 int oz_entry_check_digests(const oz_zentry *e, const char *path, uint32_t crc, uint64_t xxh3)
 {
@@ -107,8 +108,8 @@ static int data_done(oz_stream *s)
 /* The directory and end records, as validated at open. */
 static int tail(oz_stream *s, const uint8_t *p, size_t n)
 {
-    const oz_remote *r = s->a->remote;
-    if (s->pos < r->win_off || n > s->a->size - s->pos || memcmp(p, r->win + (s->pos - r->win_off), n))
+    const oz_source *r = &s->a->src;
+    if (s->pos < r->win_off || n > s->a->size - s->pos || memcmp(p, oz_source_window(r) + (s->pos - r->win_off), n))
         return oz_err(ONNXZIP_ECHANGED, (int64_t)s->pos, "%s: the bytes at offset %llu differ from the ones read "
                       "when the archive was opened", s->a->path, (unsigned long long)s->pos);
     return 0;
@@ -153,11 +154,67 @@ int oz_stream_finish(oz_stream *s)
                   s->a->path, (unsigned long long)s->pos, (unsigned long long)s->a->size);
 }
 
-int oz_entry_check_header(onnxzip_archive *a, size_t i, const uint8_t *h)
+static int feed_sink(void *ctx, const uint8_t *p, size_t n, uint64_t at)
 {
-    const oz_zentry *e = &a->zip.entries[i];
-    if (!a->remote || atomic_load(&a->remote->checked[i])) return 0;
-    int rc = oz_zip_check_local(&a->zip, i, h, (size_t)(e->pub.data_offset - e->pub.header_offset), a->path, NULL);
-    if (!rc) atomic_store(&a->remote->checked[i], 1);
+    (void)at;
+    return oz_stream_feed(ctx, p, n);
+}
+
+int oz_stream_verify(onnxzip_archive *a)
+{
+    oz_stream s;
+    int rc = oz_stream_init(&s, a);
+    if (!rc) rc = oz_source_stream(&a->src, 0, feed_sink, &s);
+    if (!rc) rc = oz_stream_finish(&s);
+    oz_stream_free(&s);
     return rc;
+}
+
+struct onnxzip_verifier {
+    oz_stream s;
+    int status; /* the first fault fed */
+};
+
+int onnxzip_verifier_begin(const onnxzip_archive *a, onnxzip_verifier **out)
+{
+    if (out) *out = NULL;
+    if (!a || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verifier_begin: NULL argument");
+    if (a->layout != ONNXZIP_LAYOUT_ARCHIVE)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: a classic model, not an archive: use onnxzip_verify()", a->path);
+    onnxzip_verifier *v = calloc(1, sizeof *v);
+    if (!v) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (verify)");
+    int rc = oz_stream_init(&v->s, a);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+int onnxzip_verifier_feed(onnxzip_verifier *v, const void *p, size_t n)
+{
+    if (!v || (!p && n)) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verifier_feed: NULL argument");
+    if (!v->status) v->status = oz_stream_feed(&v->s, p, n);
+    else oz_err(v->status, (int64_t)v->s.pos, "%s: verification already failed (%s)", v->s.a->path,
+                onnxzip_status_name(v->status));
+    return v->status;
+}
+
+int onnxzip_verifier_end(onnxzip_verifier **vp)
+{
+    if (!vp || !*vp) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verifier_end: NULL argument");
+    onnxzip_verifier *v = *vp;
+    int rc = v->status ? v->status : oz_stream_finish(&v->s);
+    if (!rc) rc = oz_verify_model_fields(v->s.a);
+    onnxzip_verifier_free(vp);
+    return rc;
+}
+
+void onnxzip_verifier_free(onnxzip_verifier **vp)
+{
+    if (!vp || !*vp) return;
+    oz_stream_free(&(*vp)->s);
+    free(*vp);
+    *vp = NULL;
 }

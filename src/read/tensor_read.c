@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "read/archive.h"
-#include "read/remote.h"
+#include "read/source_read.h"
 #include "onnx/typed.h"
 
 /* The index of `t` in `a`'s tensor index, or -1 when `t` is not one of its. */
@@ -59,7 +59,7 @@ int onnxzip_tensor_read(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t of
     if (offset > size || len > size - offset)
         return oz_err(ONNXZIP_ERANGE, -1, "%s: tensor '%s': bytes %llu..%llu asked of a %llu-byte payload", path_of(a),
                       t->name, (unsigned long long)offset, (unsigned long long)(offset + len), (unsigned long long)size);
-    if (t->storage == ONNXZIP_STORAGE_ENTRY && a->remote) return oz_remote_read(a, t, offset, len, dst);
+    if (t->storage == ONNXZIP_STORAGE_ENTRY && oz_archive_unmapped(a)) return oz_tensor_read_unmapped(a, t, offset, len, dst);
     if (t->storage != ONNXZIP_STORAGE_TYPED) {
         if (len) memcpy(dst, (const uint8_t *)t->data + offset, (size_t)len);
         return 0;

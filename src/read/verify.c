@@ -8,7 +8,7 @@
 #include <xxhash.h>
 
 #include "read/archive.h"
-#include "read/remote.h"
+#include "read/stream_check.h"
 #include "common/checksum.h"
 #include "onnx/model_fields.h"
 #include "onnx/onnx_walk.h"
@@ -53,13 +53,6 @@ static int read_all(const onnxzip_archive *a)
     }
     (void)sink;
     return 0;
-}
-
-int oz_verify_model_fields(const onnxzip_archive *a)
-{
-    int archive = a->layout == ONNXZIP_LAYOUT_ARCHIVE;
-    return oz_check_model_fields(a->model, a->model_len, a->path, archive,
-                                 archive ? (int64_t)a->zip.entries[a->zip.model_index].pub.data_offset : 0);
 }
 
 /* Below this many bytes a second thread costs more than it saves. */
@@ -158,7 +151,7 @@ static int verify_entries(const onnxzip_archive *a)
 
 int oz_verify_data(const onnxzip_archive *a)
 {
-    if (a->remote) return oz_remote_verify((onnxzip_archive *)a);
+    if (oz_archive_unmapped(a)) return oz_stream_verify((onnxzip_archive *)a);
     return a->layout == ONNXZIP_LAYOUT_ARCHIVE ? verify_entries(a) : read_all(a);
 }
 

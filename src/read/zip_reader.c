@@ -2,12 +2,11 @@
  * EOCD and zip64 records, central directory, local headers, layout and
  * names. It interprets headers only, never entry data (a local header read
  * may copy a few bytes past the header, within its page). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "common/checksum.h"
-#include "common/sys.h"
+#include "common/source.h"
 #include "read/zip_diagnose.h"
 #include "read/zip_reader.h"
 #include "common/zip_format.h"
@@ -19,11 +18,9 @@ typedef struct ctx {
     const char *path;
     oz_zip *z;
     uint64_t n_entries, cd_offset, cd_size, cd_end; /* cd_end: where EOCD records begin */
-    int fd;             /* >= 0: local headers are read with pread() from it */
-    uint8_t *lbuf;      /* pread() buffer for local headers */
+    oz_source *src;     /* NULL, or the source whose read() brings local headers (src->read_headers) */
+    uint8_t *lbuf;      /* read() buffer for local headers */
     size_t lcap;
-    int nowait;         /* try RWF_NOWAIT reads first (until unsupported) */
-    int cold;           /* a header was not in the page cache */
     int deferred;       /* remote: only the model's local header is at hand */
     int needs;          /* a record lies before the window, */
     uint64_t need;      /* from here on */
@@ -61,35 +58,20 @@ static const char *show(ctx *c, const void *name, size_t n)
 
 #define SHOWN show(c, ze->pub.name, ze->name_len)
 
-/* `n` bytes at offset `at` (within the file). Local headers lie one per
- * tensor, spread over the whole file: read through the mapping, each costs a
- * page fault that maps the pages around it and often a page-table page, then
- * as much again at munmap; pread() copies them out of the page cache and
- * leaves the mapping untouched. Returns NULL (status set) on a read error. */
+/* `n` bytes at offset `off` (within the file): from the window, or read
+ * by the source when it reads local headers (src/common/source.h: a
+ * local file's page cache costs less than faulting in the mapping).
+ * Returns NULL (status set) on a read error. */
 static const uint8_t *fetch(ctx *c, uint64_t off, size_t n)
 {
-    if (c->fd < 0) return at(c, off);
+    if (!c->src || !c->src->read_headers) return at(c, off);
     if (n > c->lcap) {
         uint8_t *b = realloc(c->lbuf, n);
         if (!b) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (local header)"), NULL;
         c->lbuf = b;
         c->lcap = n;
     }
-    for (size_t got = 0; got < n;) {
-        ssize_t k = c->nowait ? oz_sys_pread_nowait(c->fd, c->lbuf + got, n - got, (int64_t)(off + got)) : -1;
-        if (k < 0 && c->nowait) {
-            if (errno == EAGAIN) c->cold = 1; /* would wait for the disk */
-            else if (errno != EINTR) c->nowait = 0; /* not supported here */
-        }
-        if (k < 0) k = oz_sys_pread(c->fd, c->lbuf + got, n - got, (int64_t)(off + got));
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0)
-            return oz_err_errno(k < 0 ? errno : 0, k < 0 ? ONNXZIP_EIO : ONNXZIP_ETRUNC, (int64_t)(off + got), k < 0 ? c->path : NULL, "%s: cannot read %zu bytes at "
-                          "offset %llu: %s", c->path, n, (unsigned long long)off,
-                          k < 0 ? strerror(errno) : "the file shrank while it was being opened"), NULL;
-        got += (size_t)k;
-    }
-    return c->lbuf;
+    return c->src->ops->read(c->src, off, n, c->lbuf) ? NULL : c->lbuf;
 }
 
 static int find_eocd(ctx *c, uint64_t *pos)
@@ -521,10 +503,10 @@ static int raise_err(const saved_err *s)
  * parallel. Only once a read found its page missing: warm opens pay nothing. */
 static void prefetch(const ctx *c, size_t from, size_t to)
 {
-    for (size_t i = from; i < to; i++) {
+    for (size_t i = from; i < to && c->src->ops->willneed; i++) {
         const oz_zentry *ze = &c->z->entries[i];
         if (ze->pub.header_offset < c->cd_offset)
-            oz_sys_advise_file(c->fd, ze->pub.header_offset, header_span(c, ze), OZ_ADV_WILLNEED);
+            c->src->ops->willneed(c->src, ze->pub.header_offset, header_span(c, ze));
     }
 }
 
@@ -607,7 +589,7 @@ static void check_all_locals(ctx *c, size_t n, size_t *failed, saved_err *err)
             *failed = i;
             break;
         }
-        if (c->cold && !prefetched++) prefetch(c, i + 1, n);
+        if (c->src && c->src->cold && !prefetched++) prefetch(c, i + 1, n);
     }
     free(next);
 }
@@ -738,22 +720,10 @@ static int parse(ctx *c)
     return 0;
 }
 
-int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, int fd, const char *path)
+int oz_zip_parse(oz_zip *z, oz_source *src, const char *path, uint64_t *need)
 {
-    ctx c = { .base = base, .size = size, .path = path, .z = z, .fd = fd, .nowait = 1 };
-    return parse(&c);
-}
-
-int oz_zip_parse_remote(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_t size, const char *path,
-                        uint64_t *need)
-{
-    return oz_zip_parse_window(z, win, win_off, size, -1, path, need);
-}
-
-int oz_zip_parse_window(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_t size, int fd, const char *path,
-                        uint64_t *need)
-{
-    ctx c = { .base = win, .win_off = win_off, .size = size, .path = path, .z = z, .fd = fd, .deferred = fd < 0 };
+    ctx c = { .base = oz_source_window(src), .win_off = src->win_off, .size = src->size, .path = path, .z = z,
+              .src = src, .deferred = src->defer_headers };
     *need = 0;
     int rc = parse(&c);
     if (rc && c.needs) *need = c.need; /* not the file's fault: bytes before the window are needed */

@@ -6,6 +6,7 @@
 #include "common/entry_name.h"
 #include "common/internal.h"
 #include "common/strmap.h"
+#include "common/source.h"
 
 typedef struct oz_zentry {
     onnxzip_entry pub;
@@ -26,28 +27,17 @@ typedef struct oz_zip {
     char *name_store; /* NUL-terminated copies of all names */
 } oz_zip;
 
-/* Parses and validates the zip structure of `size` bytes at `base` per the
- * spec's reader requirements (everything but the model's contents). When
- * `base` maps a file, `fd` is that file (local headers are then read with
- * pread()); else -1. `path` names the file in messages. On failure *z is
- * left empty. */
-int oz_zip_parse(oz_zip *z, const uint8_t *base, uint64_t size, int fd, const char *path);
-
-/* As oz_zip_parse() for a remote archive of `size` bytes, of which only
- * [win_off, size) are at hand, at `win`: the model's local header is
- * checked, the others' data offsets are predicted from the layout (entries
- * tile the data area) and checked by oz_zip_check_local() on first use.
+/* Parses and validates the zip structure of the file `src` reads, per the
+ * spec's reader requirements (everything but the model's contents), from
+ * the window of bytes it holds at the file's end (the whole file when it
+ * is mapped). Local headers are read through the source when it says so
+ * (src->read_headers), else from the window; with src->defer_headers
+ * (remote) only the model's is checked, the others' data offsets are
+ * predicted from the layout (entries tile the data area) and checked by
+ * oz_zip_check_local() on first use. `path` names the file in messages.
  * Returns 1 when the records begin before the window: call again with the
- * bytes from *need on. */
-int oz_zip_parse_remote(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_t size, const char *path,
-                        uint64_t *need);
-
-/* oz_zip_parse_remote() with `fd` >= 0: every local header is read with
- * pread() from `fd` and checked at once, in oz_zip_parse()'s order (the
- * WebAssembly binding's Blob, bytes and file sources, whose reads are the
- * caller's). The model's bytes need not lie in the window. */
-int oz_zip_parse_window(oz_zip *z, const uint8_t *win, uint64_t win_off, uint64_t size, int fd, const char *path,
-                        uint64_t *need);
+ * window widened down to *need. On failure *z is left empty. */
+int oz_zip_parse(oz_zip *z, oz_source *src, const char *path, uint64_t *need);
 
 /* Checks entry `i`'s local header, `n` bytes at `h` from its header offset
  * on, against its central record. `data_offset` NULL: the header must be

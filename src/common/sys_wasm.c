@@ -1,9 +1,9 @@
-/* The system layer of the WebAssembly build (common/sys.h; sys.c is POSIX's,
- * sys_win32.c Windows'): no files. The binding's handles own no descriptor
- * or mapping; pread() is the package's read of the source ozw_open_file()
- * opens (local headers); the reader's other file paths (external data, a
- * view's archive) never run; if one did, it fails with ENOSYS and the
- * caller's error names the file. */
+/* The system layer of the WebAssembly build (sys.h; sys.c is POSIX's,
+ * sys_win32.c Windows'): no files. Its handles come from
+ * onnxzip_open_host(), whose bytes the host reads: they own no descriptor
+ * or mapping. The reader's file paths (external data, a view's archive)
+ * never run there; if one did, it fails with ENOSYS and the caller's error
+ * names the file. */
 #include <errno.h>
 
 #include "common/sys.h"
@@ -19,20 +19,13 @@ ssize_t oz_sys_pread_nowait(int fd, void *buf, size_t n, int64_t off)
     return nosys();
 }
 
-/* lib/archive.js's synchronous read of the source being opened by
- * ozw_open_file(): up to `n` bytes at `off` into `buf`; the count, 0 at the
- * end of the file, or -1 (bytes it must first read: it then calls again). */
-__attribute__((import_module("onnxzip"), import_name("read"))) extern int ozw_import_read(int fd, void *buf,
-                                                                                          size_t n, double off);
-
 ssize_t oz_sys_pread(int fd, void *buf, size_t n, int64_t off)
 {
-    int k = ozw_import_read(fd, buf, n, (double)off);
-    if (k < 0) {
-        errno = EIO;
-        return -1;
-    }
-    return k;
+    return nosys();
+}
+
+void oz_sys_unmap(const void *p, uint64_t len)
+{
 }
 
 int oz_sys_fstat(int fd, oz_stat *st)

@@ -1,0 +1,86 @@
+/* The one open sequence of an archive over its byte source (archive.h:
+ * oz_open_zip): onnxzip_open*() on a mapping, onnxzip_open_url() on a URL
+ * and onnxzip_open_source() on a host's reads all come through here. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "read/archive.h"
+
+int oz_span_check(uint64_t from, uint64_t size, const char *shown)
+{
+    if (size - from > OZ_MAX_MODEL + ((uint64_t)1 << 30))
+        return oz_err(ONNXZIP_ELIMIT, (int64_t)from, "%s: the model, central directory and end records span %llu "
+                      "bytes: more than a model (2 GiB) and its directory can be", shown,
+                      (unsigned long long)(size - from));
+    return 0;
+}
+
+/* Parses the zip structure from the window, widening it as the records
+ * require: at most two more reads (the directory and the model's header
+ * when the model record was found in the tail, else the directory, then
+ * the model). The model's bytes must end up in the window (it is copied
+ * out of it). */
+static int parse(onnxzip_archive *a, uint64_t *need)
+{
+    oz_source *s = &a->src;
+    for (int round = 0;; round++) {
+        uint64_t want = 0;
+        int rc = oz_zip_parse(&a->zip, s, a->path, &want);
+        if (!rc) {
+            if ((want = a->zip.entries[a->zip.model_index].pub.header_offset) >= s->win_off) return 0;
+            oz_zip_free(&a->zip);
+        } else if (rc != 1) {
+            if (rc == ONNXZIP_ENOTZIP && !s->map)
+                return oz_err(rc, -1, "%s: not a zip archive (no end of central directory record in its last "
+                              "%llu bytes); only onnxzip archives are read from a URL or a host's reads", a->path,
+                              (unsigned long long)(s->size - s->win_off));
+            return rc;
+        }
+        if (want >= s->win_off)
+            return oz_err(ONNXZIP_ECDIR, -1, "%s: inconsistent end records (internal: need %llu)", a->path,
+                          (unsigned long long)want);
+        if ((rc = oz_span_check(want, s->size, a->path))) return rc;
+        if (round == 2)
+            return oz_err(ONNXZIP_ECDIR, -1, "%s: the central directory does not lead to the model's local header",
+                          a->path);
+        if (s->widen_by_caller) {
+            *need = want;
+            return 1;
+        }
+        if ((rc = oz_source_widen(s, want))) return rc;
+    }
+}
+
+int oz_open_zip(onnxzip_archive *a, uint64_t *need)
+{
+    int rc = parse(a, need);
+    if (rc) return rc;
+    const oz_source *s = &a->src;
+    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
+    /* The model is copied: an in-place update may later truncate the region
+     * it lies in (spec 15.5); weights never move and stay mapped. */
+    a->model_len = (size_t)m->pub.size;
+    if (!(a->model_copy = malloc(a->model_len ? a->model_len : 1)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
+    memcpy(a->model_copy, oz_source_window(s) + (m->pub.data_offset - s->win_off), a->model_len);
+    a->model = a->model_copy;
+    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
+    if (s->defer_headers) {
+        if (!(a->checked = calloc(a->zip.n ? a->zip.n : 1, sizeof *a->checked)))
+            return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+        atomic_store(&a->checked[a->zip.model_index], 1);
+    }
+    if (s->map)
+        return oz_tensors_build_archive(&a->tensors, &a->zip, s->map, a->model, a->model_len, m->pub.data_offset,
+                                        a->path);
+    return oz_tensors_build_remote(&a->tensors, &a->zip, a->model, a->model_len, m->pub.data_offset, a->path);
+}
+
+int oz_entry_check_header(onnxzip_archive *a, size_t i, const uint8_t *h)
+{
+    const oz_zentry *e = &a->zip.entries[i];
+    if (!a->checked || atomic_load(&a->checked[i])) return 0;
+    int rc = oz_zip_check_local(&a->zip, i, h, (size_t)(e->pub.data_offset - e->pub.header_offset), a->path, NULL);
+    if (!rc) atomic_store(&a->checked[i], 1);
+    return rc;
+}

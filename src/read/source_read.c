@@ -1,0 +1,53 @@
+/* An unmapped handle's bytes, read through its source (common/source.h):
+ * tensor ranges on demand, each entry's local header checked on its first
+ * read; spans of the file in batches. A mapped handle's spans are copied
+ * from the mapping. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "read/source_read.h"
+
+static int find_entry(const onnxzip_archive *a, const onnxzip_tensor *t, size_t *i)
+{
+    const oz_zentry *e = t->entry ? oz_zip_find(&a->zip, t->entry, strlen(t->entry)) : NULL;
+    if (!e) return oz_err(ONNXZIP_EINVAL, -1, "%s: tensor '%s' names no entry (internal error)", a->path, t->name);
+    *i = (size_t)(e - a->zip.entries);
+    return 0;
+}
+
+/* Bytes [off, off + len) of entry i's data; its local header checked on
+ * the entry's first read, in the same batch of reads. */
+static int read_entry(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
+{
+    const oz_zentry *e = &a->zip.entries[i];
+    int check = a->checked && !atomic_load(&a->checked[i]);
+    uint64_t hlen = e->pub.data_offset - e->pub.header_offset;
+    uint8_t *hdr = check ? malloc((size_t)hlen) : NULL;
+    if (check && !hdr) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (reading a tensor)");
+    oz_range r[2] = { { e->pub.header_offset, hlen, hdr }, { e->pub.data_offset + off, len, dst } };
+    int rc = oz_source_readv(&a->src, r + !check, 1 + (size_t)check);
+    if (!rc && check) rc = oz_entry_check_header(a, i, hdr);
+    free(hdr);
+    return rc;
+}
+
+int oz_tensor_read_unmapped(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst)
+{
+    size_t i = 0;
+    int rc = find_entry(a, t, &i);
+    if (rc || !len) return rc;
+    return read_entry(a, i, t->file_offset - a->zip.entries[i].pub.data_offset + offset, len, dst);
+}
+
+int oz_spans_read(onnxzip_archive *a, const oz_file_span *s, size_t n, uint8_t *dst)
+{
+    return oz_source_read_spans(&a->src, s, n, dst);
+}
+
+#define WINDOW_MIN ((uint64_t)64 << 20)
+
+uint64_t oz_spans_window(const onnxzip_archive *a)
+{
+    uint64_t w = a->src.ops && a->src.ops->batch ? a->src.ops->batch(&a->src) : 0;
+    return w > WINDOW_MIN ? w : WINDOW_MIN;
+}
