@@ -77,9 +77,6 @@ CLI_PRINTF(1, 0) char *cli_vformat(const char *fmt, va_list ap);
  * tool prints with a path or other outside text in it goes through here. */
 void cli_line(FILE *f, const char *fmt, ...) CLI_PRINTF(2, 3);
 
-/* Writes `n` spaces. */
-void cli_pad(FILE *f, size_t n);
-
 /* Command-line option parsing: GNU style, options and operands in any
  * order; "--name=value", "--name value", "-x value", "-xvalue", and "--"
  * ending the options. */
