@@ -53,11 +53,6 @@ int cli_parse_u64(const char *s, uint64_t *out);
  * 1024-based). */
 int cli_parse_size(const char *s, uint64_t *out);
 
-/* Writes `s` as a JSON string literal: quotes, backslashes and control
- * characters escaped, bytes that are not valid UTF-8 written as \ufffd, so
- * arbitrary bytes always give valid JSON. NULL writes `null`. */
-void cli_json_string(FILE *f, const char *s);
-
 /* Writes `s` for a terminal: control characters and invalid UTF-8 bytes as
  * \xNN, "" for the empty string, - for NULL. Returns the number of columns used
  * (approximate for wide characters). With f == NULL only measures. */

@@ -13,8 +13,6 @@
 #include "read/archive.h"
 #include "read/remote.h"
 #include "read/view_record.h"
-#include "cli.h" /* cli_json_string (tools/text.c) */
-#include "ls_json.h"
 
 #define EXPORT(name) __attribute__((export_name(#name)))
 #define MAX_SAFE 9007199254740992.0 /* 2^53 */
@@ -182,27 +180,14 @@ static char *closed(FILE *f, char **s)
     return *s;
 }
 
+/* `onnxzip ls --json` of the archive, byte for byte (onnxzip_listing()):
+ * the package's entries and tensors. */
 EXPORT(ozw_json) const char *ozw_json(void *p);
 const char *ozw_json(void *p)
 {
     ozw *h = p;
-    const onnxzip_archive *a = h->a;
-    const onnxzip_entry *m = &a->zip.entries[a->zip.model_index].pub;
-    char *s = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&s, &n);
-    if (f) {
-        fputs("{\"archive\": ", f);
-        cli_json_string(f, a->path);
-        fprintf(f, ",\n \"size\": %llu, \"model\": {\"header_offset\": %llu, \"data_offset\": %llu, \"size\": %llu},\n ",
-                (unsigned long long)a->size, (unsigned long long)m->header_offset,
-                (unsigned long long)m->data_offset, (unsigned long long)m->size);
-        ls_json_lists(f, a);
-        fputs("}", f);
-    }
     free(h->json);
-    h->json = closed(f, &s);
-    if (!h->json) oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (JSON)", a->path);
+    onnxzip_listing(h->a, ONNXZIP_LISTING_JSON, &h->json); /* NULL, the error recorded, on failure */
     return h->json;
 }
 
