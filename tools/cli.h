@@ -53,11 +53,6 @@ int cli_parse_u64(const char *s, uint64_t *out);
  * 1024-based). */
 int cli_parse_size(const char *s, uint64_t *out);
 
-/* Writes `s` as a JSON string literal: quotes, backslashes and control
- * characters escaped, bytes that are not valid UTF-8 written as \ufffd, so
- * arbitrary bytes always give valid JSON. NULL writes `null`. */
-void cli_json_string(FILE *f, const char *s);
-
 /* Writes `s` for a terminal: control characters and invalid UTF-8 bytes as
  * \xNN, "" for the empty string, - for NULL. Returns the number of columns used
  * (approximate for wide characters). With f == NULL only measures. */
@@ -76,9 +71,6 @@ CLI_PRINTF(1, 0) char *cli_vformat(const char *fmt, va_list ap);
  * in it can neither break the line nor drive the terminal. Every line the
  * tool prints with a path or other outside text in it goes through here. */
 void cli_line(FILE *f, const char *fmt, ...) CLI_PRINTF(2, 3);
-
-/* Writes `n` spaces. */
-void cli_pad(FILE *f, size_t n);
 
 /* Command-line option parsing: GNU style, options and operands in any
  * order; "--name=value", "--name value", "-x value", "-xvalue", and "--"

@@ -1,8 +1,8 @@
 /*
- * text.c — names and other text from archives, written safely: as JSON
- * strings, and for terminals (control characters and bytes that are not
- * UTF-8 escaped). Plain stdio only: the WebAssembly binding (src/js/wasm)
- * writes `onnxzip ls --json`'s fields with it too.
+ * text.c — names and other text from archives, written safely for terminals
+ * (control characters and bytes that are not UTF-8 escaped), in the tool's
+ * own messages. (`onnxzip ls` prints the library's text, onnxzip_listing(),
+ * which escapes the same way: src/common/escape.c.)
  */
 #include "cli.h"
 
@@ -34,46 +34,6 @@ static size_t utf8_len(const unsigned char *s)
 static int is_c1(const unsigned char *s)
 {
     return s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F;
-}
-
-void cli_json_string(FILE *f, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    while (*p) {
-        size_t n;
-        switch (*p) {
-        case '"':  fputs("\\\"", f); p++; continue;
-        case '\\': fputs("\\\\", f); p++; continue;
-        case '\n': fputs("\\n", f); p++; continue;
-        case '\r': fputs("\\r", f); p++; continue;
-        case '\t': fputs("\\t", f); p++; continue;
-        default: break;
-        }
-        if (*p < 0x20 || *p == 0x7f) {
-            fprintf(f, "\\u%04x", *p++);
-            continue;
-        }
-        if (is_c1(p)) {
-            fprintf(f, "\\u%04x", p[1]);
-            p += 2;
-            continue;
-        }
-        n = utf8_len(p);
-        if (n == 0) {
-            fputs("\\ufffd", f);
-            p++;
-            continue;
-        }
-        fwrite(p, 1, n, f);
-        p += n;
-    }
-    fputc('"', f);
 }
 
 /* Writes s (when f) with control characters (C0, DEL, C1) and bytes that

@@ -364,7 +364,12 @@ typedef struct onnxzip_tensor {
                                 otherwise NULL */
     uint32_t alignment;      /* largest power of two (<= 65536) dividing the
                                 data's address in memory (so a runtime knows
-                                when it must copy); 0 for TYPED */
+                                when it must copy); 0 for TYPED. The
+                                address's, not the file's: it may differ
+                                between two opens of one archive (an inline
+                                tensor lies in the handle's copy of the
+                                model); onnxzip_listing() and `onnxzip ls`
+                                report the file offset's */
     onnxzip_storage storage;
     onnxzip_tensor_kind kind;
     uint32_t graph_depth;    /* 0 = main graph or function, 1+ = subgraph depth */
@@ -523,6 +528,41 @@ ONNXZIP_API onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a);
 /* The path given to onnxzip_open(), or "<fd N>" / "<buffer>"; never NULL
  * for a valid handle. */
 ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
+
+/* onnxzip_listing() flags. */
+#define ONNXZIP_LISTING_JSON 1u  /* one JSON object (`onnxzip ls --json`) */
+
+/* What `onnxzip ls` prints of `a`, into *text: with flags 0, for people, a
+ * line naming the archive (onnxzip_archive_path(): for a URL, without its
+ * query), its layout and counts, then a table of the zip entries (index,
+ * data offset, size, alignment, CRC-32, name) and one of the tensors (key,
+ * dtype, shape cut to fit, storage, entry, offset, byte count, alignment),
+ * names escaped for terminals (control characters and bytes that are not
+ * UTF-8 as \xNN, "" for an empty name, - for none). With
+ * ONNXZIP_LISTING_JSON, for scripts, one JSON object, one entry or tensor a
+ * line (strings escaped, bytes that are not UTF-8 as \ufffd):
+ *   {"archive": PATH,
+ *    "entries": [{"name", "header_offset", "data_offset", "size", "crc32",
+ *                 "xxh3" (16 hex digits, or null), "alignment"}, ...],
+ *    "tensors": [{"name", "key", "data_type", "dtype", "dims", "storage"
+ *                 ("entry", "inline", "typed", "file"), "kind"
+ *                 ("initializer", "attribute", "sparse_values",
+ *                 "sparse_indices"), "entry" (STORAGE_ENTRY's, else null),
+ *                 "offset" (onnxzip_tensor.file_offset), "nbytes",
+ *                 "alignment", "graph_depth"}, ...]}
+ * Either text ends with a newline. Every alignment is the file's: the
+ * largest power of two (<= 65536; 65536 for offset 0) dividing the data's
+ * offset in its file (for an inline tensor, the offset of its bytes within
+ * __MODEL_PROTO's data; 0 for a TYPED tensor), never onnxzip_tensor.alignment
+ * (the address's), so that one archive lists byte for byte the same opened
+ * from a path, a buffer, a URL (HTTP, S3, the Hub) or in JavaScript, the
+ * archive's name aside.
+ * On success *text is a NUL-terminated string malloc'd by the library,
+ * which the caller releases with onnxzip_free(); on failure *text is NULL
+ * (when `text` is not NULL). Returns 0, ONNXZIP_EINVAL (`a` or `text` NULL,
+ * unknown flags) or ONNXZIP_ENOMEM. Reads nothing from the file; O(entries
+ * + tensors). */
+ONNXZIP_API int onnxzip_listing(const onnxzip_archive *a, unsigned flags, char **text);
 
 /* ---------------------------------------------------------------------------
  * Remote archives (ONNXZIP_FEATURE_REMOTE)
@@ -929,7 +969,8 @@ ONNXZIP_API int onnxzip_verifier_end(onnxzip_verifier **v);
 /* Frees a verifier without a verdict. NULL or *v NULL is a no-op. */
 ONNXZIP_API void onnxzip_verifier_free(onnxzip_verifier **v);
 
-/* Releases memory the library allocated for the caller (onnxzip_view_model()).
+/* Releases memory the library allocated for the caller (onnxzip_view_model(),
+ * onnxzip_view_model_inline(), onnxzip_listing()).
  * Not free(): on Windows the library and the application may use different C
  * runtimes, whose heaps must not be mixed. NULL is a no-op. */
 ONNXZIP_API void onnxzip_free(void *p);

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,20 @@ int oz_buf_append(oz_buf *b, const void *data, size_t n)
     if (n) memcpy(b->p + b->len, data, n);
     b->len += n;
     return 0;
+}
+
+int oz_buf_vprintf(oz_buf *b, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(room ? (char *)b->p + b->len : NULL, room, fmt, ap);
+    int rc = n < 0 ? oz_err(ONNXZIP_EINVAL, -1, "cannot format '%s'", fmt) : 0;
+    if (!rc && (size_t)n >= room && !(rc = oz_buf_reserve(b, (size_t)n + 1))) /* too long: again, with room */
+        vsnprintf((char *)b->p + b->len, (size_t)n + 1, fmt, again);
+    va_end(again);
+    if (!rc) b->len += (size_t)n;
+    return rc;
 }
 
 size_t oz_varint_encode(uint8_t *out, uint64_t v)

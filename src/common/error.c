@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/escape.h"
 #include "common/internal.h"
 #include "common/sys.h"
 
@@ -12,24 +13,6 @@ static _Thread_local struct {
     char message[1024];
     char path[1024];
 } last = { { ONNXZIP_OK, "no error", -1, 0, NULL }, "no error", "" };
-
-/* Length of the well-formed UTF-8 sequence at p (1..4; NUL-terminated), or 0
- * when p starts none or starts a C1 control character (U+0080..U+009F). */
-static size_t text_len(const unsigned char *p)
-{
-    unsigned char c = p[0], lo = 0x80, hi = 0xBF;
-    if (c < 0x80) return 1;
-    if (c < 0xC2 || c > 0xF4) return 0;
-    if (c == 0xC2) return p[1] >= 0xA0 && p[1] <= 0xBF ? 2 : 0;
-    if (c < 0xE0) return (p[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-    if (p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80) return 0;
-    if (c < 0xF0) return 3;
-    return (p[3] & 0xC0) == 0x80 ? 4 : 0;
-}
 
 /* Copies a formatted message, writing control characters (C0, DEL, C1) and
  * bytes that are not UTF-8 as \xHH, so that a path or name quoted from
@@ -41,7 +24,7 @@ static void escape_message(const char *in, char *out, size_t cap)
     const unsigned char *p = (const unsigned char *)in;
     size_t o = 0;
     while (*p) {
-        size_t n = text_len(p);
+        size_t n = oz_text_len(p);
         int ctl = n == 0 || *p < 0x20 || *p == 0x7f;
         size_t need = ctl ? 4 : n;
         if (o + need + 4 > cap) {

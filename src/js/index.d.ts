@@ -58,8 +58,8 @@ export interface Tensor {
   readonly offset: number;
   readonly byteLength: number;
   /** The largest power of two (<= 65536) dividing `offset` (storage "entry" and "inline"); 0 for
-   * "typed". (The C library's is that of the bytes' address in memory; in JavaScript the file
-   * offset's is the one a copy into an aligned buffer can keep.) */
+   * "typed": the file's, as `onnxzip ls` reports it from every source (the C struct's
+   * onnxzip_tensor.alignment is that of the bytes' address in memory). */
   readonly alignment: number;
   readonly graphDepth: number;
 }

@@ -76,7 +76,8 @@ function sources(file) {
 for (const kind of ['entries', 'inline']) {
   test(`every source kind gives the CLI's listing, view and tensor bytes (${kind})`, async () => {
     const file = files[kind];
-    const want = h.cliListing(file);  // ls --json, an inline tensor's alignment its file offset's
+    const want = h.cliListing(file);  // ls --json, alignments the file offsets'
+    const wantJson = h.cliOk('ls', file, '--json').toString('utf8');
     const view = h.cliOk('view', file, '-o', '-');
     const view0 = h.cliOk('view', file, '-o', '-', '--size-threshold', '0');
     for (const [label, [src, opts]] of Object.entries(sources(file))) {
@@ -85,6 +86,7 @@ for (const kind of ['entries', 'inline']) {
         assert.equal(a.name, path.basename(file), label);
         assert.equal(a.size, fs.statSync(file).size, label);
         assert.deepEqual(JSON.parse(JSON.stringify({ entries: a.entries, tensors: a.tensors })), want, label);
+        h.assertSameListing(a._listing, wantJson, label);
         assert.deepEqual(Buffer.from(await a.view()), view, `${label}: view`);
         assert.deepEqual(Buffer.from(await a.view({ sizeThreshold: 0 })), view0, `${label}: view 0`);
         for (const t of a.tensors) {

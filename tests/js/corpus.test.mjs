@@ -4,9 +4,8 @@
 // other one --align 4096), then opened by the package from its path and from
 // its bytes:
 //   - entries and tensors equal `onnxzip ls --json`'s (fields in camelCase),
-//     except an inline tensor's alignment: ls gives its address's in the
-//     CLI's malloc'd model copy, the package that of its file offset
-//     (helpers.alignmentOf; see cliListing);
+//     and the wasm's listing is the CLI's JSON byte for byte, the archive's
+//     name aside (alignments are the file offsets', from either);
 //   - view() and view({sizeThreshold: 0}) byte-identical to `onnxzip view`
 //     (default threshold and --size-threshold 0);
 //   - createSession(onnxruntime-node, source) gives outputs bit-identical to
@@ -97,6 +96,7 @@ function assertSameOutputs(got, want, how) {
 async function checkArchive(archive, listing, views, how) {
   assert.deepEqual(h.pick(archive.entries, h.ENTRY_FIELDS), listing.entries, `${how}: entries`);
   assert.deepEqual(h.pick(archive.tensors, h.TENSOR_FIELDS), listing.tensors, `${how}: tensors`);
+  h.assertSameListing(archive._listing, views.lsJson, how);
   assert.equal(archive.size, fs.statSync(views.archive).size, `${how}: size`);
   assert.ok(Buffer.from(await archive.view()).equals(views.byDefault), `${how}: view() != onnxzip view`);
   assert.ok(Buffer.from(await archive.view({ sizeThreshold: 0 })).equals(views.all),
@@ -112,6 +112,7 @@ async function checkModel(t, model, index, dir) {
   const listing = h.cliListing(archive);
   const views = {
     archive,
+    lsJson: h.cliOk('ls', archive, '--json').toString('utf8'),
     byDefault: h.cliOk('view', archive, '-o', '-'),
     all: h.cliOk('view', archive, '-o', '-', '--size-threshold', '0'),
   };

@@ -1,6 +1,7 @@
 // helpers.mjs — what the node --test files of tests/js share: where the
 // package under test, the CLI and the test inputs are, the CLI run as an
 // independent oracle, scratch directories. Nothing here imports the package.
+import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -99,19 +100,9 @@ export function scratch(prefix) {
   return fs.mkdtempSync(path.join(base, `onnxzip-js-${prefix}.`));
 }
 
-// The alignment the package reports for a tensor at absolute file offset
-// OFFSET: the largest power of two <= 65536 dividing it (65536 for 0).
-export function alignmentOf(offset) {
-  if (offset === 0) return 65536;
-  let a = 1;
-  while (a < 65536 && offset % (a * 2) === 0) a *= 2;
-  return a;
-}
-
-// `onnxzip ls --json` of ARCHIVE as the package names its fields (camelCase),
-// except one field: ls's "alignment" of an INLINE tensor is that of its
-// address in the CLI's malloc'd copy of the model (16 natively, 64 in wasm:
-// not a property of the file), while the package's is alignmentOf(offset).
+// `onnxzip ls --json` of ARCHIVE as the package names its fields (camelCase):
+// every field as the CLI prints it, alignment included (the file offset's,
+// from onnxzip_listing(), the function the package's wasm calls too).
 export function cliListing(archive) {
   const j = JSON.parse(cliOk('ls', archive, '--json').toString('utf8'));
   return {
@@ -122,9 +113,19 @@ export function cliListing(archive) {
     tensors: j.tensors.map((t) => ({
       name: t.name, key: t.key, dataType: t.data_type, dtype: t.dtype, dims: t.dims,
       storage: t.storage, kind: t.kind, entry: t.entry, offset: t.offset, byteLength: t.nbytes,
-      alignment: t.storage === 'inline' ? alignmentOf(t.offset) : t.alignment, graphDepth: t.graph_depth,
+      alignment: t.alignment, graphDepth: t.graph_depth,
     })),
   };
+}
+
+// Asserts that two `onnxzip ls --json` texts (the CLI's stdout, an Archive's
+// _listing: the wasm's onnxzip_listing()) are the same bytes but for the
+// archive's name, which names the source (a path, a URL, a Blob's name).
+export function assertSameListing(got, want, what) {
+  const first = /^\{"archive": "[^\n]*",\n/;
+  assert.match(got, first, `${what}: first line`);
+  assert.match(want, first, `${what}: first line (CLI)`);
+  assert.equal(got.slice(got.indexOf('\n')), want.slice(want.indexOf('\n')), `${what}: ls --json, byte for byte`);
 }
 
 export const ENTRY_FIELDS = ['name', 'headerOffset', 'dataOffset', 'size', 'crc32', 'xxh3', 'alignment'];

@@ -105,29 +105,40 @@ function view(h, bytes, threshold, location) {
 
 // --- archives ----------------------------------------------------------------------------------
 let archive, bytes, ls;
+const lsText = {};  // `onnxzip ls --json NAME` (run in tmp: the archive named as the wasm names it)
 before(() => {
   run(python, [path.join(root, 'tools/make_example_model.py'), 'ex.onnx']);
   run(cli, ['pack', 'ex.onnx', '-o', 'model.onnxzip', '-q']);
+  // every tensor inline: raw_data at offsets of many alignments within __MODEL_PROTO
+  run(cli, ['pack', 'ex.onnx', '-o', 'inline.onnxzip', '-q', '--size-threshold', '1G']);
   archive = path.join(tmp, 'model.onnxzip');
   bytes = fs.readFileSync(archive);
   ls = JSON.parse(run(cli, ['ls', '--json', archive]).stdout);
+  for (const name of ['model.onnxzip', 'inline.onnxzip']) {
+    lsText[name] = run(cli, ['ls', '--json', name]).stdout.toString();
+  }
 });
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-test('open through the need protocol; JSON equals onnxzip ls --json', () => {
-  for (const tail of [64, 300, bytes.length]) {
-    const { h, rounds } = open(bytes, 'model.onnxzip', tail);
-    assert.ok(h, `tail ${tail}`);
-    if (tail === 64) assert.ok(rounds >= 1, 'a 64-byte tail must ask for more');
-    const j = json(h);
-    assert.deepEqual(j.entries, ls.entries);
-    assert.deepEqual(j.tensors, ls.tensors);
-    assert.equal(j.size, bytes.length);
-    const m = ls.entries.find((e) => e.name === '__MODEL_PROTO');
-    assert.deepEqual(j.model, { header_offset: m.header_offset, data_offset: m.data_offset, size: m.size });
-    const mp = x.ozw_model(h), ms = x.ozw_model_size(h);
-    assert.deepEqual(Buffer.from(u8().subarray(mp, mp + ms)), bytes.subarray(m.data_offset, m.data_offset + m.size));
-    x.ozw_close(h);
+test('open through the need protocol; ozw_json is onnxzip ls --json, byte for byte', () => {
+  const inline = fs.readFileSync(path.join(tmp, 'inline.onnxzip'));
+  assert.ok(JSON.parse(lsText['inline.onnxzip']).tensors.filter((t) => t.storage === 'inline').length >= 5);
+  for (const [name, data] of [['inline.onnxzip', inline], ['model.onnxzip', bytes]]) {
+    const want = JSON.parse(lsText[name]);
+    for (const tail of [64, 300, data.length]) {
+      const { h, rounds } = open(data, name, tail);
+      assert.ok(h, `tail ${tail}`);
+      if (tail === 64) assert.ok(rounds >= 1, 'a 64-byte tail must ask for more');
+      const j = json(h);
+      assert.deepEqual(j.tensors, want.tensors, `${name}: tensors`);  // inline ones' alignment included
+      assert.deepEqual(j.entries, want.entries, `${name}: entries`);
+      assert.equal(str(x.ozw_json(h)), lsText[name], `${name}: the same bytes`);
+      const m = want.entries.find((e) => e.name === '__MODEL_PROTO');
+      assert.equal(m, want.entries[want.entries.length - 1], 'the model is the last entry (archive.js relies on it)');
+      const mp = x.ozw_model(h), ms = x.ozw_model_size(h);
+      assert.deepEqual(Buffer.from(u8().subarray(mp, mp + ms)), data.subarray(m.data_offset, m.data_offset + m.size));
+      x.ozw_close(h);
+    }
   }
 });
 

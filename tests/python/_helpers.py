@@ -10,6 +10,7 @@ with what it checks.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import pathlib
 import re
@@ -78,6 +79,15 @@ def td_absent_reason() -> str:
 def cli(onnxzip_cli: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
     """Runs the onnxzip command; returns the completed process (not checked)."""
     return subprocess.run([str(onnxzip_cli), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def unnamed_listing(text: str, name: str, as_json: bool) -> str:
+    """`text` (what `onnxzip ls [--json]` or Archive.listing() printed of
+    archive `name`) without the name that begins it; fails when it does not
+    begin with it. Two sources of one archive list the same rest."""
+    head = '{"archive": ' + json.dumps(name) + ",\n" if as_json else name + ": "
+    assert text.startswith(head), (name, text[:200])
+    return text[len(head):]
 
 
 # ---- tensors of a model, in the spec's model order -------------------------------

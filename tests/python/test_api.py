@@ -3,9 +3,11 @@ Archive.tensors as a read-only Mapping, tensor_infos / info / entries,
 model_bytes, model(), view() / write_view(), verify(), check(), extract(),
 the errors (onnxzip.Error with status, code, offset and a message naming the
 file), the closed state, the context manager and repr."""
+import json
 import os
 import pathlib
 import shutil
+import subprocess
 import zlib
 
 import numpy as np
@@ -164,6 +166,40 @@ def test_tensor_infos(archive_path):
         assert w.alignment >= 64 and u.alignment >= 64
         infos.clear()  # a copy: the archive's list is unchanged
         assert len(a.tensor_infos) == 3
+
+
+def _file_alignment(offset):
+    """The largest power of two (<= 65536; 65536 for 0) dividing offset."""
+    return 65536 if offset == 0 else min(offset & -offset, 65536)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_listing_is_ls(archive_path, onnxzip_cli, as_json):
+    """Archive.listing() is what `onnxzip ls [--json]` prints; from a buffer
+    at addresses of other alignments (tensor views there, and
+    TensorInfo.alignment with them, differ) it is the same text but for the
+    archive's name; every alignment in it is the file offset's."""
+    p = subprocess.run([str(onnxzip_cli), "ls", str(archive_path)] + (["--json"] if as_json else []),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    with onnxzip.open(archive_path) as a:
+        assert a.listing(json=as_json) == p.stdout
+        if as_json:
+            listed = json.loads(p.stdout)["tensors"]
+            assert [t["alignment"] for t in listed] == [_file_alignment(i.offset) for i in a.tensor_infos]
+    data = np.frombuffer(archive_path.read_bytes(), np.uint8)
+    shown = str(archive_path) if not as_json else json.dumps(str(archive_path))[1:-1]
+    addresses = set()
+    for shift in (1, 2, 8, 16, 48):
+        room = np.zeros(len(data) + 4096 + 64, np.uint8)
+        buf = room[(-address(room)) % 4096 + shift:][:len(data)]  # `shift` past a 4096-aligned address
+        buf[:] = data
+        with onnxzip.open(buf) as b:
+            assert b.listing(as_json) == p.stdout.replace(shown, "<buffer>", 1), shift
+            addresses.add(tuple(i.alignment for i in b.tensor_infos))
+    assert len(addresses) > 1  # the struct's alignments moved with the buffer; the listing did not
+    with onnxzip.open(archive_path) as a, pytest.raises(TypeError, match="json must be a bool, not str"):
+        a.listing("yes")
 
 
 @pytest.mark.parametrize("align", [64, 4096])

@@ -16,6 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxzip
+from _helpers import unnamed_listing
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "remote"))
 from servers import NGINX, FaultServer, Nginx  # noqa: E402
@@ -112,6 +113,9 @@ def test_metadata_equals_local_open(nginx, local):
         assert a.path == a.url and "SECRET" not in repr(a)
         assert a.tensor_infos == local.tensor_infos
         assert a.entries == local.entries
+        for as_json in (False, True):  # the listing, inline tensors' alignments included
+            assert unnamed_listing(a.listing(as_json), a.url, as_json) == \
+                unnamed_listing(local.listing(as_json), local.path, as_json)
         assert bytes(a.model_bytes) == bytes(local.model_bytes)
         assert a.model().SerializeToString() == local.model().SerializeToString()
         assert a.layout == "archive"

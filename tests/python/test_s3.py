@@ -27,7 +27,7 @@ import pytest
 from onnx import numpy_helper
 
 import onnxzip
-from _helpers import matmul_model
+from _helpers import matmul_model, unnamed_listing
 
 boto3 = pytest.importorskip(
     "boto3", reason="boto3 is not importable by this interpreter (Debian's python3 has no boto3 here; "
@@ -644,3 +644,65 @@ def test_multipart_object(onnxzip_cli, gw, store, arcs, tmp_path, use_env):
     _py_all(big, tmp_path, _url(key=key))
     other = Archive(onnxzip_cli, tmp_path, "big2.onnxzip", 1024, 2816, 4)
     assert _replaced_during_read(gw, store, key, big, other, put, use_env, env).endswith('-3"')
+
+
+# ---- ls: what the local file lists ----------------------------------------------------
+
+SEEDS = pathlib.Path(__file__).resolve().parent.parent / "fuzz" / "corpus" / "fuzz_open"
+
+
+@pytest.fixture(scope="module")
+def listed(onnxzip_cli, store, arcs, shared_corpus, tmp_path_factory):
+    """key -> local path of archives boto3 put under list/: arcs a and b,
+    each packed again with every tensor inline (--size-threshold 1G:
+    raw_data at offsets of many alignments), the same for each shared corpus
+    model (packed both ways), and the fuzz seed archives (every storage,
+    odd names)."""
+    d = tmp_path_factory.mktemp("listed")
+    sources = [arcs[k].path.with_suffix(".onnx") for k in ("a", "b")]
+    models = shared_corpus / "models"
+    sources += sorted(models.glob("*.onnx")) if models.is_dir() else []
+    paths = [arcs["a"].path, arcs["b"].path] + sorted(SEEDS.glob("*.onnxzip"))
+    for src in sources:
+        for tag, opts in (("", []), ("inline-", ["--size-threshold", "1G"])):
+            out = d / f"{tag}{src.stem}.onnxzip"
+            if not out.exists():
+                p = subprocess.run([str(onnxzip_cli), "pack", str(src), "-o", str(out), "-q", *opts],
+                                   capture_output=True, text=True, timeout=120)
+                assert p.returncode == 0, p.stderr
+                paths.append(out)
+    keys = {}
+    for path in paths:
+        keys[f"list/{path.name}"] = path
+        store.put_object(Bucket=BUCKET, Key=f"list/{path.name}", Body=path.read_bytes())
+    return keys
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ls_same_as_local_cli(onnxzip_cli, gw, listed, tmp_path, as_json):
+    """`ls` and `ls --json` of each archive print over s3:// what they print
+    of the local file, byte for byte but for the archive's name (an inline
+    tensor's alignment used to differ: its address's in the copy of the
+    model, 128 in one, 256 in the other)."""
+    env, flags = _env(tmp_path, gw), ["--json"] if as_json else []
+    inline = 0
+    for key, path in listed.items():
+        local = subprocess.run([str(onnxzip_cli), "ls", str(path), *flags], capture_output=True, text=True,
+                               timeout=60)
+        remote = _cli(onnxzip_cli, gw, env, "ls", _url(key=key), *flags)
+        assert local.returncode == 0 and remote.returncode == 0, (key, local.stderr, remote.stderr)
+        assert unnamed_listing(remote.stdout, _url(key=key), as_json) == \
+            unnamed_listing(local.stdout, str(path), as_json), key
+        inline += local.stdout.count("inline")
+    assert len(listed) >= 25 and inline >= 100  # archives with many inline tensors were compared
+
+
+def test_ls_same_as_local_python(gw, listed, tmp_path, use_env):
+    """Archive.listing() of open_url("s3://...") is that of the local file,
+    but for the name, in both forms."""
+    use_env(_env(tmp_path, gw))
+    for key, path in listed.items():
+        with onnxzip.open_url(_url(key=key), allow_http=True) as r, onnxzip.open(path) as a:
+            for as_json in (False, True):
+                assert unnamed_listing(r.listing(as_json), r.url, as_json) == \
+                    unnamed_listing(a.listing(as_json), str(path), as_json), key

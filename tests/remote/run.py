@@ -4,7 +4,9 @@ one temporary document root; test_remote checks the C API against them, then
 the CLI's `ls URL`, `verify URL` and `fetch URL` are compared with the local
 file on every archive (the shared corpus, packed here, and test_remote's),
 with the status of each misbehaving server and a download killed and
-resumed.
+resumed. `ls` and `ls --json` must print the same bytes, the archive's name
+aside, from a path, over HTTP and through the Hub's redirect, also for
+archives of inline tensors at offsets of every alignment.
 
     run.py --test-remote EXE --onnxzip EXE [--corpus DIR]
 """
@@ -44,16 +46,37 @@ def run(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> 
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
-def ls_json(oz: str, target: str) -> dict:
-    r = run(oz, "ls", "--json", "--allow-http", target)
+def ls_out(oz: str, target: str, *flags: str) -> str:
+    r = run(oz, "ls", "--allow-http", target, *flags)
     if r.returncode:
         raise RuntimeError(f"ls {target}: {r.stderr.strip()}")
-    doc = json.loads(r.stdout)
+    return r.stdout
+
+
+def ls_json(oz: str, target: str) -> dict:
+    doc = json.loads(ls_out(oz, target, "--json"))
     doc.pop("archive", None)
-    for t in doc["tensors"]:  # inline tensors: the alignment of the model copy's address
-        if t["storage"] == "inline":
-            t.pop("alignment")
     return doc
+
+
+def listing_diff(oz: str, a: str, b: str) -> str:
+    """"" when `ls` and `ls --json` of targets `a` and `b` (paths, or URLs
+    without a query, which ls shows as they are) print the same bytes but
+    for the archive's name; else where they first differ."""
+    for flags in ((), ("--json",)):
+        cmd, out = " ".join(("ls",) + flags), []
+        for target in (a, b):
+            text, shown = ls_out(oz, target, *flags), json.dumps(target)[1:-1] if flags else target
+            head = '{"archive": "NAME",\n' if flags else "NAME: "
+            text = text.replace(shown, "NAME", 1)
+            if not text.startswith(head):
+                return f"{cmd} {target}: does not start with its name: {text[:80]!r}"
+            out.append(text)
+        if out[0] != out[1]:
+            lines = zip(out[0].splitlines(keepends=True), out[1].splitlines(keepends=True))
+            x, y = next(((x, y) for x, y in lines if x != y), (f"{len(out[0])} bytes", f"{len(out[1])} bytes"))
+            return f"{cmd}: {x!r} != {y!r}"
+    return ""
 
 
 def pack_corpus(oz: str, corpus: str | None, docroot: str) -> list[str]:
@@ -71,6 +94,37 @@ def pack_corpus(oz: str, corpus: str | None, docroot: str) -> list[str]:
     return names
 
 
+SEEDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "fuzz", "corpus", "fuzz_open")
+
+
+def pack_inline(oz: str, corpus: str | None, docroot: str) -> list[str]:
+    """Archives whose tensors sit inline in the model at offsets of every
+    alignment (the corpus models packed with --size-threshold 1G) and the
+    fuzz seed archives (every storage, odd names), for listing_diff()."""
+    names = []
+    models = os.path.join(corpus or "", "models")
+    for m in sorted(os.listdir(models)) if corpus and os.path.isdir(models) else []:
+        if m.endswith(".onnx"):
+            name = "inline-" + m[:-5] + ".onnxzip"
+            r = run(oz, "pack", os.path.join(models, m), "-o", os.path.join(docroot, name), "--size-threshold", "1G")
+            check(f"pack {m} --size-threshold 1G", r.returncode == 0, r.stderr.strip())
+            names.append(name)
+    for seed in sorted(os.listdir(SEEDS)):
+        if seed.endswith(".onnxzip"):
+            shutil.copyfile(os.path.join(SEEDS, seed), os.path.join(docroot, "seed-" + seed))
+            names.append("seed-" + seed)
+    return names
+
+
+def cli_listings(oz: str, ng: Nginx, hub: HubRedirector, docroot: str, names: list[str]) -> None:
+    """ls and ls --json of each archive are the same bytes, the name aside,
+    from its path, its URL and through the Hub's redirect."""
+    for name in names:
+        path = os.path.join(docroot, name)
+        diff = listing_diff(oz, path, ng.url("files", name)) or listing_diff(oz, path, hub.url("org", name))
+        check(f"ls and ls --json: FILE == URL == Hub URL, byte for byte: {name}", not diff, diff)
+
+
 def cli_archive(oz: str, ng: Nginx, docroot: str, out: str, name: str) -> None:
     """ls, verify and fetch of one archive over HTTP, against the local file."""
     url = ng.url("files", name)
@@ -78,11 +132,12 @@ def cli_archive(oz: str, ng: Nginx, docroot: str, out: str, name: str) -> None:
     size = os.path.getsize(path)
     ng.requests()  # flush
     before = len(ng.requests())
-    same = ls_json(oz, url) == ls_json(oz, path)
+    ls_out(oz, url, "--json")
     log = ng.requests(wait_for=before + 1)[before:]
     sent = sum(e["bytes"] for e in log)
-    check(f"ls URL == ls FILE: {name} ({len(log)} requests, {sent} of {size} bytes)",
-          same and len(log) <= 2 and (sent <= size))
+    check(f"ls URL: {name} ({len(log)} requests, {sent} of {size} bytes)", len(log) <= 2 and (sent <= size))
+    diff = listing_diff(oz, path, url)
+    check(f"ls and ls --json of URL == of FILE, byte for byte: {name}", not diff, diff)
     r = run(oz, "verify", "--allow-http", url)
     check(f"verify URL: {name}", r.returncode == 0 and r.stdout.startswith("OK: "), r.stderr.strip())
     dst = os.path.join(out, name)
@@ -230,9 +285,9 @@ def cli_hub(oz: str, ng: Nginx, hub: HubRedirector, out: str, name: str) -> None
     url, direct = hub.url("org", name), ng.url("files", name)
     hub.reset()
     r = run(oz, "ls", "--allow-http", url)
-    same = ls_json(oz, url) == ls_json(oz, direct)
-    check(f"hub: ls URL == ls of the origin's URL: {name}", r.returncode == 0 and same and _quiet(hub, r.stdout),
-          r.stderr.strip())
+    diff = listing_diff(oz, os.path.join(ng.docroot, name), url) or listing_diff(oz, direct, url)
+    check(f"hub: ls and ls --json of the Hub URL == of the file and of the origin's URL: {name}",
+          r.returncode == 0 and not diff and _quiet(hub, r.stdout), diff or r.stderr.strip())
     for what, args in (("verify", ("verify",)), ("fetch", ("fetch", "-q", "-o", os.path.join(out, "hub.whole"))),
                        ("fetch --tensors w1", ("fetch", "-q", "-o", os.path.join(out, "hub.shard"), "--tensors", "w1"))):
         hub.reset()
@@ -369,6 +424,7 @@ def main() -> int:
         os.mkdir(out)
         os.environ["HF_HOME"] = os.path.join(tmp, "no-hf-home")  # not the user's ~/.cache/huggingface
         names = pack_corpus(a.onnxzip, a.corpus, docroot)
+        inline = pack_inline(a.onnxzip, a.corpus, docroot)
         with Nginx(docroot) as ng, FaultServer(docroot) as fs:
             r = subprocess.run([a.test_remote, ng.base_url, fs.base_url, docroot], timeout=400)
             check("test_remote (the C API)", r.returncode == 0)
@@ -387,6 +443,7 @@ def main() -> int:
                       r.returncode == 0 and not cdn_auth, str(cdn_auth[:2]))
                 for name in ["syn.onnxzip", "many.onnxzip"]:
                     cli_hub(a.onnxzip, ng, hub, out, name)
+                cli_listings(a.onnxzip, ng, hub, docroot, inline)
                 cli_hub_open_read(a.onnxzip, hub, out, "syn.onnxzip")
                 cli_hub_messages(a.onnxzip, hub, "syn.onnxzip")
                 cli_hub_tokens(a.onnxzip, hub, tmp, "syn.onnxzip")

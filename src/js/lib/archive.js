@@ -14,19 +14,11 @@ function entryOf(e) {
 // [offset, length] of entry `e`'s local header (an Entry: headerOffset, dataOffset).
 function headerSpan(e) { return [e.headerOffset, e.dataOffset - e.headerOffset]; }
 
-// The largest power of two <= 65536 dividing `off` (65536 for 0), as ls's entries' alignment.
-function alignmentOf(off) {
-  let a = 1;
-  while (a < 65536 && off % (a * 2) === 0) a *= 2;
-  return a;
-}
-
-// An inline tensor's alignment in the wasm's JSON is its address's in the wasm's copy of the model:
-// the file offset's is the property of the archive (index.d.ts Tensor.alignment).
+// A tensor of the wasm's JSON (onnxzip_listing(): `onnxzip ls --json`, alignment the file offset's).
 function tensorOf(t) {
   return Object.freeze({ name: t.name, key: t.key, dataType: t.data_type, dtype: t.dtype, dims: Object.freeze(t.dims),
     storage: t.storage, kind: t.kind, entry: t.entry ?? null, offset: t.offset, byteLength: t.nbytes,
-    alignment: t.storage === 'inline' ? alignmentOf(t.offset) : t.alignment, graphDepth: t.graph_depth });
+    alignment: t.alignment, graphDepth: t.graph_depth });
 }
 
 // [offset, length] spans grouped into reads: neighbours closer than `gap` share one read of at most
@@ -190,12 +182,13 @@ export class Archive {
   #n; #h; #reader; #checked = new Set(); #model; #byKey = new Map(); #order;
   constructor(n, h, reader, allChecked = false) {
     this.#n = n; this.#h = h; this.#reader = reader;
-    const info = JSON.parse(n.str(n.nonNull(n.x.ozw_json(h), where(reader))));
+    this._listing = n.str(n.nonNull(n.x.ozw_json(h), where(reader)));  // `onnxzip ls --json`, byte for byte
+    const info = JSON.parse(this._listing);
     this.name = reader.name;
-    this.size = info.size;
+    this.size = reader.size;
     this.entries = Object.freeze(info.entries.map(entryOf));
     this.tensors = Object.freeze(info.tensors.map(tensorOf));
-    this._modelInfo = info.model;
+    this._modelEntry = this.entries[this.entries.length - 1];  // __MODEL_PROTO: the directory's last record, always
     for (const t of this.tensors) if (t.name && !this.#byKey.has(t.name)) this.#byKey.set(t.name, t);
     for (const t of this.tensors) this.#byKey.set(t.key, t);  // a key wins over another tensor's name
     const p = n.x.ozw_model(h);
@@ -264,7 +257,7 @@ export class Archive {
     this.#handle();
     if (!t) throw new OnnxzipError('ENOTFOUND', `${this.#reader.display}: no tensor named '${nameOrKey}'`);
     if (t.storage === 'inline') {
-      const at = t.offset - this._modelInfo.data_offset;
+      const at = t.offset - this._modelEntry.dataOffset;
       return this.#model.subarray(at, at + t.byteLength);
     }
     if (t.storage !== 'entry') {

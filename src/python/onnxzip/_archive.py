@@ -44,7 +44,8 @@ class TensorInfo:
     ``"file"`` (a classic external-data file). ``offset`` is the data's byte
     offset in its file (0 for typed), ``entry`` the entry name or external
     location (else None), ``alignment`` the largest power of two (<= 65536)
-    dividing the data's address.
+    dividing the data's address (:meth:`Archive.listing` and ``onnxzip ls``
+    report the file offset's, the same from every source).
 
     ``key`` is what :attr:`Archive.tensors`, :meth:`Archive.info` and
     ``onnxzip ls`` name it by: ``name``, or for an unnamed tensor (``name``
@@ -494,6 +495,17 @@ class Archive:
         self._handle().view_write(_args.path(path, "path"), threshold)
 
     # -- checks and outputs --------------------------------------------------
+
+    def listing(self, json: bool = False) -> str:
+        """What ``onnxzip ls`` prints of the archive (``json=True``: what
+        ``onnxzip ls --json`` prints), from the C library
+        (``onnxzip_listing``): the same text, the archive's name aside,
+        whether it was opened from a path, a buffer or a URL. Its alignments
+        are the file offsets' (:attr:`TensorInfo.alignment` is the
+        address's)."""
+        if not isinstance(json, bool):
+            raise TypeError(f"json must be a bool, not {type(json).__name__}")
+        return self._handle().listing(json)
 
     def verify(self) -> None:
         """Reads every byte and checks CRC-32s, digests and the model's

@@ -390,6 +390,20 @@ static PyObject *handle_path(Handle *h, PyObject *unused)
     return PyUnicode_DecodeFSDefault(onnxzip_archive_path(h->a));
 }
 
+/* listing(json) -> str: onnxzip_listing(), what `onnxzip ls [--json]` prints
+ * (always valid UTF-8: names are escaped in it). */
+static PyObject *handle_listing(Handle *h, PyObject *args)
+{
+    int json;
+    char *text;
+    if (!PyArg_ParseTuple(args, "p:listing", &json)) return NULL;
+    int rc = onnxzip_listing(h->a, json ? ONNXZIP_LISTING_JSON : 0, &text);
+    if (rc) return raise_status(rc);
+    PyObject *s = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "strict");
+    onnxzip_free(text);
+    return s;
+}
+
 static PyObject *handle_layout(Handle *h, PyObject *unused)
 {
     (void)unused;
@@ -486,6 +500,7 @@ static PyMethodDef handle_methods[] = {
     { "path", (PyCFunction)handle_path, METH_NOARGS, "onnxzip_archive_path() (a URL without its query)." },
     { "strings", (PyCFunction)handle_strings, METH_VARARGS, "strings(i): a STRING tensor's elements." },
     { "model", (PyCFunction)handle_model, METH_NOARGS, "The serialized ModelProto, in place." },
+    { "listing", (PyCFunction)handle_listing, METH_VARARGS, "listing(json) -> str: onnxzip_listing()." },
     { "layout", (PyCFunction)handle_layout, METH_NOARGS, "onnxzip_archive_layout()." },
     { "verify", (PyCFunction)handle_verify, METH_NOARGS, "onnxzip_verify()." },
     { "check", (PyCFunction)handle_check, METH_NOARGS, "onnxzip_check()." },

@@ -1,0 +1,246 @@
+/*
+ * listing.c — onnxzip_listing(): what `onnxzip ls` prints of an archive, as
+ * tables for people or as one JSON object for scripts. The CLI, Python and
+ * the WebAssembly binding print this one text, so an archive lists the same
+ * whichever way it was opened: every number in it is a property of the
+ * file (alignment from the file offset, never from an address in memory).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "common/buf.h"
+#include "common/escape.h"
+#include "common/internal.h"
+
+/* The text being written; the first failure (out of memory) sticks. */
+typedef struct out {
+    oz_buf b;
+    int rc;
+} out;
+
+#if defined(__MINGW32__)
+__attribute__((format(gnu_printf, 2, 3)))
+#elif defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void put(out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (!o->rc) o->rc = oz_buf_vprintf(&o->b, fmt, ap);
+    va_end(ap);
+}
+
+static void put_json(out *o, const char *s)
+{
+    if (!o->rc) o->rc = oz_buf_json_string(&o->b, s);
+}
+
+/* `s` for a terminal (escape.h); returns the columns used. */
+static size_t put_text(out *o, const char *s)
+{
+    size_t cols = 0;
+    if (!o->rc) o->rc = oz_buf_text(&o->b, s, &cols);
+    return cols;
+}
+
+static size_t text_width(const char *s)
+{
+    size_t cols = 0;
+    oz_buf_text(NULL, s, &cols);
+    return cols;
+}
+
+/* The file's alignment of a tensor's data: its offset's, in the archive, the
+ * .onnx or the side file (onnxzip_tensor.alignment is the address's). */
+static uint32_t tensor_alignment(const onnxzip_tensor *t)
+{
+    return t->storage == ONNXZIP_STORAGE_TYPED ? 0 : oz_alignment_of(t->file_offset);
+}
+
+static const char *storage_name(onnxzip_storage s)
+{
+    switch (s) {
+    case ONNXZIP_STORAGE_ENTRY: return "entry";
+    case ONNXZIP_STORAGE_INLINE: return "inline";
+    case ONNXZIP_STORAGE_TYPED: return "typed";
+    case ONNXZIP_STORAGE_FILE: return "file";
+    }
+    return "unknown";
+}
+
+static const char *kind_name(onnxzip_tensor_kind k)
+{
+    switch (k) {
+    case ONNXZIP_KIND_INITIALIZER: return "initializer";
+    case ONNXZIP_KIND_ATTRIBUTE: return "attribute";
+    case ONNXZIP_KIND_SPARSE_VALUES: return "sparse_values";
+    case ONNXZIP_KIND_SPARSE_INDICES: return "sparse_indices";
+    }
+    return "unknown";
+}
+
+/* The entry named in a tensor's row: its own zip entry only (a side file's
+ * location is not an entry). */
+static const char *entry_of(const onnxzip_tensor *t)
+{
+    return t->storage == ONNXZIP_STORAGE_ENTRY ? t->entry : NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * JSON
+ * ------------------------------------------------------------------------- */
+
+static void json_entry(out *o, const onnxzip_entry *e)
+{
+    put(o, "{\"name\": ");
+    put_json(o, e->name);
+    put(o, ", \"header_offset\": %" PRIu64 ", \"data_offset\": %" PRIu64 ", \"size\": %" PRIu64
+           ", \"crc32\": %" PRIu32 ", \"xxh3\": ", e->header_offset, e->data_offset, e->size, e->crc32);
+    if (e->has_xxh3) put(o, "\"%016" PRIx64 "\"", e->xxh3);
+    else put(o, "null");
+    put(o, ", \"alignment\": %" PRIu32 "}", oz_alignment_of(e->data_offset));
+}
+
+static void json_tensor(out *o, const onnxzip_tensor *t)
+{
+    put(o, "{\"name\": ");
+    put_json(o, t->name);
+    put(o, ", \"key\": ");
+    put_json(o, t->key);
+    put(o, ", \"data_type\": %" PRId32 ", \"dtype\": ", t->data_type);
+    put_json(o, onnxzip_dtype_name(t->data_type));
+    put(o, ", \"dims\": [");
+    for (uint32_t d = 0; d < t->ndims; d++) put(o, "%s%" PRId64, d ? ", " : "", t->dims[d]);
+    put(o, "], \"storage\": \"%s\", \"kind\": \"%s\", \"entry\": ", storage_name(t->storage), kind_name(t->kind));
+    put_json(o, entry_of(t));
+    put(o, ", \"offset\": %" PRIu64 ", \"nbytes\": %" PRIu64 ", \"alignment\": %" PRIu32 ", \"graph_depth\": %" PRIu32
+           "}", t->file_offset, t->nbytes, tensor_alignment(t), t->graph_depth);
+}
+
+static void json(out *o, const onnxzip_archive *a)
+{
+    size_t ne = onnxzip_entry_count(a), nt = onnxzip_tensor_count(a);
+    put(o, "{\"archive\": ");
+    put_json(o, onnxzip_archive_path(a));
+    put(o, ",\n \"entries\": [");
+    for (size_t i = 0; i < ne; i++) {
+        put(o, i ? ",\n  " : "\n  ");
+        json_entry(o, onnxzip_entry_at(a, i));
+    }
+    put(o, ne ? "\n ],\n \"tensors\": [" : "],\n \"tensors\": [");
+    for (size_t i = 0; i < nt; i++) {
+        put(o, i ? ",\n  " : "\n  ");
+        json_tensor(o, onnxzip_tensor_at(a, i));
+    }
+    put(o, nt ? "\n ]}\n" : "]}\n");
+}
+
+/* ---------------------------------------------------------------------------
+ * Tables
+ * ------------------------------------------------------------------------- */
+
+/* Formats dims as "[64, 3, 7, 7]", cut short with "...]" when too long for a
+ * table cell (the JSON has every dim). */
+static const char *format_shape(const onnxzip_tensor *t, char *buf, size_t cap)
+{
+    size_t len = 1;
+    buf[0] = '[';
+    for (uint32_t d = 0; d < t->ndims; d++) {
+        int n = snprintf(buf + len, cap - len, "%s%" PRId64, d ? ", " : "", t->dims[d]);
+        if (n < 0 || (size_t)n + 5 >= cap - len) {
+            memcpy(buf + len, "...]", 5);
+            return buf;
+        }
+        len += (size_t)n;
+    }
+    memcpy(buf + len, "]", 2);
+    return buf;
+}
+
+static size_t max_size(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* A left-aligned cell of text that may need escaping. */
+static void put_cell(out *o, const char *s, size_t width)
+{
+    put(o, "%*s  ", (int)(width - put_text(o, s)), "");
+}
+
+static void entry_table(out *o, const onnxzip_archive *a)
+{
+    size_t n = onnxzip_entry_count(a);
+    put(o, "\nentries:\n%5s  %12s  %12s  %5s  %-8s  %s\n", "#", "data_offset", "size", "align", "crc32", "name");
+    for (size_t i = 0; i < n; i++) {
+        const onnxzip_entry *e = onnxzip_entry_at(a, i);
+        put(o, "%5zu  %12" PRIu64 "  %12" PRIu64 "  %5" PRIu32 "  %08" PRIx32 "  ", i, e->data_offset, e->size,
+            oz_alignment_of(e->data_offset), e->crc32);
+        put_text(o, e->name);
+        put(o, "\n");
+    }
+}
+
+typedef struct tensor_widths {
+    size_t name, dtype, shape, entry;
+} tensor_widths;
+
+/* Column widths from the longest cell, so that the table lines up. */
+static tensor_widths measure_tensors(const onnxzip_archive *a)
+{
+    tensor_widths w = { 4, 5, 5, 5 };
+    size_t n = onnxzip_tensor_count(a);
+    char shape[64];
+    for (size_t i = 0; i < n; i++) {
+        const onnxzip_tensor *t = onnxzip_tensor_at(a, i);
+        w.name = max_size(w.name, text_width(t->key));
+        w.dtype = max_size(w.dtype, strlen(onnxzip_dtype_name(t->data_type)));
+        w.shape = max_size(w.shape, strlen(format_shape(t, shape, sizeof shape)));
+        if (entry_of(t)) w.entry = max_size(w.entry, text_width(t->entry));
+    }
+    return w;
+}
+
+static void tensor_row(out *o, const onnxzip_tensor *t, const tensor_widths *w)
+{
+    char shape[64];
+    put_cell(o, t->key, w->name); /* an unnamed tensor's path in the model */
+    put(o, "%-*s  %-*s  %-7s  ", (int)w->dtype, onnxzip_dtype_name(t->data_type), (int)w->shape,
+        format_shape(t, shape, sizeof shape), storage_name(t->storage));
+    if (entry_of(t)) put_cell(o, t->entry, w->entry);
+    else put(o, "%-*s  ", (int)w->entry, "-");
+    put(o, "%12" PRIu64 "  %12" PRIu64 "  %5" PRIu32 "\n", t->file_offset, t->nbytes, tensor_alignment(t));
+}
+
+static void tables(out *o, const onnxzip_archive *a)
+{
+    static const char *const layouts[] = { "onnxzip archive", "classic ONNX model",
+                                           "classic ONNX model with external data" };
+    size_t n = onnxzip_tensor_count(a);
+    tensor_widths w = measure_tensors(a);
+    put_text(o, onnxzip_archive_path(a));
+    put(o, ": %s, %zu entries, %zu tensors\n", layouts[onnxzip_archive_layout(a)], onnxzip_entry_count(a), n);
+    entry_table(o, a);
+    put(o, "\ntensors:\n%-*s  %-*s  %-*s  %-7s  %-*s  %12s  %12s  %5s\n", (int)w.name, "name", (int)w.dtype,
+        "dtype", (int)w.shape, "shape", "storage", (int)w.entry, "entry", "offset", "nbytes", "align");
+    for (size_t i = 0; i < n; i++) tensor_row(o, onnxzip_tensor_at(a, i), &w);
+}
+
+int onnxzip_listing(const onnxzip_archive *a, unsigned flags, char **text)
+{
+    if (text) *text = NULL;
+    if (!a || !text) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_listing: NULL %s", a ? "text" : "archive");
+    if (flags & ~ONNXZIP_LISTING_JSON)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: unknown listing flags 0x%x", onnxzip_archive_path(a), flags);
+    out o = { { NULL, 0, 0 }, 0 };
+    if (flags & ONNXZIP_LISTING_JSON) json(&o, a);
+    else tables(&o, a);
+    if (!o.rc) o.rc = oz_buf_append(&o.b, "", 1); /* the NUL */
+    if (o.rc) {
+        oz_buf_free(&o.b);
+        return o.rc;
+    }
+    *text = (char *)o.b.p;
+    return 0;
+}
