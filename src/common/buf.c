@@ -64,3 +64,9 @@ void oz_buf_free(oz_buf *b)
     b->p = NULL;
     b->len = b->cap = 0;
 }
+
+/* Memory handed to the caller (a view, a listing) is an oz_buf's. */
+void onnxzip_free(void *p)
+{
+    free(p);
+}

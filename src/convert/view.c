@@ -9,11 +9,6 @@
 #include "convert/view_build.h"
 #include "read/view_record.h"
 
-void onnxzip_free(void *p)
-{
-    free(p);
-}
-
 /* The directory holding `path`, stat()ed. */
 int oz_stat_dir_of(const char *path, oz_stat *st)
 {
@@ -66,11 +61,6 @@ static const uint8_t *mapped_bytes(void *ctx, uint64_t off, uint64_t len)
 {
     (void)len;
     return ((const onnxzip_archive *)ctx)->base + off;
-}
-
-void onnxzip_view_options_init(onnxzip_view_options *opts)
-{
-    if (opts) *opts = (onnxzip_view_options){ .location = NULL, .size_threshold = 1024 };
 }
 
 int onnxzip_view_model(const onnxzip_archive *a, const onnxzip_view_options *opts, void **data, size_t *size)

@@ -8,6 +8,11 @@
 #include "convert/view_build.h"
 #include "read/view_record.h"
 
+void onnxzip_view_options_init(onnxzip_view_options *opts)
+{
+    if (opts) *opts = (onnxzip_view_options){ .location = NULL, .size_threshold = 1024 };
+}
+
 int oz_view_bad_location(const char *s)
 {
     char shown[OZ_PRINTABLE_CAP];
