@@ -425,7 +425,7 @@ static int finish(onnxzip_writer *w)
     oz_sys_close(w->fd); /* synced: a close error could lose nothing */
     w->fd = -1;
     oz_mkdirs_keep(&w->made, w->sync);
-    if (w->sync) oz_sync_parent(w->path); /* durability of the rename, best effort */
+    if (w->sync) oz_sys_sync_parent(w->path); /* durability of the rename, best effort */
     return 0;
 }
 
