@@ -1,6 +1,6 @@
 /*
- * cli.c — error printing, strict number parsing, text and JSON escaping,
- * option parsing and the progress line shared by the onnxzip subcommands.
+ * cli.c — error printing, strict number parsing, text and JSON escaping
+ * and the progress line shared by the onnxzip subcommands.
  */
 #include "cli.h"
 #include "platform.h"
@@ -143,96 +143,6 @@ void cli_line(FILE *f, const char *fmt, ...)
 }
 
 /* ---------------------------------------------------------------------------
- * Options
- * ------------------------------------------------------------------------- */
-
-void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv)
-{
-    p->cmd = cmd;
-    p->argc = argc;
-    p->argv = argv;
-    p->index = 1;
-    p->options_done = 0;
-    p->value = NULL;
-}
-
-/* Takes the option's value from `inline_value` or the next argument;
- * `dashes` + `shown` spell the option in messages. */
-static int take_value(cli_parser *p, const cli_option *o, const char *inline_value,
-                      const char *dashes, const char *shown)
-{
-    if (!o->takes_value) {
-        if (inline_value) {
-            cli_line(stderr, "onnxzip %s: option '%s%s' takes no value", p->cmd, dashes, shown);
-            return CLI_BAD;
-        }
-        p->value = NULL;
-        return o->id;
-    }
-    if (inline_value) {
-        p->value = inline_value;
-        return o->id;
-    }
-    if (p->index >= p->argc) {
-        cli_line(stderr, "onnxzip %s: option '%s%s' needs a value", p->cmd, dashes, shown);
-        return CLI_BAD;
-    }
-    p->value = p->argv[p->index++];
-    return o->id;
-}
-
-static int parse_long(cli_parser *p, const cli_option *opts, const char *arg)
-{
-    const char *name = arg + 2, *eq = strchr(name, '=');
-    size_t len = eq ? (size_t)(eq - name) : strlen(name);
-
-    for (const cli_option *o = opts; o->long_name || o->short_name; o++) {
-        if (o->long_name && strlen(o->long_name) == len &&
-            memcmp(o->long_name, name, len) == 0)
-            return take_value(p, o, eq ? eq + 1 : NULL, "--", o->long_name);
-    }
-    cli_line(stderr, "onnxzip %s: unknown option '%.*s'", p->cmd, (int)(len + 2), arg);
-    return CLI_BAD;
-}
-
-static int parse_short(cli_parser *p, const cli_option *opts, const char *arg)
-{
-    for (const cli_option *o = opts; o->long_name || o->short_name; o++) {
-        if (o->short_name && o->short_name == arg[1]) {
-            const char *rest = arg[2] ? arg + 2 : NULL;
-            /* "-xvalue" only for options with a value: "-qv" is no flag bundle. */
-            if (rest && !o->takes_value)
-                break;
-            return take_value(p, o, rest, "", arg);
-        }
-    }
-    cli_line(stderr, "onnxzip %s: unknown option '%s'", p->cmd, arg);
-    return CLI_BAD;
-}
-
-int cli_next(cli_parser *p, const cli_option *opts)
-{
-    const char *arg;
-
-    p->value = NULL;
-    if (p->index >= p->argc)
-        return CLI_END;
-    arg = p->argv[p->index++];
-    /* "-" alone is an operand by convention (standard input/output). */
-    if (p->options_done || arg[0] != '-' || arg[1] == '\0') {
-        p->value = arg;
-        return CLI_OPERAND;
-    }
-    if (arg[1] == '-' && arg[2] == '\0') {
-        p->options_done = 1;
-        return cli_next(p, opts);
-    }
-    if (arg[1] == '-')
-        return parse_long(p, opts, arg);
-    return parse_short(p, opts, arg);
-}
-
-/* ---------------------------------------------------------------------------
  * Progress
  * ------------------------------------------------------------------------- */
 
@@ -293,21 +203,6 @@ void cli_progress_end(cli_progress_state *s)
     fputs("\r\033[K", stderr);
     fflush(stderr);
     s->shown = 0;
-}
-
-int cli_parse_all(cli_parser *p, const cli_option *options, int help_id, void (*usage)(FILE *),
-                  cli_handler handle, void *ctx)
-{
-    int id, rc;
-    while ((id = cli_next(p, options)) != CLI_END) {
-        if (id == help_id) {
-            usage(stdout);
-            return -1;
-        }
-        if ((rc = handle(p, id, ctx)) != 0)
-            return rc;
-    }
-    return 0;
 }
 
 int cli_require_in_out(const char *cmd, void (*usage)(FILE *), const char *in, const char *in_what,

@@ -72,35 +72,6 @@ CLI_PRINTF(1, 0) char *cli_vformat(const char *fmt, va_list ap);
  * tool prints with a path or other outside text in it goes through here. */
 void cli_line(FILE *f, const char *fmt, ...) CLI_PRINTF(2, 3);
 
-/* Command-line option parsing: GNU style, options and operands in any
- * order; "--name=value", "--name value", "-x value", "-xvalue", and "--"
- * ending the options. */
-typedef struct cli_option {
-    const char *long_name; /* without the leading "--" */
-    char short_name;       /* 0 when there is none */
-    int takes_value;
-    int id;                /* >= 0, returned by cli_next() */
-} cli_option;
-
-typedef struct cli_parser {
-    const char *cmd;        /* for messages */
-    int argc;
-    char **argv;
-    int index;              /* next argv element to look at */
-    int options_done;       /* "--" seen */
-    const char *value;      /* option value or operand of the last result */
-} cli_parser;
-
-enum { CLI_END = -1, CLI_OPERAND = -2, CLI_BAD = -3 };
-
-/* Starts parsing after argv[0]. `opts` ends with a zeroed element. */
-void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv);
-
-/* The next option's id (value in p->value when it takes one), CLI_OPERAND
- * (the operand in p->value), CLI_END, or CLI_BAD after printing why to
- * stderr (the caller then prints its usage). */
-int cli_next(cli_parser *p, const cli_option *opts);
-
 /* Progress of a long operation, for a library onnxzip_progress_fn: a "\r"
  * line on stderr with bytes done/total, MiB/s and the time left, redrawn at
  * most four times a second. */
@@ -113,13 +84,6 @@ typedef struct cli_progress_state {
 /* Starts a display; returns 1 when it should be used: stderr is a terminal
  * and not `quiet`. Then pass cli_progress with `s` as the callback's user. */
 int cli_progress_init(cli_progress_state *s, const char *label, int quiet);
-
-/* The usual option loop: `help_id` prints usage to stdout (returns -1);
- * every other option or operand goes to `handle` (returns 0 or an exit
- * code, which stops the loop). Returns 0 when all were handled. */
-typedef int (*cli_handler)(cli_parser *p, int id, void *ctx);
-int cli_parse_all(cli_parser *p, const cli_option *options, int help_id, void (*usage)(FILE *),
-                  cli_handler handle, void *ctx);
 
 /* Usage errors for a missing or empty input (`in_what` names it) or -o. */
 int cli_require_in_out(const char *cmd, void (*usage)(FILE *), const char *in, const char *in_what,
@@ -145,36 +109,18 @@ void cli_progress(void *user, uint64_t done, uint64_t total);
 /* Erases the line, if one is shown, so that the next output starts clean. */
 void cli_progress_end(cli_progress_state *s);
 
-/* Remote archives (cli_remote.c). Commands that take a URL add
- * CLI_REMOTE_OPTIONS to their option table, pass those ids to
- * cli_remote_option(), and print cli_remote_usage in their help. */
+/* Remote archives (cli_remote.c). Commands that take a URL parse
+ * cli_remote_options as their shared group (options.h) into an
+ * onnxzip_remote_options, and print cli_remote_usage in their help. */
 #include <onnxzip/onnxzip.h>
 
-enum {
-    CLI_OPT_ALLOW_HTTP = 1000, CLI_OPT_CA_FILE, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES, CLI_OPT_PARALLEL,
-    CLI_OPT_MAX_REDIRECTS, CLI_OPT_TOKEN_FILE, CLI_OPT_NO_TOKEN, CLI_OPT_CHUNK_SIZE, CLI_OPT_NO_SIGN,
-    CLI_OPT_PROFILE, CLI_OPT_REGION, CLI_OPT_ENDPOINT_URL, CLI_OPT_S3_ADDRESSING
-};
-/* --parallel is --connections' old name. */
-#define CLI_REMOTE_OPTIONS                                                                           \
-    { "allow-http", 0, 0, CLI_OPT_ALLOW_HTTP }, { "ca-file", 0, 1, CLI_OPT_CA_FILE },                 \
-    { "timeout", 0, 1, CLI_OPT_TIMEOUT }, { "retries", 0, 1, CLI_OPT_RETRIES },                       \
-    { "connections", 0, 1, CLI_OPT_PARALLEL }, { "parallel", 0, 1, CLI_OPT_PARALLEL },                \
-    { "chunk-size", 0, 1, CLI_OPT_CHUNK_SIZE }, { "max-redirects", 0, 1, CLI_OPT_MAX_REDIRECTS },     \
-    { "token-file", 0, 1, CLI_OPT_TOKEN_FILE }, { "no-token", 0, 0, CLI_OPT_NO_TOKEN },               \
-    { "no-sign-request", 0, 0, CLI_OPT_NO_SIGN }, { "profile", 0, 1, CLI_OPT_PROFILE },               \
-    { "region", 0, 1, CLI_OPT_REGION }, { "endpoint-url", 0, 1, CLI_OPT_ENDPOINT_URL },               \
-    { "s3-addressing", 0, 1, CLI_OPT_S3_ADDRESSING }
-#define CLI_IS_REMOTE_OPTION(id) ((id) >= CLI_OPT_ALLOW_HTTP && (id) <= CLI_OPT_S3_ADDRESSING)
+#include "options.h"
+
+extern const cli_opt cli_remote_options[];
 extern const char cli_remote_usage[];
 
 /* 1 when `s` is an http://, https:// or s3:// URL. */
 int cli_is_url(const char *s);
-
-/* Applies remote option `id` (its value in p->value) to *o: 0, or prints
- * why and returns CLI_EXIT_USAGE (CLI_EXIT_FAIL: an unreadable
- * --token-file). */
-int cli_remote_option(cli_parser *p, int id, onnxzip_remote_options *o);
 
 /* onnxzip_open_url() for a URL, else onnxzip_open(). */
 int cli_open(const char *path, const onnxzip_remote_options *o, onnxzip_archive **a);

@@ -46,65 +46,19 @@ int cli_is_url(const char *s)
     return !strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8) || !strncasecmp(s, "s3://", 5);
 }
 
-static int chunk_size(cli_parser *p, onnxzip_remote_options *o)
-{
-    uint64_t v;
-    if (cli_parse_size(p->value, &v) || v < (64u << 10)) {
-        cli_line(stderr, "onnxzip %s: --chunk-size: '%s' is not a size of at least 64K (bytes, or with a K, M or "
-                 "G suffix)", p->cmd, p->value);
-        return CLI_EXIT_USAGE;
-    }
-    o->chunk_size = v;
-    return 0;
-}
-
-static int addressing(cli_parser *p, onnxzip_remote_options *o)
-{
-    static const char *const names[] = { [ONNXZIP_S3_AUTO] = "auto", [ONNXZIP_S3_PATH] = "path",
-                                         [ONNXZIP_S3_VIRTUAL] = "virtual" };
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(p->value, names[i])) {
-            o->s3_addressing = i;
-            return 0;
-        }
-    cli_line(stderr, "onnxzip %s: --s3-addressing: '%s' is none of path, virtual, auto", p->cmd, p->value);
-    return CLI_EXIT_USAGE;
-}
-
-/* A text option's value, which may not be empty ("" means the default). */
-static int text(cli_parser *p, const char *name, const char **out)
-{
-    if (!*p->value) {
-        cli_line(stderr, "onnxzip %s: --%s: an empty value", p->cmd, name);
-        return CLI_EXIT_USAGE;
-    }
-    *out = p->value;
-    return 0;
-}
-
-static int number(cli_parser *p, const char *name, unsigned min, unsigned max, unsigned *out)
-{
-    uint64_t v;
-    if (cli_parse_u64(p->value, &v) || v < min || v > max) {
-        cli_line(stderr, "onnxzip %s: --%s: '%s' is not a number from %u to %u", p->cmd, name, p->value, min, max);
-        return CLI_EXIT_USAGE;
-    }
-    *out = (unsigned)v;
-    return 0;
-}
-
 /* --token-file's token: the whole file, whitespace around it dropped (a
  * static buffer: the options point to it until the process ends). The
  * token itself is never an argument: `ps` would show it to every user. */
-static int token_file(cli_parser *p, onnxzip_remote_options *o)
+static int token_file(const cli_parser *p, const cli_opt *o, const char *path, void *field)
 {
     static char token[4097];
-    int fd = cli_open_read(p->value);
+    (void)o;
+    int fd = cli_open_read(path);
     long long n = fd < 0 ? -1 : cli_read(fd, token, sizeof token);
     int e = errno;
     if (fd >= 0) cli_close(fd);
     if (n < 0) {
-        cli_line(stderr, "onnxzip %s: --token-file %s: %s", p->cmd, p->value, strerror(e));
+        cli_line(stderr, "onnxzip %s: --token-file %s: %s", p->c->name, path, strerror(e));
         return CLI_EXIT_FAIL;
     }
     size_t a = 0, b = (size_t)n;
@@ -113,34 +67,39 @@ static int token_file(cli_parser *p, onnxzip_remote_options *o)
     memmove(token, token + a, b - a);
     memset(token + (b - a), 0, sizeof token - (b - a));
     if (n == (long long)sizeof token || b == a) {
-        cli_line(stderr, "onnxzip %s: --token-file %s: %s", p->cmd, p->value,
+        cli_line(stderr, "onnxzip %s: --token-file %s: %s", p->c->name, path,
                  b == a ? "the file is empty: no token in it" : "more than 4096 bytes: not a token");
         return CLI_EXIT_USAGE;
     }
-    o->bearer_token = token;
+    *(const char **)field = token;
     return 0;
 }
 
-int cli_remote_option(cli_parser *p, int id, onnxzip_remote_options *o)
-{
-    switch (id) {
-    case CLI_OPT_ALLOW_HTTP: o->allow_http = 1; return 0;
-    case CLI_OPT_CA_FILE: o->ca_file = p->value; return 0;
-    case CLI_OPT_TIMEOUT: return number(p, "timeout", 1, 86400000u, &o->stall_timeout_ms);
-    case CLI_OPT_RETRIES: return number(p, "retries", 0, 100, &o->retries);
-    case CLI_OPT_MAX_REDIRECTS: return number(p, "max-redirects", 0, 50, &o->max_redirects);
-    case CLI_OPT_PARALLEL: return number(p, "connections", 1, 64, &o->parallel);
-    case CLI_OPT_CHUNK_SIZE: return chunk_size(p, o);
-    case CLI_OPT_NO_SIGN: o->s3_no_sign = 1; return 0;
-    case CLI_OPT_PROFILE: return text(p, "profile", &o->s3_profile);
-    case CLI_OPT_REGION: return text(p, "region", &o->s3_region);
-    case CLI_OPT_ENDPOINT_URL: return text(p, "endpoint-url", &o->s3_endpoint_url);
-    case CLI_OPT_S3_ADDRESSING: return addressing(p, o);
-    case CLI_OPT_TOKEN_FILE: return token_file(p, o);
-    case CLI_OPT_NO_TOKEN: o->bearer_token = ""; return 0;
-    }
-    return CLI_EXIT_USAGE;
-}
+static const char *const addressing[] = { [ONNXZIP_S3_AUTO] = "auto", [ONNXZIP_S3_PATH] = "path",
+                                          [ONNXZIP_S3_VIRTUAL] = "virtual", NULL };
+
+#define RO(field) CLI_AT(onnxzip_remote_options, field)
+
+/* One line an option; cli_remote_usage says each. */
+const cli_opt cli_remote_options[] = {
+    { .name = "allow-http", .kind = CLI_FLAG, .at = RO(allow_http) },
+    { .name = "ca-file", .kind = CLI_STRING, .at = RO(ca_file) },
+    { .name = "timeout", .kind = CLI_UINT, .at = RO(stall_timeout_ms), .min = 1, .max = 86400000 },
+    { .name = "retries", .kind = CLI_UINT, .at = RO(retries), .min = 0, .max = 100 },
+    { .name = "connections|parallel", .kind = CLI_UINT, .at = RO(parallel), .min = 1, .max = 64 },
+    { .name = "chunk-size", .kind = CLI_SIZE, .at = RO(chunk_size), .min = 64u << 10,
+      .what = "is not a size of at least 64K (bytes, or with a K, M or G suffix)" },
+    { .name = "max-redirects", .kind = CLI_UINT, .at = RO(max_redirects), .min = 0, .max = 50 },
+    { .name = "token-file", .kind = CLI_CALL, .at = RO(bearer_token), .call = token_file },
+    { .name = "no-token", .kind = CLI_SET, .at = RO(bearer_token), .what = "" },
+    { .name = "no-sign-request", .kind = CLI_FLAG, .at = RO(s3_no_sign) },
+    { .name = "profile", .kind = CLI_TEXT, .at = RO(s3_profile) },
+    { .name = "region", .kind = CLI_TEXT, .at = RO(s3_region) },
+    { .name = "endpoint-url", .kind = CLI_TEXT, .at = RO(s3_endpoint_url) },
+    { .name = "s3-addressing", .kind = CLI_CHOICE, .at = RO(s3_addressing), .choices = addressing,
+      .what = "is none of path, virtual, auto" },
+    { .name = NULL },
+};
 
 int cli_open(const char *path, const onnxzip_remote_options *o, onnxzip_archive **a)
 {

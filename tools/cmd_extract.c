@@ -10,16 +10,6 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_OUTPUT, OPT_QUIET };
-
-static const cli_option options[] = {
-    { "help",   'h', 0, OPT_HELP },
-    { "output", 'o', 1, OPT_OUTPUT },
-    { "quiet",  'q', 0, OPT_QUIET },
-    CLI_REMOTE_OPTIONS,
-    { NULL, 0, 0, 0 },
-};
-
 typedef struct extract_args {
     const char *archive;
     const char *tensor;
@@ -49,40 +39,23 @@ static void usage(FILE *f)
     fputs(cli_remote_usage, f);
 }
 
-static int parse_option(cli_parser *p, int id, void *ctx)
-{
-    extract_args *a = ctx;
-    if (CLI_IS_REMOTE_OPTION(id)) return cli_remote_option(p, id, &a->ro);
-    switch (id) {
-    case OPT_OUTPUT:
-        a->out = p->value;
-        return 0;
-    case OPT_QUIET:
-        a->quiet = 1;
-        return 0;
-    case CLI_OPERAND:
-        if (!a->archive)
-            a->archive = p->value;
-        else if (!a->tensor)
-            a->tensor = p->value;
-        else
-            return cli_usage_error("extract", usage, "unexpected argument '%s'", p->value);
-        return 0;
-    default:
-        usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-}
+#define ARG(field) CLI_AT(extract_args, field)
 
-/* Returns -1 after printing help, 0 when parsed, or an exit code. */
-static int parse_args(int argc, char **argv, extract_args *a)
+static const cli_opt options[] = {
+    { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out) },
+    { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = ARG(quiet) },
+    { .name = NULL },
+};
+
+static const cli_command command = { "extract", usage, options, cli_remote_options, ARG(ro),
+                                     { ARG(archive), ARG(tensor) }, 2 };
+
+/* What the options cannot say: 0, or the exit code after printing why. */
+static int check_args(const extract_args *a)
 {
-    cli_parser p;
-    cli_parser_init(&p, "extract", argc, argv);
-    int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, a);
-    if (!rc) rc = cli_require_in_out("extract", usage, a->archive, "archive", a->out, "FILE");
+    int rc = cli_require_in_out(command.name, usage, a->archive, "archive", a->out, "FILE");
     if (!rc && !a->tensor)
-        rc = cli_usage_error("extract", usage, "missing tensor name");
+        rc = cli_usage_error(command.name, usage, "missing tensor name");
     return rc;
 }
 
@@ -129,10 +102,9 @@ int cmd_extract(int argc, char **argv)
     onnxzip_archive *ar = NULL;
     const onnxzip_tensor *t;
     onnxzip_remote_options_init(&a.ro);
-    int rc = parse_args(argc, argv, &a);
-
-    if (rc != 0)
-        return rc < 0 ? CLI_EXIT_OK : rc;
+    int rc;
+    if (cli_parse(&command, argc, argv, &a, &rc) || (rc = check_args(&a)))
+        return rc;
     if ((rc = cli_open(a.archive, &a.ro, &ar)) != 0)
         return cli_lib_error(rc);
     if (cli_is_url(a.archive))

@@ -6,17 +6,6 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_OUTPUT, OPT_QUIET, OPT_TENSORS };
-
-static const cli_option options[] = {
-    { "help", 'h', 0, OPT_HELP },
-    { "output", 'o', 1, OPT_OUTPUT },
-    { "quiet", 'q', 0, OPT_QUIET },
-    { "tensors", 't', 1, OPT_TENSORS },
-    CLI_REMOTE_OPTIONS,
-    { NULL, 0, 0, 0 },
-};
-
 static void usage(FILE *f)
 {
     fputs("usage: onnxzip fetch URL -o FILE [--tensors PATTERN]...\n"
@@ -42,49 +31,55 @@ static void usage(FILE *f)
 
 #define MAX_PATTERNS 256
 
+typedef struct patterns {
+    const char *v[MAX_PATTERNS];
+    size_t n;
+} patterns;
+
 typedef struct args {
     const char *url, *out;
-    const char *patterns[MAX_PATTERNS];
-    size_t npatterns;
+    patterns tensors;
     int quiet;
     onnxzip_remote_options ro;
 } args;
 
-static int parse_option(cli_parser *p, int id, void *ctx)
+/* --tensors: one more pattern. */
+static int add_pattern(const cli_parser *p, const cli_opt *o, const char *value, void *field)
 {
-    args *a = ctx;
-    if (CLI_IS_REMOTE_OPTION(id)) return cli_remote_option(p, id, &a->ro);
-    if (id == OPT_OUTPUT && !a->out) a->out = p->value;
-    else if (id == OPT_QUIET) a->quiet = 1;
-    else if (id == OPT_TENSORS && a->npatterns == MAX_PATTERNS)
-        return cli_usage_error("fetch", usage, "more than %d --tensors", MAX_PATTERNS);
-    else if (id == OPT_TENSORS) a->patterns[a->npatterns++] = p->value;
-    else if (id == CLI_OPERAND && !a->url) a->url = p->value;
-    else if (id == CLI_OPERAND) return cli_usage_error("fetch", usage, "unexpected argument '%s'", p->value);
-    else if (id == OPT_OUTPUT) return cli_usage_error("fetch", usage, "-o given twice");
-    else {
-        usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
+    patterns *t = field;
+    (void)o;
+    if (t->n == MAX_PATTERNS)
+        return cli_usage_error(p->c->name, p->c->usage, "more than %d --tensors", MAX_PATTERNS);
+    t->v[t->n++] = value;
     return 0;
 }
+
+#define ARG(field) CLI_AT(args, field)
+
+static const cli_opt options[] = {
+    { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out), .flags = CLI_ONCE },
+    { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = ARG(quiet) },
+    { .name = "tensors", .short_name = 't', .kind = CLI_CALL, .at = ARG(tensors), .call = add_pattern },
+    { .name = NULL },
+};
+
+static const cli_command command = { "fetch", usage, options, cli_remote_options, ARG(ro), { ARG(url) }, 1 };
 
 int cmd_fetch(int argc, char **argv)
 {
     args a = { 0 };
     onnxzip_remote_options_init(&a.ro);
-    cli_parser p;
-    cli_parser_init(&p, "fetch", argc, argv);
-    int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, &a);
-    if (rc) return rc < 0 ? CLI_EXIT_OK : rc;
-    if ((rc = cli_require_in_out("fetch", usage, a.url, "URL", a.out, "FILE"))) return rc;
+    int rc;
+    if (cli_parse(&command, argc, argv, &a, &rc) ||
+        (rc = cli_require_in_out(command.name, usage, a.url, "URL", a.out, "FILE")))
+        return rc;
     if (!cli_is_url(a.url))
-        return cli_usage_error("fetch", usage, "'%s' is not an http://, https:// or s3:// URL", a.url);
+        return cli_usage_error(command.name, usage, "'%s' is not an http://, https:// or s3:// URL", a.url);
     onnxzip_archive *h = NULL;
     if ((rc = onnxzip_open_url(a.url, &a.ro, &h)) != 0) return cli_lib_error(rc);
     cli_progress_state ps;
     int show = cli_progress_init(&ps, "fetching", a.quiet);
-    rc = a.npatterns ? onnxzip_fetch_tensors(h, a.out, a.patterns, a.npatterns, show ? cli_progress : NULL, &ps)
+    rc = a.tensors.n ? onnxzip_fetch_tensors(h, a.out, a.tensors.v, a.tensors.n, show ? cli_progress : NULL, &ps)
                      : onnxzip_fetch(h, a.out, show ? cli_progress : NULL, &ps);
     if (show) cli_progress_end(&ps);
     if (rc) {
@@ -94,7 +89,7 @@ int cmd_fetch(int argc, char **argv)
     }
     onnxzip_remote_stats st;
     onnxzip_remote_get_stats(h, &st);
-    if (a.npatterns) { /* what is on disk, and what it cost */
+    if (a.tensors.n) { /* what is on disk, and what it cost */
         rc = cli_archive_summary("fetched", onnxzip_archive_path(h), a.out);
         if (rc == CLI_EXIT_OK)
             cli_line(stdout, "received %llu of %llu bytes in %llu requests (%llu retries)",

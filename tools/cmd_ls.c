@@ -6,14 +6,11 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_JSON };
-
-static const cli_option options[] = {
-    { "help", 'h', 0, OPT_HELP },
-    { "json", 0,   0, OPT_JSON },
-    CLI_REMOTE_OPTIONS,
-    { NULL, 0, 0, 0 },
-};
+typedef struct ls_args {
+    const char *path;
+    int json;
+    onnxzip_remote_options ro;
+} ls_args;
 
 static void usage(FILE *f)
 {
@@ -50,37 +47,28 @@ static int print_listing(const onnxzip_archive *a, int json)
  * Command
  * ------------------------------------------------------------------------- */
 
+static const cli_opt options[] = {
+    { .name = "json", .kind = CLI_FLAG, .at = CLI_AT(ls_args, json) },
+    { .name = NULL },
+};
+
+static const cli_command command = { "ls", usage, options, cli_remote_options, CLI_AT(ls_args, ro),
+                                     { CLI_AT(ls_args, path) }, 1 };
+
 int cmd_ls(int argc, char **argv)
 {
-    const char *path = NULL;
-    int json = 0, id, rc;
+    ls_args la = { 0 };
     onnxzip_archive *a = NULL;
-    cli_parser p;
-    onnxzip_remote_options ro;
 
-    onnxzip_remote_options_init(&ro);
-    cli_parser_init(&p, "ls", argc, argv);
-    while ((id = cli_next(&p, options)) != CLI_END) {
-        if (id == OPT_HELP) {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (id == OPT_JSON) {
-            json = 1;
-        } else if (CLI_IS_REMOTE_OPTION(id)) {
-            if ((rc = cli_remote_option(&p, id, &ro)) != 0)
-                return rc;
-        } else if (id == CLI_OPERAND && !path) {
-            path = p.value;
-        } else if (id == CLI_OPERAND) {
-            return cli_usage_error("ls", usage, "unexpected argument '%s'", p.value);
-        } else {
-            usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
-    }
+    onnxzip_remote_options_init(&la.ro);
+    int rc;
+    if (cli_parse(&command, argc, argv, &la, &rc))
+        return rc;
+    const char *path = la.path;
+    int json = la.json;
     if (!path)
         return cli_usage_error("ls", usage, "missing ARCHIVE");
-    if ((rc = cli_open(path, &ro, &a)) != 0)
+    if ((rc = cli_open(path, &la.ro, &a)) != 0)
         return cli_lib_error(rc);
     rc = print_listing(a, json); /* names a URL without its query (credentials) */
     onnxzip_close(&a);

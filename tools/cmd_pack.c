@@ -8,23 +8,6 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_OUTPUT, OPT_ALIGN, OPT_THRESHOLD, OPT_QUIET, OPT_DATA_DIR, OPT_KEEP_TYPED,
-       OPT_NO_ATTRS, OPT_DEDUP, OPT_NO_SYNC };
-
-static const cli_option options[] = {
-    { "help",           'h', 0, OPT_HELP },
-    { "output",         'o', 1, OPT_OUTPUT },
-    { "align",          0,   1, OPT_ALIGN },
-    { "size-threshold", 0,   1, OPT_THRESHOLD },
-    { "quiet",          'q', 0, OPT_QUIET },
-    { "data-dir",       0,   1, OPT_DATA_DIR },
-    { "keep-typed",     0,   0, OPT_KEEP_TYPED },
-    { "no-convert-attributes", 0, 0, OPT_NO_ATTRS },
-    { "dedup",          0,   0, OPT_DEDUP },
-    { "no-sync",        0,   0, OPT_NO_SYNC },
-    { NULL, 0, 0, 0 },
-};
-
 typedef struct pack_args {
     const char *in;
     const char *out;
@@ -64,84 +47,33 @@ static void usage(FILE *f)
           "  -h, --help               show this help\n", f);
 }
 
-static int parse_align(const char *s, uint32_t *out)
-{
-    uint64_t v;
+#define ARG(field) CLI_AT(pack_args, field)
 
-    if (cli_parse_u64(s, &v) != 0 || v < 64 || v > 65536 || (v & (v - 1)) != 0)
-        return cli_usage_error("pack", usage,
-                               "--align: '%s' is not a power of two between 64 and 65536", s);
-    *out = (uint32_t)v;
-    return 0;
-}
+static const cli_opt options[] = {
+    { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out) },
+    { .name = "align", .kind = CLI_POW2, .at = ARG(opts.alignment), .min = 64, .max = 65536 },
+    { .name = "size-threshold", .kind = CLI_SIZE, .at = ARG(opts.size_threshold),
+      .what = CLI_BYTE_COUNT },
+    { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = ARG(quiet) },
+    { .name = "data-dir", .kind = CLI_STRING, .at = ARG(opts.data_dir) },
+    { .name = "keep-typed", .kind = CLI_BIT, .at = ARG(opts.flags), .min = ONNXZIP_PACK_KEEP_TYPED },
+    { .name = "no-convert-attributes", .kind = CLI_BIT, .at = ARG(opts.flags),
+      .min = ONNXZIP_PACK_NO_CONVERT_ATTRIBUTES },
+    { .name = "dedup", .kind = CLI_BIT, .at = ARG(opts.flags), .min = ONNXZIP_PACK_DEDUP },
+    { .name = "no-sync", .kind = CLI_BIT, .at = ARG(opts.flags), .min = ONNXZIP_PACK_NO_SYNC },
+    { .name = NULL },
+};
 
-static int parse_threshold(const char *s, uint64_t *out)
-{
-    if (cli_parse_size(s, out) != 0)
-        return cli_usage_error("pack", usage,
-                               "--size-threshold: '%s' is not a byte count "
-                               "(a non-negative integer, optional suffix K, M or G)", s);
-    return 0;
-}
-
-static int parse_option(cli_parser *p, int id, void *ctx)
-{
-    pack_args *a = ctx;
-    switch (id) {
-    case OPT_OUTPUT:
-        a->out = p->value;
-        return 0;
-    case OPT_ALIGN:
-        return parse_align(p->value, &a->opts.alignment);
-    case OPT_THRESHOLD:
-        return parse_threshold(p->value, &a->opts.size_threshold);
-    case OPT_DATA_DIR:
-        a->opts.data_dir = p->value;
-        return 0;
-    case OPT_KEEP_TYPED:
-        a->opts.flags |= ONNXZIP_PACK_KEEP_TYPED;
-        return 0;
-    case OPT_NO_ATTRS:
-        a->opts.flags |= ONNXZIP_PACK_NO_CONVERT_ATTRIBUTES;
-        return 0;
-    case OPT_DEDUP:
-        a->opts.flags |= ONNXZIP_PACK_DEDUP;
-        return 0;
-    case OPT_NO_SYNC:
-        a->opts.flags |= ONNXZIP_PACK_NO_SYNC;
-        return 0;
-    case OPT_QUIET:
-        a->quiet = 1;
-        return 0;
-    case CLI_OPERAND:
-        if (a->in)
-            return cli_usage_error("pack", usage, "unexpected argument '%s'", p->value);
-        a->in = p->value;
-        return 0;
-    default:
-        usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-}
-
-/* Returns -1 after printing help, 0 when parsed, or an exit code. */
-static int parse_args(int argc, char **argv, pack_args *a)
-{
-    cli_parser p;
-    onnxzip_pack_options_init(&a->opts);
-    cli_parser_init(&p, "pack", argc, argv);
-    int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, a);
-    if (!rc) rc = cli_require_in_out("pack", usage, a->in, "input model", a->out, "OUT");
-    return rc;
-}
+static const cli_command command = { "pack", usage, options, NULL, 0, { ARG(in) }, 1 };
 
 int cmd_pack(int argc, char **argv)
 {
     pack_args a = { 0 };
-    int rc = parse_args(argc, argv, &a);
-
-    if (rc != 0)
-        return rc < 0 ? CLI_EXIT_OK : rc;
+    onnxzip_pack_options_init(&a.opts);
+    int rc;
+    if (cli_parse(&command, argc, argv, &a, &rc) ||
+        (rc = cli_require_in_out(command.name, usage, a.in, "input model", a.out, "OUT")))
+        return rc;
     /* The library refuses an OUT that is an input (ONNXZIP_ESAMEFILE) or a special file. */
     cli_progress_state ps;
     if (cli_progress_init(&ps, "packing", a.quiet)) {

@@ -10,16 +10,6 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_OUTPUT, OPT_ALIGN, OPT_QUIET };
-
-static const cli_option options[] = {
-    { "help",   'h', 0, OPT_HELP },
-    { "output", 'o', 1, OPT_OUTPUT },
-    { "align",  0,   1, OPT_ALIGN },
-    { "quiet",  'q', 0, OPT_QUIET },
-    { NULL, 0, 0, 0 },
-};
-
 typedef struct repack_args {
     const char *in;
     const char *out;
@@ -51,58 +41,25 @@ static void usage(FILE *f)
           "  -h, --help               show this help\n", f);
 }
 
-static int parse_align(const char *s, uint32_t *out)
-{
-    uint64_t v;
+#define ARG(field) CLI_AT(repack_args, field)
 
-    if (cli_parse_u64(s, &v) != 0 || v < 64 || v > 65536 || (v & (v - 1)) != 0)
-        return cli_usage_error("repack", usage,
-                               "--align: '%s' is not a power of two between 64 and 65536", s);
-    *out = (uint32_t)v;
-    return 0;
-}
+static const cli_opt options[] = {
+    { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out) },
+    { .name = "align", .kind = CLI_POW2, .at = ARG(opts.alignment), .min = 64, .max = 65536 },
+    { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = ARG(quiet) },
+    { .name = NULL },
+};
 
-static int parse_option(cli_parser *p, int id, void *ctx)
-{
-    repack_args *a = ctx;
-    switch (id) {
-    case OPT_OUTPUT:
-        a->out = p->value;
-        return 0;
-    case OPT_ALIGN:
-        return parse_align(p->value, &a->opts.alignment);
-    case OPT_QUIET:
-        a->quiet = 1;
-        return 0;
-    case CLI_OPERAND:
-        if (a->in)
-            return cli_usage_error("repack", usage, "unexpected argument '%s'", p->value);
-        a->in = p->value;
-        return 0;
-    default:
-        usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-}
-
-/* Returns -1 after printing help, 0 when parsed, or an exit code. */
-static int parse_args(int argc, char **argv, repack_args *a)
-{
-    cli_parser p;
-    onnxzip_write_options_init(&a->opts);
-    cli_parser_init(&p, "repack", argc, argv);
-    int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, a);
-    if (!rc) rc = cli_require_in_out("repack", usage, a->in, "input archive", a->out, "OUT");
-    return rc;
-}
+static const cli_command command = { "repack", usage, options, NULL, 0, { ARG(in) }, 1 };
 
 int cmd_repack(int argc, char **argv)
 {
     repack_args a = { 0 };
-    int rc = parse_args(argc, argv, &a);
-
-    if (rc != 0)
-        return rc < 0 ? CLI_EXIT_OK : rc;
+    onnxzip_write_options_init(&a.opts);
+    int rc;
+    if (cli_parse(&command, argc, argv, &a, &rc) ||
+        (rc = cli_require_in_out(command.name, usage, a.in, "input archive", a.out, "OUT")))
+        return rc;
     /* The library refuses an OUT that is IN (ONNXZIP_ESAMEFILE) or a special file. */
     if ((rc = onnxzip_repack(a.in, a.out, &a.opts)) != 0)
         return cli_lib_error(rc);

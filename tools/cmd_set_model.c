@@ -11,13 +11,10 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_QUIET };
-
-static const cli_option options[] = {
-    { "help", 'h', 0, OPT_HELP },
-    { "quiet", 'q', 0, OPT_QUIET },
-    { NULL, 0, 0, 0 },
-};
+typedef struct set_model_args {
+    const char *archive, *model;
+    int quiet;
+} set_model_args;
 
 static void usage(FILE *f)
 {
@@ -96,34 +93,29 @@ static int read_model(const char *path, const char *archive, uint8_t **data, siz
     return 0;
 }
 
+static const cli_opt options[] = {
+    { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = CLI_AT(set_model_args, quiet) },
+    { .name = NULL },
+};
+
+static const cli_command command = { "set-model", usage, options, NULL, 0,
+                                     { CLI_AT(set_model_args, archive), CLI_AT(set_model_args, model) }, 2 };
+
 int cmd_set_model(int argc, char **argv)
 {
-    cli_parser p;
-    const char *paths[2] = { NULL, NULL };
-    int id, quiet = 0, n = 0;
-    cli_parser_init(&p, "set-model", argc, argv);
-    while ((id = cli_next(&p, options)) != CLI_END) {
-        if (id == OPT_HELP) {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        }
-        if (id == OPT_QUIET) {
-            quiet = 1;
-        } else if (id == CLI_OPERAND && n < 2) {
-            paths[n++] = p.value;
-        } else {
-            usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (n != 2) return cli_usage_error("set-model", usage, "expected ARCHIVE and NEW.onnx");
+    set_model_args a = { 0 };
+    int rc;
+    if (cli_parse(&command, argc, argv, &a, &rc))
+        return rc;
+    if (!a.model)
+        return cli_usage_error(command.name, usage, "expected ARCHIVE and NEW.onnx");
     uint8_t *model = NULL;
     size_t size = 0;
-    int rc = read_model(paths[1], paths[0], &model, &size);
+    rc = read_model(a.model, a.archive, &model, &size);
     if (rc) return rc;
-    rc = onnxzip_update_model(paths[0], model, size);
+    rc = onnxzip_update_model(a.archive, model, size);
     free(model);
     if (rc) return cli_lib_error(rc);
-    if (!quiet) cli_line(stdout, "updated %s: new model of %zu bytes from %s", paths[0], size, paths[1]);
+    if (!a.quiet) cli_line(stdout, "updated %s: new model of %zu bytes from %s", a.archive, size, a.model);
     return CLI_EXIT_OK;
 }

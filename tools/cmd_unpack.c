@@ -9,28 +9,11 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_OUTPUT, OPT_LAYOUT, OPT_LOCATION, OPT_ALIGN, OPT_CHECKSUM, OPT_QUIET, OPT_THRESHOLD,
-       OPT_NO_SYNC, OPT_MAX_SHARD };
-
-static const cli_option options[] = {
-    { "help",     'h', 0, OPT_HELP },
-    { "output",   'o', 1, OPT_OUTPUT },
-    { "layout",   0,   1, OPT_LAYOUT },
-    { "location", 0,   1, OPT_LOCATION },
-    { "align",    0,   1, OPT_ALIGN },
-    { "checksum", 0,   0, OPT_CHECKSUM },
-    { "quiet",    'q', 0, OPT_QUIET },
-    { "size-threshold", 0, 1, OPT_THRESHOLD },
-    { "no-sync",  0,   0, OPT_NO_SYNC },
-    { "max-shard-size", 0, 1, OPT_MAX_SHARD },
-    { NULL, 0, 0, 0 },
-};
-
 typedef struct unpack_args {
     const char *in;
     const char *out;
     int quiet;
-    int single_only; /* an option that only SINGLE (and SAFETENSORS' side file) uses was given */
+    uint32_t align; /* --align, 0 when not given: SINGLE's (and SAFETENSORS' side file's) only */
     onnxzip_unpack_options opts;
 } unpack_args;
 
@@ -78,93 +61,49 @@ static void usage(FILE *f)
           "  -h, --help               show this help\n", f);
 }
 
-static int parse_layout(const char *s, onnxzip_unpack_layout *out)
+/* --max-shard-size: sizes as onnxzip_parse_size() reads them (5GB, 2GiB). */
+static int shard_size(const cli_parser *p, const cli_opt *o, const char *value, void *field)
 {
-    if (strcmp(s, "single") == 0)
-        *out = ONNXZIP_UNPACK_SINGLE;
-    else if (strcmp(s, "per-tensor") == 0)
-        *out = ONNXZIP_UNPACK_PER_TENSOR;
-    else if (strcmp(s, "inline") == 0)
-        *out = ONNXZIP_UNPACK_INLINE;
-    else if (strcmp(s, "safetensors") == 0)
-        *out = ONNXZIP_UNPACK_SAFETENSORS;
-    else
-        return cli_usage_error("unpack", usage,
-                               "--layout: '%s' is not one of single, per-tensor, inline, safetensors", s);
+    if (onnxzip_parse_size(value, field) != 0 || *(uint64_t *)field == 0)
+        return cli_bad_value(p, o, value, "is not a size of at least 1 byte (e.g. 5GB, 500MB, 2GiB, or bytes)");
     return 0;
 }
 
-static int parse_align(const char *s, uint32_t *out)
-{
-    uint64_t v;
+static const char *const layouts[] = { [ONNXZIP_UNPACK_SINGLE] = "single", [ONNXZIP_UNPACK_PER_TENSOR] = "per-tensor",
+                                       [ONNXZIP_UNPACK_INLINE] = "inline",
+                                       [ONNXZIP_UNPACK_SAFETENSORS] = "safetensors", NULL };
+_Static_assert(sizeof(onnxzip_unpack_layout) == sizeof(int), "--layout is stored as an int (CLI_CHOICE)");
 
-    if (cli_parse_u64(s, &v) != 0 || v < 1 || v > 65536 || (v & (v - 1)) != 0)
-        return cli_usage_error("unpack", usage,
-                               "--align: '%s' is not a power of two between 1 and 65536", s);
-    *out = (uint32_t)v;
-    return 0;
-}
+#define ARG(field) CLI_AT(unpack_args, field)
 
-static int parse_option(cli_parser *p, int id, void *ctx)
-{
-    unpack_args *a = ctx;
-    switch (id) {
-    case OPT_OUTPUT:
-        a->out = p->value;
-        return 0;
-    case OPT_LAYOUT:
-        return parse_layout(p->value, &a->opts.layout);
-    case OPT_LOCATION:
-        a->opts.location = p->value;
-        a->single_only = 1;
-        return 0;
-    case OPT_ALIGN:
-        a->single_only = 1;
-        return parse_align(p->value, &a->opts.alignment);
-    case OPT_THRESHOLD:
-        if (cli_parse_size(p->value, &a->opts.size_threshold) != 0)
-            return cli_usage_error("unpack", usage, "--size-threshold: '%s' is not a byte count "
-                                   "(a non-negative integer, optional suffix K, M or G)", p->value);
-        return 0;
-    case OPT_MAX_SHARD:
-        if (onnxzip_parse_size(p->value, &a->opts.max_shard_size) != 0 || a->opts.max_shard_size == 0)
-            return cli_usage_error("unpack", usage, "--max-shard-size: '%s' is not a size of at least 1 byte "
-                                   "(e.g. 5GB, 500MB, 2GiB, or bytes)", p->value);
-        return 0;
-    case OPT_NO_SYNC:
-        a->opts.flags |= ONNXZIP_UNPACK_NO_SYNC;
-        return 0;
-    case OPT_CHECKSUM:
-        a->opts.flags |= ONNXZIP_UNPACK_CHECKSUM;
-        return 0;
-    case OPT_QUIET:
-        a->quiet = 1;
-        return 0;
-    case CLI_OPERAND:
-        if (a->in)
-            return cli_usage_error("unpack", usage, "unexpected argument '%s'", p->value);
-        a->in = p->value;
-        return 0;
-    default:
-        usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-}
+static const cli_opt options[] = {
+    { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out) },
+    { .name = "layout", .kind = CLI_CHOICE, .at = ARG(opts.layout), .choices = layouts,
+      .what = "is not one of single, per-tensor, inline, safetensors" },
+    { .name = "location", .kind = CLI_STRING, .at = ARG(opts.location) },
+    { .name = "align", .kind = CLI_POW2, .at = ARG(align), .min = 1, .max = 65536 },
+    { .name = "checksum", .kind = CLI_BIT, .at = ARG(opts.flags), .min = ONNXZIP_UNPACK_CHECKSUM },
+    { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = ARG(quiet) },
+    { .name = "size-threshold", .kind = CLI_SIZE, .at = ARG(opts.size_threshold), .what = CLI_BYTE_COUNT },
+    { .name = "no-sync", .kind = CLI_BIT, .at = ARG(opts.flags), .min = ONNXZIP_UNPACK_NO_SYNC },
+    { .name = "max-shard-size", .kind = CLI_CALL, .at = ARG(opts.max_shard_size), .call = shard_size },
+    { .name = NULL },
+};
 
-/* Returns -1 after printing help, 0 when parsed, or an exit code. */
-static int parse_args(int argc, char **argv, unpack_args *a)
+static const cli_command command = { "unpack", usage, options, NULL, 0, { ARG(in) }, 1 };
+
+/* What the options cannot say: 0, or the exit code after printing why. */
+static int check_args(unpack_args *a)
 {
-    cli_parser p;
-    onnxzip_unpack_options_init(&a->opts);
-    cli_parser_init(&p, "unpack", argc, argv);
-    int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, a);
-    if (!rc) rc = cli_require_in_out("unpack", usage, a->in, "input archive", a->out, "DIR/NAME.onnx");
-    if (!rc && a->single_only && a->opts.layout != ONNXZIP_UNPACK_SINGLE &&
+    if (a->align)
+        a->opts.alignment = a->align;
+    int rc = cli_require_in_out(command.name, usage, a->in, "input archive", a->out, "DIR/NAME.onnx");
+    if (!rc && (a->opts.location || a->align) && a->opts.layout != ONNXZIP_UNPACK_SINGLE &&
         a->opts.layout != ONNXZIP_UNPACK_SAFETENSORS)
-        rc = cli_usage_error("unpack", usage, "--location and --align apply to --layout single and "
+        rc = cli_usage_error(command.name, usage, "--location and --align apply to --layout single and "
                              "safetensors only");
     if (!rc && a->opts.max_shard_size && a->opts.layout != ONNXZIP_UNPACK_SAFETENSORS)
-        rc = cli_usage_error("unpack", usage, "--max-shard-size applies to --layout safetensors only");
+        rc = cli_usage_error(command.name, usage, "--max-shard-size applies to --layout safetensors only");
     return rc;
 }
 
@@ -237,10 +176,10 @@ int cmd_unpack(int argc, char **argv)
     unpack_args a = { 0 };
     cli_progress_state ps;
     size_t tensors = 0, files = 0;
-    int rc = parse_args(argc, argv, &a);
-
-    if (rc != 0)
-        return rc < 0 ? CLI_EXIT_OK : rc;
+    int rc;
+    onnxzip_unpack_options_init(&a.opts);
+    if (cli_parse(&command, argc, argv, &a, &rc) || (rc = check_args(&a)))
+        return rc;
     if (cli_progress_init(&ps, "unpacking", a.quiet)) {
         a.opts.progress = cli_progress;
         a.opts.progress_user = &ps;

@@ -6,13 +6,10 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP };
-
-static const cli_option options[] = {
-    { "help", 'h', 0, OPT_HELP },
-    CLI_REMOTE_OPTIONS,
-    { NULL, 0, 0, 0 },
-};
+typedef struct verify_args {
+    const char *path;
+    onnxzip_remote_options ro;
+} verify_args;
 
 static void usage(FILE *f)
 {
@@ -28,47 +25,21 @@ static void usage(FILE *f)
     fputs(cli_remote_usage, f);
 }
 
-/* Returns -1 after printing help, 0 when parsed, or an exit code. */
-static int parse_args(int argc, char **argv, const char **path, onnxzip_remote_options *ro)
-{
-    cli_parser p;
-    int id;
-
-    cli_parser_init(&p, "verify", argc, argv);
-    while ((id = cli_next(&p, options)) != CLI_END) {
-        if (id == OPT_HELP) {
-            usage(stdout);
-            return -1;
-        }
-        if (CLI_IS_REMOTE_OPTION(id)) {
-            int rc = cli_remote_option(&p, id, ro);
-            if (rc) return rc;
-            continue;
-        }
-        if (id != CLI_OPERAND) {
-            usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
-        if (*path)
-            return cli_usage_error("verify", usage, "unexpected argument '%s'", p.value);
-        *path = p.value;
-    }
-    if (!*path)
-        return cli_usage_error("verify", usage, "missing ARCHIVE");
-    return 0;
-}
+static const cli_command command = { "verify", usage, NULL, cli_remote_options, CLI_AT(verify_args, ro),
+                                     { CLI_AT(verify_args, path) }, 1 };
 
 int cmd_verify(int argc, char **argv)
 {
-    const char *path = NULL;
+    verify_args va = { 0 };
     onnxzip_archive *a = NULL;
-    onnxzip_remote_options ro;
-    onnxzip_remote_options_init(&ro);
-    int rc = parse_args(argc, argv, &path, &ro);
-
-    if (rc != 0)
-        return rc < 0 ? CLI_EXIT_OK : rc;
-    if ((rc = cli_open(path, &ro, &a)) != 0)
+    onnxzip_remote_options_init(&va.ro);
+    int rc;
+    if (cli_parse(&command, argc, argv, &va, &rc))
+        return rc;
+    if (!va.path)
+        return cli_usage_error(command.name, usage, "missing ARCHIVE");
+    const char *path = va.path;
+    if ((rc = cli_open(path, &va.ro, &a)) != 0)
         return cli_lib_error(rc);
     if (cli_is_url(path))
         path = onnxzip_archive_path(a); /* never print a URL's query (credentials) */

@@ -13,16 +13,6 @@
 
 #include <onnxzip/onnxzip.h>
 
-enum { OPT_HELP, OPT_OUTPUT, OPT_QUIET, OPT_THRESHOLD };
-
-static const cli_option options[] = {
-    { "help",   'h', 0, OPT_HELP },
-    { "output", 'o', 1, OPT_OUTPUT },
-    { "quiet",  'q', 0, OPT_QUIET },
-    { "size-threshold", 0, 1, OPT_THRESHOLD },
-    { NULL, 0, 0, 0 },
-};
-
 typedef struct view_args {
     const char *archive, *out;
     int quiet;
@@ -72,31 +62,17 @@ static size_t entry_tensors(const onnxzip_archive *ar)
     return n;
 }
 
-static int parse_option(cli_parser *p, int id, void *ctx)
-{
-    view_args *a = ctx;
-    switch (id) {
-    case OPT_OUTPUT:
-        a->out = p->value;
-        return 0;
-    case OPT_QUIET:
-        a->quiet = 1;
-        return 0;
-    case OPT_THRESHOLD:
-        if (cli_parse_size(p->value, &a->opts.size_threshold) != 0)
-            return cli_usage_error("view", usage, "--size-threshold: '%s' is not a byte count (e.g. 0, 4096, 4K)",
-                                   p->value);
-        return 0;
-    case CLI_OPERAND:
-        if (a->archive)
-            return cli_usage_error("view", usage, "unexpected argument '%s'", p->value);
-        a->archive = p->value;
-        return 0;
-    default:
-        usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-}
+#define ARG(field) CLI_AT(view_args, field)
+
+static const cli_opt options[] = {
+    { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out) },
+    { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = ARG(quiet) },
+    { .name = "size-threshold", .kind = CLI_SIZE, .at = ARG(opts.size_threshold),
+      .what = "is not a byte count (e.g. 0, 4096, 4K)" },
+    { .name = NULL },
+};
+
+static const cli_command command = { "view", usage, options, NULL, 0, { ARG(archive) }, 1 };
 
 /* "-o -": the view's bytes, its location the archive's file name. */
 static int view_to_stdout(onnxzip_archive *ar, const char *archive, const onnxzip_view_options *opts)
@@ -119,13 +95,10 @@ int cmd_view(int argc, char **argv)
     view_args a = { 0 };
     onnxzip_view_options_init(&a.opts);
     onnxzip_archive *ar = NULL;
-    cli_parser p;
-    cli_parser_init(&p, "view", argc, argv);
-    int rc = cli_parse_all(&p, options, OPT_HELP, usage, parse_option, &a);
-    if (!rc)
-        rc = cli_require_in_out("view", usage, a.archive, "ARCHIVE", a.out, "VIEW");
-    if (rc)
-        return rc < 0 ? CLI_EXIT_OK : rc;
+    int rc;
+    if (cli_parse(&command, argc, argv, &a, &rc) ||
+        (rc = cli_require_in_out(command.name, usage, a.archive, "ARCHIVE", a.out, "VIEW")))
+        return rc;
     if ((rc = onnxzip_open(a.archive, 0, &ar)) != 0)
         return cli_lib_error(rc);
     if (strcmp(a.out, "-") == 0)

@@ -9,17 +9,6 @@
 #include "common/outputs.h"
 #include "common/sys.h"
 
-int oz_open_parent(const char *path)
-{
-    const char *slash = oz_last_sep(path);
-    /* with its separator: "/", and "C:\\" on Windows, are directories as they are */
-    char *dir = slash ? oz_strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-    if (!dir) return -1;
-    int fd = oz_sys_dir_fd(dir);
-    free(dir);
-    return fd;
-}
-
 int oz_tmp_claim(int dirfd, const char *name, int fd)
 {
     /* blocks only while a sweeper examines it; no such lock here (ENOLCK):
@@ -92,7 +81,7 @@ int oz_tmp_create(const char *path, char **tmp, int *fd, oz_made_dirs *made)
         free(name);
         return rc;
     }
-    int dirfd = oz_open_parent(path);
+    int dirfd = oz_sys_parent_fd(path);
     if (dirfd < 0) {
         rc = oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot open its directory: %s", path, strerror(errno));
         free(name);
@@ -123,14 +112,6 @@ int oz_tmp_create(const char *path, char **tmp, int *fd, oz_made_dirs *made)
     free(name); /* never created: nothing to remove */
     oz_mkdirs_undo(made);
     return rc;
-}
-
-void oz_sync_parent(const char *path)
-{
-    int fd = oz_open_parent(path);
-    if (fd < 0) return;
-    oz_sys_sync(fd);
-    oz_sys_close(fd);
 }
 
 int oz_pwrite_full(int fd, const void *data, size_t n, uint64_t off)
@@ -206,7 +187,7 @@ int oz_atomic_commit(oz_atomic_file *af)
     free(af->tmp);
     af->tmp = NULL; /* renamed: nothing left to remove */
     oz_mkdirs_keep(&af->made, 1);
-    oz_sync_parent(af->path);
+    oz_sys_sync_parent(af->path);
     oz_atomic_abort(af);
     return 0;
 }

@@ -36,10 +36,6 @@ typedef struct oz_atomic_file {
  * anything is created (outputs.h). */
 int oz_tmp_create(const char *path, char **tmp, int *fd, oz_made_dirs *made);
 
-/* fsyncs the directory holding `path`, so that a rename into it is durable.
- * Best effort: the rename already happened. */
-void oz_sync_parent(const char *path);
-
 /* pwrite() of all `n` bytes at `off`, retrying short writes and EINTR.
  * Returns 0, or -1 with errno set (ENOSPC when a write makes no progress). */
 int oz_pwrite_full(int fd, const void *data, size_t n, uint64_t off);
@@ -75,9 +71,5 @@ void oz_tmp_sweep(int dirfd, const char *prefix, size_t tail, int dirs);
  * between its creation and the lock). Returns 0 when the file is claimed, 1
  * when it was swept (close it and create another name). */
 int oz_tmp_claim(int dirfd, const char *name, int fd);
-
-/* The directory part of `path` ("." when none), opened O_DIRECTORY; -1 on
- * failure (errno set). */
-int oz_open_parent(const char *path);
 
 #endif

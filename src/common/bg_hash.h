@@ -1,5 +1,6 @@
 /* A background hasher for the writer: CRC-32 and XXH3 of entries that the
- * writer is still copying, read back from the file being written. */
+ * writer is still copying, read back from the file being written by a
+ * follower (follow.h), one span per entry. */
 #ifndef ONNXZIP_BG_HASH_H
 #define ONNXZIP_BG_HASH_H
 
@@ -17,7 +18,8 @@ typedef struct oz_bg_result {
 } oz_bg_result;
 
 /* Starts the thread, reading back from fd (open for reading). NULL when no
- * thread or memory could be had: the caller then hashes as it copies. */
+ * thread or memory could be had (nothing recorded): the caller then hashes
+ * as it copies. */
 oz_bg_hash *oz_bg_hash_start(int fd);
 
 /* Queues [off, off + len) of the file, for `entry` whose local header is at
@@ -31,7 +33,8 @@ void oz_bg_hash_ready(oz_bg_hash *h, uint64_t off);
 /* The jobs finished since the last call (with `wait`: after waiting for all
  * queued ones), in queue order; *results is owned by h, valid until the next
  * call. *pending: the local header offset of the first unfinished job, or
- * UINT64_MAX. 0, or -1 with errno set when reading back failed. */
+ * UINT64_MAX. 0, or the status of reading back (or ONNXZIP_ENOMEM), its
+ * error recorded (naming the offset, not the file). */
 int oz_bg_hash_collect(oz_bg_hash *h, int wait, const oz_bg_result **results, size_t *n, uint64_t *pending);
 
 /* Every job's result, in queue order, once all are finished (after a

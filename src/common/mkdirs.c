@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/atomic_file.h"
 #include "common/internal.h"
 #include "common/mkdirs.h"
 #include "common/sys.h"
@@ -122,7 +121,7 @@ void oz_mkdirs_keep(oz_made_dirs *made, int sync)
     if (!made) return;
     while (sync && made->n) {
         made->path[made->ends[--made->n]] = '\0';
-        oz_sync_parent(made->path);
+        oz_sys_sync_parent(made->path);
     }
     free(made->path);
     free(made->ends);

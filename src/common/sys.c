@@ -354,6 +354,16 @@ int oz_sys_dir_fd(const char *path)
     return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+int oz_sys_parent_fd(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : NULL;
+    if (slash && !dir) return -1;
+    int fd = oz_sys_dir_fd(dir ? dir : ".");
+    free(dir);
+    return fd;
+}
+
 int oz_sys_dir_fd_at(int dirfd, const char *name)
 {
     return openat(at(dirfd), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -425,6 +435,14 @@ int oz_sys_lock_file(int fd, int wait)
 int oz_sys_sync(int fd)
 {
     return fsync(fd);
+}
+
+void oz_sys_sync_parent(const char *path)
+{
+    int fd = oz_sys_parent_fd(path);
+    if (fd < 0) return;
+    fsync(fd);
+    close(fd);
 }
 
 int oz_sys_truncate(int fd, uint64_t size)

@@ -116,6 +116,10 @@ void oz_sys_advise_file(int fd, uint64_t off, uint64_t len, int advice);
 
 /* Opens the directory `path` for the calls below and oz_sys_sync(). */
 int oz_sys_dir_fd(const char *path);
+/* The same for the directory holding the file `path`: its part up to the
+ * last separator ('/', on Windows '\\' too), that separator kept ("/" and
+ * "C:\\" are directories as they are); "." when there is none. */
+int oz_sys_parent_fd(const char *path);
 /* The subdirectory `name` of `dirfd`, refusing a symbolic link (ELOOP or
  * ENOTDIR). */
 int oz_sys_dir_fd_at(int dirfd, const char *name);
@@ -152,6 +156,10 @@ int oz_sys_lock_file(int fd, int wait);
 
 /* fsync(2) (Windows: FlushFileBuffers; a directory needs none there). */
 int oz_sys_sync(int fd);
+/* fsyncs the directory holding `path`, so that a rename into it (or a
+ * directory made in it) is durable. Best effort: the rename already
+ * happened. Windows: nothing to do (see oz_sys_sync). */
+void oz_sys_sync_parent(const char *path);
 /* ftruncate(2). */
 int oz_sys_truncate(int fd, uint64_t size);
 /* pwrite(2) and write(2): fewer bytes than asked only on a full disk. */

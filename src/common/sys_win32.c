@@ -427,6 +427,24 @@ int oz_sys_dir_fd(const char *path)
     return dir_fd(OZ_AT_CWD, path, 0);
 }
 
+int oz_sys_parent_fd(const char *path)
+{
+    size_t n = strlen(path);
+    while (n && path[n - 1] != '/' && path[n - 1] != '\\') n--;
+    char *dir = n ? malloc(n + 1) : NULL;
+    if (n && !dir) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (dir) {
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    int fd = dir_fd(OZ_AT_CWD, dir ? dir : ".", 0);
+    free(dir);
+    return fd;
+}
+
 int oz_sys_dir_fd_at(int dirfd, const char *name)
 {
     return dir_fd(dirfd, name, 1);
@@ -557,6 +575,11 @@ int oz_sys_sync(int fd)
     HANDLE h = handle_of(fd);
     if (is_dir_handle(h)) return 0; /* NTFS journals the directory; MoveFileExW wrote through */
     return FlushFileBuffers(h) ? 0 : fail_win();
+}
+
+void oz_sys_sync_parent(const char *path)
+{
+    (void)path; /* a directory needs no flush here (oz_sys_sync) */
 }
 
 int oz_sys_truncate(int fd, uint64_t size)

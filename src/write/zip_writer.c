@@ -193,12 +193,13 @@ static int absorb(onnxzip_writer *w, int wait)
     const oz_bg_result *r;
     size_t n;
     uint64_t pending;
-    if (oz_bg_hash_collect(w->hash, wait, &r, &n, &pending)) return io_err(w, "cannot read back the temporary file");
-    for (size_t i = 0; i < n; i++) {
-        int rc = set_crc(w, r[i].header, r[i].crc);
-        if (rc) return rc;
+    int rc = oz_bg_hash_collect(w->hash, wait, &r, &n, &pending);
+    if (rc) { /* its message names the offset read back: this names the file */
+        const onnxzip_error_info *e = onnxzip_last_error();
+        return oz_err_errno(e->sys_errno, rc, e->offset, w->path, "%s: the temporary file: %s", w->path, e->message);
     }
-    return 0;
+    for (size_t i = 0; i < n && !rc; i++) rc = set_crc(w, r[i].header, r[i].crc);
+    return rc;
 }
 
 static void copied(void *ctx, uint64_t final_to)
@@ -424,7 +425,7 @@ static int finish(onnxzip_writer *w)
     oz_sys_close(w->fd); /* synced: a close error could lose nothing */
     w->fd = -1;
     oz_mkdirs_keep(&w->made, w->sync);
-    if (w->sync) oz_sync_parent(w->path); /* durability of the rename, best effort */
+    if (w->sync) oz_sys_sync_parent(w->path); /* durability of the rename, best effort */
     return 0;
 }
 
