@@ -10,7 +10,7 @@ repeated, whether they belong to a oneof, and the message type they hold.
 Reads the subset of the proto2 language onnx.proto uses: package, messages
 (nested), enums, optional/repeated fields, oneof, reserved, options in
 brackets. Anything else is an error, so a new construct in the schema is
-noticed here rather than mis-read. tests/test_schema_table.c compares the
+noticed here rather than mis-read. tests/onnx/test_schema_table.c compares the
 result with protoc-c's descriptors.
 """
 import re

@@ -13,11 +13,11 @@ wrote.
 
 With --reader DIGEST CROSS_DIGEST (a build with the reader only, as on
 Windows), the reference CLI packs each model and unpacks it into the classic
-layouts instead, and tests/read_digest.c built both ways must print the same
+layouts instead, and tests/support/read_digest.c built both ways must print the same
 for every file: each tensor's type, shape, storage, size, XXH3 of its bytes,
 and verify's status.
 
-Inputs: the models of tests/scripts/testmodels.py (built with Debian's onnx
+Inputs: the models of tests/cli/testmodels.py (built with Debian's onnx
 package) and, when the shared corpus is present, its models."""
 import argparse
 import filecmp
@@ -30,7 +30,7 @@ import shutil
 import tempfile
 import zipfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 import testmodels  # noqa: E402
 
 PACK_OPTIONS = [[], ["--size-threshold", "1", "--align", "4096"], ["--dedup", "--keep-typed"]]

@@ -13,7 +13,7 @@
 # page cache. Python is not built (its tests need a target interpreter).
 # windows (MinGW-w64, under Wine) runs its suite (the C unit tests but the
 # POSIX-only ones, and tests/windows: the fuzz seed corpus read); then
-# tests/read_digest.c built for Windows must print what the reference
+# tests/support/read_digest.c built for Windows must print what the reference
 # build's prints for archives and classic layouts written by REFERENCE_CLI
 # (whose build dir holds tests/read_digest), and the Windows CLI must write
 # what REFERENCE_CLI writes, byte for byte (compare.py).

@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'scripts'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'cli'))
 from hostile_models import f_len as ld, varint as pb_varint  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper
 

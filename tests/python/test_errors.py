@@ -227,7 +227,7 @@ def _missing_external(p):
                                    _missing_external],
                          ids=["plain", "legacy", "tf2onnx", "cut20", "cut2000", "cut-30", "cut-1", "missing_ext"])
 def test_same_error_from_open_load_verify(tmp_path, build):
-    """What the CLI says of these files (tests/scripts/cli_messages.py), the
+    """What the CLI says of these files (tests/cli/cli_messages.py), the
     Python API raises from open, load and verify: one class and message."""
     pytest.importorskip("onnx")
     p = str(tmp_path / "input.bin")

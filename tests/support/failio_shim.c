@@ -1,6 +1,6 @@
 /*
  * failio_shim — an LD_PRELOAD library that makes one of a process's writes
- * fail, to test what a failed write leaves behind (tests/scripts/setmodel_full.py).
+ * fail, to test what a failed write leaves behind (tests/cli/setmodel_full.py).
  *
  * It counts the calls that change a file — pwrite, fsync, fdatasync,
  * ftruncate and fallocate (their 64-bit names too) — and makes call number

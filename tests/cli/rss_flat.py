@@ -7,7 +7,7 @@ For each size, a classic external-data model (the layout onnx's
 save_as_external_data writes: one data file, here sparse so that the test
 costs little disk) with 16 tensors is packed, then the archive is unpacked
 (single layout); the peak resident set of each run is read by MAXRSS_EXE
-(tests/maxrss.c: a tiny launcher, since ru_maxrss inherits the forking
+(tests/support/maxrss.c: a tiny launcher, since ru_maxrss inherits the forking
 process's own high-water mark across exec). Both must stay under 64 MiB + 2 x the model proto at every size, and
 grow by less than 16 MiB from the small size to the large one: memory that
 scaled with the weights would grow by hundreds of MiB here.

@@ -91,7 +91,7 @@ def foreign_zip(work, tool):
     stored entry per tensor of more than 1024 elements, named by its node with
     some characters made '_', referenced as external data) or as PyTorch's
     ZIP_ARCHIVE export (__MODEL_PROTO first, an entry per initializer named as
-    it, raw_data the placeholder __EXTERNAL); tests/scripts/foreign_zips.py
+    it, raw_data the placeholder __EXTERNAL); tests/cli/foreign_zips.py
     checks these layouts in depth."""
     m, entries = onnx.load(str(work / "model.onnx")), {}
     for i, t in enumerate(m.graph.initializer):

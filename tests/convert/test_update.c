@@ -184,7 +184,7 @@ static int limited_update(const fixture *f, off_t limit, int to, const uint8_t *
  * through is the end of its shadow end (spec 15.4 step 1): found by
  * bisection, then every limit that cuts the write of its trailer short (a
  * torn trailer, which the update must undo) is tried. The ENOSPC and EIO sweeps are in
- * tests/scripts/setmodel_full.py. */
+ * tests/cli/setmodel_full.py. */
 static void size_limit(fixture *f)
 {
     size_t n = 0;

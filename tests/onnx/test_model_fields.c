@@ -3,7 +3,7 @@
  * names each missing field; onnxzip_open(), even with ONNXZIP_OPEN_VERIFY,
  * still accepts such models, and onnxzip_pack() refuses them with verify's
  * message. The CLI side, against onnx.checker itself, is
- * tests/scripts/model_fields.py. */
+ * tests/cli/model_fields.py. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +47,7 @@ static void classic(const uint8_t *buf, size_t len, int no_ir, int no_opset, int
 
 /* The same model packed: refused with the message verify would give the
  * archive (naming its entry), and no output left. (Verify of such an archive,
- * made by libzip: tests/test_errors.c.) */
+ * made by libzip: tests/read/test_errors.c.) */
 static void archive(const char *dir, const uint8_t *buf, size_t len)
 {
     const char *in = tu_path(dir, "m.onnx"), *out = tu_path(dir, "m.onnxzip");
