@@ -1,8 +1,8 @@
 /* HTTP(S) byte-range requests through libcurl, for remote archives: ranges
  * fetched several at once, each retried with backoff, every reply checked
  * against what was asked (status 206, Content-Range, total size, length)
- * and against the file pinned by the first reply (its validator). Built
- * with -Dcurl only. */
+ * and against the file pinned by the first reply (its validator), and
+ * timed against the pace rules of policy.h. Built with -Dcurl only. */
 #ifndef ONNXZIP_HTTP_H
 #define ONNXZIP_HTTP_H
 
