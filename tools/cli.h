@@ -161,7 +161,8 @@ void cli_progress_end(cli_progress_state *s);
 enum {
     CLI_OPT_ALLOW_HTTP = 1000, CLI_OPT_CA_FILE, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES, CLI_OPT_PARALLEL,
     CLI_OPT_MAX_REDIRECTS, CLI_OPT_TOKEN_FILE, CLI_OPT_NO_TOKEN, CLI_OPT_CHUNK_SIZE, CLI_OPT_NO_SIGN,
-    CLI_OPT_PROFILE, CLI_OPT_REGION, CLI_OPT_ENDPOINT_URL, CLI_OPT_S3_ADDRESSING
+    CLI_OPT_PROFILE, CLI_OPT_REGION, CLI_OPT_ENDPOINT_URL, CLI_OPT_S3_ADDRESSING, CLI_OPT_LOW_SPEED_LIMIT,
+    CLI_OPT_LOW_SPEED_TIME, CLI_OPT_REQUEST_TIMEOUT
 };
 /* --parallel is --connections' old name. */
 #define CLI_REMOTE_OPTIONS                                                                           \
@@ -172,8 +173,11 @@ enum {
     { "token-file", 0, 1, CLI_OPT_TOKEN_FILE }, { "no-token", 0, 0, CLI_OPT_NO_TOKEN },               \
     { "no-sign-request", 0, 0, CLI_OPT_NO_SIGN }, { "profile", 0, 1, CLI_OPT_PROFILE },               \
     { "region", 0, 1, CLI_OPT_REGION }, { "endpoint-url", 0, 1, CLI_OPT_ENDPOINT_URL },               \
-    { "s3-addressing", 0, 1, CLI_OPT_S3_ADDRESSING }
-#define CLI_IS_REMOTE_OPTION(id) ((id) >= CLI_OPT_ALLOW_HTTP && (id) <= CLI_OPT_S3_ADDRESSING)
+    { "s3-addressing", 0, 1, CLI_OPT_S3_ADDRESSING },                                                \
+    { "low-speed-limit", 0, 1, CLI_OPT_LOW_SPEED_LIMIT },                                            \
+    { "low-speed-time", 0, 1, CLI_OPT_LOW_SPEED_TIME },                                              \
+    { "request-timeout", 0, 1, CLI_OPT_REQUEST_TIMEOUT }
+#define CLI_IS_REMOTE_OPTION(id) ((id) >= CLI_OPT_ALLOW_HTTP && (id) <= CLI_OPT_REQUEST_TIMEOUT)
 extern const char cli_remote_usage[];
 
 /* 1 when `s` is an http://, https:// or s3:// URL. */

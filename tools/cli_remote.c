@@ -17,6 +17,12 @@ const char cli_remote_usage[] =
     "      --allow-http        also accept plain http:// URLs (and redirects to them)\n"
     "      --ca-file FILE      trust the PEM certificates in FILE instead of the system's\n"
     "      --timeout MS        fail a transfer that receives nothing for MS ms (30000)\n"
+    "      --low-speed-limit RATE\n"
+    "                          fail a transfer slower than RATE bytes/s (K, M suffixes;\n"
+    "                          1K) for as long as --low-speed-time MS (30000)\n"
+    "      --request-timeout MS\n"
+    "                          fail a request not complete within MS ms for each 8 MiB\n"
+    "                          it asks (300000); these failures are retried too\n"
     "      --retries N         retry a failed request N times, with backoff (4)\n"
     "      --connections N     ranged requests in flight at once, 1 to 64 (16);\n"
     "                          --parallel N is its old name\n"
@@ -55,6 +61,18 @@ static int chunk_size(cli_parser *p, onnxzip_remote_options *o)
         return CLI_EXIT_USAGE;
     }
     o->chunk_size = v;
+    return 0;
+}
+
+static int rate(cli_parser *p, onnxzip_remote_options *o)
+{
+    uint64_t v;
+    if (cli_parse_size(p->value, &v) || v < 1 || v > UINT32_MAX) {
+        cli_line(stderr, "onnxzip %s: --low-speed-limit: '%s' is not a rate from 1 byte/s to 4G-1 (bytes per "
+                 "second, or with a K, M or G suffix)", p->cmd, p->value);
+        return CLI_EXIT_USAGE;
+    }
+    o->low_speed_limit = (unsigned)v;
     return 0;
 }
 
@@ -127,6 +145,9 @@ int cli_remote_option(cli_parser *p, int id, onnxzip_remote_options *o)
     case CLI_OPT_ALLOW_HTTP: o->allow_http = 1; return 0;
     case CLI_OPT_CA_FILE: o->ca_file = p->value; return 0;
     case CLI_OPT_TIMEOUT: return number(p, "timeout", 1, 86400000u, &o->stall_timeout_ms);
+    case CLI_OPT_LOW_SPEED_LIMIT: return rate(p, o);
+    case CLI_OPT_LOW_SPEED_TIME: return number(p, "low-speed-time", 1, 86400000u, &o->low_speed_time_ms);
+    case CLI_OPT_REQUEST_TIMEOUT: return number(p, "request-timeout", 1, 86400000u, &o->request_timeout_ms);
     case CLI_OPT_RETRIES: return number(p, "retries", 0, 100, &o->retries);
     case CLI_OPT_MAX_REDIRECTS: return number(p, "max-redirects", 0, 50, &o->max_redirects);
     case CLI_OPT_PARALLEL: return number(p, "connections", 1, 64, &o->parallel);
