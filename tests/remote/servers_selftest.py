@@ -187,6 +187,7 @@ def _check_fault(fs: FaultServer, check: Callable[..., None], data: bytes, name:
     check("fault changing: old tag 412, new tag differs, 206", sts == [412, 206, 206] and h.get("ETag") != old,
           (sts, old, h.get("ETag")))
     check("fault status500: 500", _get(fs.url("status500", name))[0] == 500)
+    _check_hostile(fs, check, data, name)
     fs.reset()
     check("fault reset()", fs.requests() == [] and _get(fs.url("flaky503", name))[0] == 503)
     socks = [socket.create_connection((HOST, int(fs.base_url.rsplit(":", 1)[1]))) for _ in range(2)]
@@ -202,6 +203,37 @@ def _check_fault(fs: FaultServer, check: Callable[..., None], data: bytes, name:
           took < 2 and socks[0].recv(100) == b"", took)
     for s in socks:
         s.close()
+
+
+def _check_hostile(fs: FaultServer, check: Callable[..., None], data: bytes, name: str) -> None:
+    """The transport-bounds modes: endless and huge bodies (a client reads
+    4 MiB of each and goes: the server stops), redirects, paced bodies."""
+    port = int(fs.base_url.rsplit(":", 1)[1])
+    for mode, status, length in (("endless200", 200, None), ("endless403", 403, None), ("huge200", 200, 8 << 30)):
+        conn = http.client.HTTPConnection(HOST, port, timeout=5)
+        conn.request("GET", f"/{mode}/{name}", headers={"Range": "bytes=0-99"})
+        r = conn.getresponse()
+        clen, chunked, got = r.getheader("Content-Length"), r.chunked, len(r.read(4 << 20))
+        conn.close()
+        time.sleep(0.3)
+        sent = [x.sent for x in fs.requests(mode)]
+        check(f"fault {mode}: {status}, {'chunked' if length is None else length}, 4 MiB read, then the server stops",
+              (r.status, clen, chunked, got) == (status, length and str(length), length is None, 4 << 20)
+              and len(sent) == 1 and sent[0] < 64 << 20, (r.status, clen, got, sent))
+    st, h, _ = _get(fs.url("to", "ok/" + name))
+    check("fault to/ok/NAME: 302 to /ok/NAME", (st, h.get("Location")) == (302, f"/ok/{name}"), (st, h))
+    rc, out = _curl("-L", "-r", "0-99", fs.url("to", "ok/" + name))
+    check("fault to/ok/NAME: curl -L -r 0-99 gets the bytes", (rc, out) == (0, data[:100]), rc)
+    rc, out = _curl("-L", "-r", "0-99", "--max-time", "2", fs.url("endless302", name))
+    check("fault endless302: curl -L reads its endless body: still at it after 2 s (28)", rc == 28, rc)
+    for mode, rng, seconds, least, most in (("trickle", "0-99", 1.6, 3, 5), ("crawl", "0-99999", 1.1, 4096, 5120),
+                                            ("trickledata", "0-99", 1.6, 3, 5)):
+        rc, out = _curl("--max-time", str(seconds), "-r", rng, fs.url(mode, name))
+        check(f"fault {mode} bytes={rng} for {seconds} s: {len(out)} bytes, the file's",
+              rc == 28 and least <= len(out) <= most and out == data[:len(out)], (rc, len(out)))
+    rc, out = _curl("--max-time", "2", "-r", f"{len(data) - 1000}-", fs.url("trickledata", name))
+    check("fault trickledata: a range holding the file's last byte comes at once", (rc, out) == (0, data[-1000:]),
+          (rc, len(out)))
 
 
 if __name__ == "__main__":
