@@ -582,8 +582,16 @@ typedef struct onnxzip_remote_options {
                                     onnxzip_fetch_tensors() are split into
                                     ranged requests of at most this many
                                     bytes, `parallel` of them in flight
-                                    (default 8 MiB; 0: the default; at least
-                                    64 KiB, else ONNXZIP_EINVAL) */
+                                    (at least 64 KiB, else ONNXZIP_EINVAL).
+                                    0 (default): 8 MiB, except for
+                                    onnxzip_fetch(), whose chunks are the
+                                    file's size / (2 x parallel), rounded up
+                                    to 64 KiB, within 2 MiB .. 8 MiB: every
+                                    connection gets work on a small file too
+                                    (two rounds each: room for unequal
+                                    speeds, one round trip more), and no
+                                    request is so small that its round trip
+                                    costs as much as its bytes */
     int s3_addressing;           /* s3:// URLs: ONNXZIP_S3_AUTO (default:
                                     virtual-hosted for AWS, path-style for
                                     a custom endpoint), ONNXZIP_S3_PATH,
@@ -747,9 +755,10 @@ typedef struct onnxzip_remote_stats {
 ONNXZIP_API int onnxzip_remote_get_stats(const onnxzip_archive *a, onnxzip_remote_stats *stats);
 
 /* Downloads the remote archive `a` to `path`: the file byte for byte, cut
- * into chunks of the handle's `chunk_size` (wherever entries begin), of
- * which `parallel` requests are in flight at once over reused connections,
- * each written at its offset into `path`.part beside it; a checker thread
+ * into chunks of the handle's `chunk_size` (when 0: sized to the file and
+ * `parallel`, see there; wherever entries begin), of which `parallel`
+ * requests are in flight at once over reused connections, each written at
+ * its offset into `path`.part beside it; a checker thread
  * reads the file back in order as far as it is complete and checks every
  * local header and every entry's CRC-32 and XXH3 (a fault stops the
  * transfers); renamed to `path` when every chunk is there and checked.

@@ -111,7 +111,6 @@ int oz_http_new(oz_http **hp, const char *url, const char *shown, const onnxzip_
     h->o = *opts;
     h->o.bearer_token = NULL; /* the caller's: h->auth holds what is sent */
     if (h->o.parallel == 0) h->o.parallel = 1;
-    if (h->o.chunk_size == 0) h->o.chunk_size = OZ_HTTP_CHUNK_DEFAULT;
     pthread_mutex_init(&h->lock, NULL);
     int rc = oz_http_auth_init(&h->auth, url, shown, opts->bearer_token);
     if (rc) {
@@ -749,16 +748,21 @@ size_t oz_http_split(oz_http_range *r, uint64_t off, uint64_t len, uint64_t chun
 
 uint64_t oz_http_chunk(const oz_http *h)
 {
-    return h->o.chunk_size;
+    return h->o.chunk_size ? h->o.chunk_size : OZ_CHUNK_DEFAULT;
+}
+
+uint64_t oz_http_chunk_for(const oz_http *h, uint64_t total)
+{
+    return oz_chunk_for(h->o.chunk_size, total, h->o.parallel);
 }
 
 int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst)
 {
     oz_http_into d = { dst, off };
-    size_t n = oz_http_split(NULL, off, len, h->o.chunk_size, NULL, NULL);
+    size_t n = oz_http_split(NULL, off, len, oz_http_chunk(h), NULL, NULL);
     oz_http_range one = { 0 }, *r = n > 1 ? malloc(n * sizeof *r) : &one;
     if (!r) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (HTTP requests)");
-    oz_http_split(r, off, len, h->o.chunk_size, oz_http_copy_sink, &d);
+    oz_http_split(r, off, len, oz_http_chunk(h), oz_http_copy_sink, &d);
     int rc = oz_http_get(h, r, n);
     if (r != &one) free(r);
     return rc;

@@ -54,10 +54,15 @@ int oz_http_get(oz_http *h, const oz_http_range *r, size_t n);
  * parallel. */
 int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst);
 
-/* The options' chunk_size: requests are cut at this many bytes. */
-#define OZ_HTTP_CHUNK_DEFAULT ((uint64_t)8 << 20)
+/* The options' chunk_size (policy.h's OZ_CHUNK_DEFAULT when not given):
+ * requests are cut at this many bytes. */
 #define OZ_HTTP_CHUNK_MIN ((uint64_t)64 << 10)
 uint64_t oz_http_chunk(const oz_http *h);
+
+/* The chunk size for a transfer of `total` bytes spread over the
+ * connections (a download): the options' chunk_size when given, else
+ * policy.h's oz_chunk_for(). */
+uint64_t oz_http_chunk_for(const oz_http *h, uint64_t total);
 
 /* Cuts [off, off + len) into pieces of at most `chunk` bytes, each a range
  * for `sink` and `ctx`, into r[] (NULL: only counted); returns how many.

@@ -1,12 +1,16 @@
 /* Transport policy (policy.h): the rules a reply's pace must keep, checked
  * by the transfer loop at least every tenth of a second, whatever libcurl
- * does (a byte now and then satisfies libcurl's own stall rule forever). */
+ * does (a byte now and then satisfies libcurl's own stall rule forever),
+ * and the chunk size of a transfer. */
 #include <stdio.h>
 #include <time.h>
 
 #include "net/policy.h"
 
 #define PERIOD_BYTES ((uint64_t)8 << 20) /* request_timeout_ms is per this many bytes asked */
+#define CHUNK_FLOOR ((uint64_t)2 << 20)
+#define CHUNK_ROUND ((uint64_t)64 << 10)
+#define ROUNDS 2 /* chunks per connection on a file under 256 MiB (16 connections) */
 
 int64_t oz_now_ms(void)
 {
@@ -68,4 +72,12 @@ int oz_pace_check(oz_pace *p, const onnxzip_remote_options *o, const char *shown
                       "%llu bytes came; attempt %u)", shown, range, (long long)p->deadline,
                       (unsigned long long)p->got, (unsigned long long)p->asked, attempt + 1);
     return 0;
+}
+
+uint64_t oz_chunk_for(uint64_t given, uint64_t total, unsigned parallel)
+{
+    if (given) return given;
+    uint64_t c = total / ((uint64_t)ROUNDS * (parallel ? parallel : 1));
+    c = (c + CHUNK_ROUND - 1) / CHUNK_ROUND * CHUNK_ROUND;
+    return c < CHUNK_FLOOR ? CHUNK_FLOOR : c > OZ_CHUNK_DEFAULT ? OZ_CHUNK_DEFAULT : c;
 }

@@ -1,6 +1,6 @@
 /* Transport policy, apart from libcurl: how slow a reply may be before its
  * request is given up (no byte for a while, too few bytes for a while, a
- * deadline). */
+ * deadline), and how large the requests a transfer is cut into are. */
 #ifndef ONNXZIP_NET_POLICY_H
 #define ONNXZIP_NET_POLICY_H
 
@@ -33,5 +33,19 @@ void oz_pace_got(oz_pace *p, size_t n);
  * as in a Range header), the rule, and the attempt (from 0). */
 int oz_pace_check(oz_pace *p, const onnxzip_remote_options *o, const char *shown, const char *range,
                   unsigned attempt);
+
+/* The chunk size of reads when the options give none; the largest that
+ * oz_chunk_for() picks. */
+#define OZ_CHUNK_DEFAULT ((uint64_t)8 << 20)
+
+/* The chunk size for a transfer of `total` bytes over `parallel`
+ * connections: `given` when not 0, else total / (2 x parallel) rounded up
+ * to 64 KiB, within 2 MiB .. OZ_CHUNK_DEFAULT. Two rounds per connection: each has
+ * work even on a small file (8 MiB chunks of 100 MB left 3 of 16 idle),
+ * with room for unequal speeds, at the cost of one more round trip per
+ * connection (a request waits one for its first byte: fewer, larger
+ * chunks win on a distant server, more, smaller ones on a near one); at
+ * least 2 MiB, which at 25 MB/s takes longer than a 50 ms round trip. */
+uint64_t oz_chunk_for(uint64_t given, uint64_t total, unsigned parallel);
 
 #endif

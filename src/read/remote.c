@@ -15,8 +15,8 @@ void onnxzip_remote_options_init(onnxzip_remote_options *o)
     if (!o) return;
     *o = (onnxzip_remote_options){ .connect_timeout_ms = 10000, .stall_timeout_ms = 30000, .retries = 4,
                                    .backoff_ms = 250, .max_redirects = 5, .parallel = 16, .tail_bytes = 65536,
-                                   .chunk_size = (uint64_t)8 << 20, .low_speed_limit = 1024,
-                                   .low_speed_time_ms = 30000, .request_timeout_ms = 300000 };
+                                   .low_speed_limit = 1024, .low_speed_time_ms = 30000,
+                                   .request_timeout_ms = 300000 };
 }
 
 /* Without libcurl a handle may still have a window: the WebAssembly

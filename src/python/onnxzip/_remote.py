@@ -229,7 +229,8 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
     16; ``parallel`` is its old name: give one of them). ``chunk_size``:
     large reads and fetch() are cut into requests of at most this many
     bytes (an int, or a str such as ``"8M"``: K, M, G are 1024-based; at
-    least 64 KiB; None: the library's default, 8 MiB). ``token``: sent as
+    least 64 KiB; None: the library's default, 8 MiB, and for fetch() the
+    file's size / (2 x connections) within 2 .. 8 MiB). ``token``: sent as
     ``Authorization: Bearer TOKEN`` to the URL's own origin (scheme, host,
     port) only, never to where it redirects (the Hub's signed CDN URLs);
     None (default): the Hugging Face token as huggingface_hub finds it
