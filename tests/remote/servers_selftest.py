@@ -20,26 +20,32 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from servers import HOST, FaultServer, Nginx, _curl, _get  # noqa: E402
 
 
-def _selftest() -> int:
+def selftest(title: str, body: Callable[[Callable[..., None], str, bytes, str], None]) -> int:
+    """Runs body(check, docroot, data, name) over a docroot (0700) holding
+    `name`, 300 KiB of random `data`; prints each check and the counts
+    under `title`: 0 when all passed, else 1. (hub.py's self-test too.)"""
     results = [0, 0]
 
     def check(what: str, ok: bool, detail: object = "") -> None:
         results[not ok] += 1
         print(f"{'ok  ' if ok else 'FAIL'} {what}" + (f": {detail}" if not ok and detail != "" else ""))
 
-    with tempfile.TemporaryDirectory(prefix="oz-servers-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"oz-{title}-") as tmp:
         docroot = os.path.join(tmp, "docroot")
         os.mkdir(docroot, 0o700)
-        data = os.urandom(300 * 1024)
-        size, name = len(data), "model.onnxzip"
+        data, name = os.urandom(300 * 1024), "model.onnxzip"
         with open(os.path.join(docroot, name), "wb") as f:
             f.write(data)
-        with Nginx(docroot) as ng:
-            _check_nginx(ng, check, data, name)
-        with FaultServer(docroot) as fs:
-            _check_fault(fs, check, data, name)
-    print(f"servers: {results[0]} passed, {results[1]} failed")
+        body(check, docroot, data, name)
+    print(f"{title}: {results[0]} passed, {results[1]} failed")
     return 1 if results[1] else 0
+
+
+def _servers(check: Callable[..., None], docroot: str, data: bytes, name: str) -> None:
+    with Nginx(docroot) as ng:
+        _check_nginx(ng, check, data, name)
+    with FaultServer(docroot) as fs:
+        _check_fault(fs, check, data, name)
 
 
 def _check_nginx(ng: Nginx, check: Callable[..., None], data: bytes, name: str) -> None:
@@ -237,4 +243,4 @@ def _check_hostile(fs: FaultServer, check: Callable[..., None], data: bytes, nam
 
 
 if __name__ == "__main__":
-    sys.exit(_selftest())
+    sys.exit(selftest("servers", _servers))
