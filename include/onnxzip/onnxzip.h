@@ -619,11 +619,11 @@ typedef struct onnxzip_remote_options {
      * stall_timeout_ms, fails with ONNXZIP_ETIMEOUT, its message naming
      * the URL, the bytes asked and the rule, and is retried as a stall is
      * (`retries`, from its first missing byte). So an attempt lasts at
-     * most low_speed_time_ms while it gets (almost) nothing, and a call
+     * most low_speed_time_ms while it gets (almost) nothing, and a request
      * held by a trickling server fails within (retries + 1) x
-     * low_speed_time_ms plus the backoff: with the defaults, a reply
-     * trickling a byte a second fails an onnxzip_open_url() in 5 x 30 s +
-     * 3.75 s. */
+     * low_speed_time_ms plus the backoff between: with the defaults, a
+     * tail reply trickling a byte a second fails onnxzip_open_url() after
+     * 5 x 30 s + 3.75 s. */
     unsigned low_speed_limit;    /* bytes per second: an attempt fails when a
                                     window of low_speed_time_ms brings fewer
                                     than low_speed_limit x low_speed_time_ms
