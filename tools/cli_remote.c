@@ -17,11 +17,18 @@ const char cli_remote_usage[] =
     "      --allow-http        also accept plain http:// URLs (and redirects to them)\n"
     "      --ca-file FILE      trust the PEM certificates in FILE instead of the system's\n"
     "      --timeout MS        fail a transfer that receives nothing for MS ms (30000)\n"
+    "      --low-speed-limit RATE\n"
+    "                          fail a transfer slower than RATE bytes/s (K, M suffixes;\n"
+    "                          1K) for as long as --low-speed-time MS (30000)\n"
+    "      --request-timeout MS\n"
+    "                          fail a request not complete within MS ms for each 8 MiB\n"
+    "                          it asks (300000); these failures are retried too\n"
     "      --retries N         retry a failed request N times, with backoff (4)\n"
     "      --connections N     ranged requests in flight at once, 1 to 64 (16);\n"
     "                          --parallel N is its old name\n"
     "      --chunk-size SIZE   split large reads into requests of SIZE bytes (K, M, G\n"
-    "                          suffixes; at least 64K; default 8M)\n"
+    "                          suffixes; at least 64K; default 8M, and for fetch the\n"
+    "                          file's size / (2 x connections) within 2M..8M)\n"
     "      --max-redirects N   redirects followed (5)\n"
     "      --token-file FILE   send the token in FILE (its content, trimmed) as\n"
     "                          'Authorization: Bearer', to the URL's own host only\n"
@@ -75,6 +82,17 @@ static int token_file(const cli_parser *p, const cli_opt *o, const char *path, v
     return 0;
 }
 
+/* --low-speed-limit's rate: bytes per second, with a K, M or G suffix. */
+static int rate(const cli_parser *p, const cli_opt *o, const char *value, void *field)
+{
+    uint64_t v;
+    if (cli_parse_size(value, &v) || v < 1 || v > UINT32_MAX)
+        return cli_bad_value(p, o, value, "is not a rate from 1 byte/s to 4G-1 (bytes per second, or with a K, M "
+                             "or G suffix)");
+    *(unsigned *)field = (unsigned)v;
+    return 0;
+}
+
 static const char *const addressing[] = { [ONNXZIP_S3_AUTO] = "auto", [ONNXZIP_S3_PATH] = "path",
                                           [ONNXZIP_S3_VIRTUAL] = "virtual", NULL };
 
@@ -85,6 +103,9 @@ const cli_opt cli_remote_options[] = {
     { .name = "allow-http", .kind = CLI_FLAG, .at = RO(allow_http) },
     { .name = "ca-file", .kind = CLI_STRING, .at = RO(ca_file) },
     { .name = "timeout", .kind = CLI_UINT, .at = RO(stall_timeout_ms), .min = 1, .max = 86400000 },
+    { .name = "low-speed-limit", .kind = CLI_CALL, .at = RO(low_speed_limit), .call = rate },
+    { .name = "low-speed-time", .kind = CLI_UINT, .at = RO(low_speed_time_ms), .min = 1, .max = 86400000 },
+    { .name = "request-timeout", .kind = CLI_UINT, .at = RO(request_timeout_ms), .min = 1, .max = 86400000 },
     { .name = "retries", .kind = CLI_UINT, .at = RO(retries), .min = 0, .max = 100 },
     { .name = "connections|parallel", .kind = CLI_UINT, .at = RO(parallel), .min = 1, .max = 64 },
     { .name = "chunk-size", .kind = CLI_SIZE, .at = RO(chunk_size), .min = 64u << 10,

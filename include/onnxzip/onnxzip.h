@@ -586,7 +586,8 @@ typedef struct onnxzip_remote_options {
                                     store, or NULL (default) */
     unsigned connect_timeout_ms; /* per connection attempt (default 10000) */
     unsigned stall_timeout_ms;   /* a transfer that receives no byte for this
-                                    long fails (default 30000) */
+                                    long fails (default 30000; 0: the
+                                    default) */
     unsigned retries;            /* further attempts of one request after a
                                     5xx, 408, 429, reset, timeout or short
                                     body (default 4) */
@@ -621,8 +622,16 @@ typedef struct onnxzip_remote_options {
                                     onnxzip_fetch_tensors() are split into
                                     ranged requests of at most this many
                                     bytes, `parallel` of them in flight
-                                    (default 8 MiB; 0: the default; at least
-                                    64 KiB, else ONNXZIP_EINVAL) */
+                                    (at least 64 KiB, else ONNXZIP_EINVAL).
+                                    0 (default): 8 MiB, except for
+                                    onnxzip_fetch(), whose chunks are the
+                                    file's size / (2 x parallel), rounded up
+                                    to 64 KiB, within 2 MiB .. 8 MiB: every
+                                    connection gets work on a small file too
+                                    (two rounds each: room for unequal
+                                    speeds, one round trip more), and no
+                                    request is so small that its round trip
+                                    costs as much as its bytes */
     int s3_addressing;           /* s3:// URLs: ONNXZIP_S3_AUTO (default:
                                     virtual-hosted for AWS, path-style for
                                     a custom endpoint), ONNXZIP_S3_PATH,
@@ -645,6 +654,38 @@ typedef struct onnxzip_remote_options {
                                     $AWS_ENDPOINT_URL, else the profile's
                                     `endpoint_url` (its s3 section's first),
                                     else AWS's https://s3.REGION.amazonaws.com */
+    /* How slow a reply may be (appended in 0.1; 0 means the default here
+     * too). A request attempt that breaks one of these rules, or
+     * stall_timeout_ms, fails with ONNXZIP_ETIMEOUT, its message naming
+     * the URL, the bytes asked and the rule, and is retried as a stall is
+     * (`retries`, from its first missing byte). So an attempt lasts at
+     * most low_speed_time_ms while it gets (almost) nothing, and a request
+     * held by a trickling server fails within (retries + 1) x
+     * low_speed_time_ms plus the backoff between: with the defaults, a
+     * tail reply trickling a byte a second fails onnxzip_open_url() after
+     * 5 x 30 s + 3.75 s. */
+    unsigned low_speed_limit;    /* bytes per second: an attempt fails when a
+                                    window of low_speed_time_ms brings fewer
+                                    than low_speed_limit x low_speed_time_ms
+                                    / 1000 bytes (or than the attempt still
+                                    asks, when that is less); a window ends
+                                    and the next begins as soon as that many
+                                    came (default 1024: far under any usable
+                                    link, far over a trickle). The rule of
+                                    libcurl's CURLOPT_LOW_SPEED_LIMIT and
+                                    _TIME, applied by the library itself */
+    unsigned low_speed_time_ms;  /* that window (default 30000) */
+    unsigned request_timeout_ms; /* an attempt's deadline, per 8 MiB it asks
+                                    (rounded up: one period for a chunk of
+                                    a download, the tail, a tensor's piece;
+                                    onnxzip_verify()'s one stream of the
+                                    whole file gets one per 8 MiB). Default
+                                    300000 (5 min): 8 MiB within it needs
+                                    28 KB/s per connection (450 KB/s over 16
+                                    connections); on a slower link a cut
+                                    attempt's retry resumes where it stopped,
+                                    so that (retries + 1) periods bring a
+                                    chunk in down to ~5.6 KB/s */
 } onnxzip_remote_options;
 
 /* onnxzip_remote_options.s3_addressing */
@@ -706,10 +747,13 @@ ONNXZIP_API void onnxzip_remote_options_init(onnxzip_remote_options *opts);
  * Requests are retried (`retries`, with backoff) on 5xx, 408 and 429
  * statuses, resets, timeouts and short bodies; then the call fails with
  * ONNXZIP_EHTTP (an error status; 412 is ONNXZIP_ECHANGED), ONNXZIP_ETIMEOUT,
- * or ONNXZIP_ENETWORK (connection, TLS or truncation). An origin that
- * answers a range request with the whole file (200) is ONNXZIP_ENORANGE; one
- * whose Content-Range, total size or body length differ from what was asked
- * is ONNXZIP_EREPLY: its bytes are never used. Only archives are served
+ * or ONNXZIP_ENETWORK (connection, TLS or truncation). A reply other than
+ * 206 is judged by its status and headers: at most its first 1,536 bytes
+ * are read (quoted when they are S3's error), then the transfer is cut; a
+ * followed redirect with more than 64 KiB of body is ONNXZIP_EREPLY. An
+ * origin that answers a range request with the whole file (200) is
+ * ONNXZIP_ENORANGE; one whose Content-Range, total size or body length
+ * differ from what was asked is ONNXZIP_EREPLY: its bytes are never used. Only archives are served
  * remotely (a classic .onnx: ONNXZIP_ENOTZIP). An entry preceding
  * __MODEL_PROTO that is followed by dead space (an interrupted set-model,
  * spec 15.3) fails its first read with ONNXZIP_ELOCAL: fetch the file whole.
@@ -751,9 +795,10 @@ typedef struct onnxzip_remote_stats {
 ONNXZIP_API int onnxzip_remote_get_stats(const onnxzip_archive *a, onnxzip_remote_stats *stats);
 
 /* Downloads the remote archive `a` to `path`: the file byte for byte, cut
- * into chunks of the handle's `chunk_size` (wherever entries begin), of
- * which `parallel` requests are in flight at once over reused connections,
- * each written at its offset into `path`.part beside it; a checker thread
+ * into chunks of the handle's `chunk_size` (when 0: sized to the file and
+ * `parallel`, see there; wherever entries begin), of which `parallel`
+ * requests are in flight at once over reused connections, each written at
+ * its offset into `path`.part beside it; a checker thread
  * reads the file back in order as far as it is complete and checks every
  * local header and every entry's CRC-32 and XXH3 (a fault stops the
  * transfers); renamed to `path` when every chunk is there and checked.

@@ -1,6 +1,7 @@
 /* onnxzip_fetch(): a remote archive downloaded byte for byte into PATH.part,
- * cut into chunks of the handle's chunk size (wherever entries begin) that
- * are fetched `parallel` at once over the same connections, each written at
+ * cut into chunks (the handle's chunk size, else one sized to the file and
+ * the connections: oz_http_chunk_for(); wherever entries begin) that are
+ * fetched `parallel` at once over the same connections, each written at
  * its offset; a checker on a thread of its own reads the file back in order
  * as far as it is complete (the page cache) and checks every local header
  * and entry, so hashing never holds up the transfers; renamed to PATH once
@@ -125,10 +126,11 @@ static int write_meta(fetch *f)
     return ok ? 0 : oz_err_sys(ONNXZIP_EIO, -1, f->meta, "%s: cannot write: %s", f->meta, strerror(errno));
 }
 
-/* Appends [off, off + len) cut into chunk-size pieces (none on disk). */
+/* Appends [off, off + len) cut into chunks (none on disk), of the size
+ * for a download of the whole file. */
 static size_t add_gap(fetch *f, size_t n, uint64_t off, uint64_t len)
 {
-    uint64_t size = oz_http_chunk(oz_source_http_client(&f->a->src));
+    uint64_t size = oz_http_chunk_for(oz_source_http_client(&f->a->src), f->a->size);
     size_t k = oz_http_split(NULL, off, len, size, NULL, NULL);
     for (size_t j = 0; j < k && f->c; j++) {
         uint64_t at = off + j * size;

@@ -1,9 +1,11 @@
 /* HTTP(S) byte ranges through libcurl's multi interface: every reply is
  * checked before one byte of it is used (status 206, the Content-Range
- * asked for, the pinned total size and validator, no more bytes than asked),
- * and a transfer that fails in a way that may pass (5xx, 408, 429, reset,
- * timeout, short body) is retried from its first missing byte after a
- * doubling delay, while the other ranges go on.
+ * asked for, the pinned total size and validator, no more bytes than asked;
+ * any other reply is judged by its status, no more of its body read than
+ * the message quotes), every transfer is timed against the pace rules
+ * (policy.h), and a transfer that fails in a way that may pass (5xx, 408,
+ * 429, reset, timeout, short body) is retried from its first missing byte
+ * after a doubling delay, while the other ranges go on.
  *
  * Redirects (the Hugging Face Hub's resolve URLs answer 302 to a CDN URL
  * with a signed query): requests go to the URL the last request sent to the
@@ -13,10 +15,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <strings.h>
-#include <time.h>
 
 #include "net/http.h"
 #include "net/http_auth.h"
+#include "net/policy.h"
 #include "net/s3.h"
 
 struct oz_http {
@@ -62,6 +64,8 @@ typedef struct xfer {
     char error_code[64], error_message[256]; /* the Hub's X-Error-Code and X-Error-Message */
     char error_body[1536];   /* the start of an error reply's body (S3's XML error) */
     size_t error_len;
+    int cut;       /* an error reply, cut once error_body was full: judged as if complete */
+    oz_pace pace;  /* this attempt's */
     int err;       /* a status decided by a callback */
     int retryable; /* ... which a retry may cure */
     int complete;
@@ -71,6 +75,9 @@ typedef struct xfer {
 
 #define BULK_MIN ((uint64_t)1 << 20)
 #define BULK_BUFFER (512L << 10)
+/* Bytes libcurl may read past those it hands over (a redirect's body, read
+ * to its end before the redirect is followed) before the request is cut. */
+#define UNSEEN_MAX ((curl_off_t)64 << 10)
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_rc;
@@ -78,13 +85,6 @@ static CURLcode global_rc;
 static void global_init(void)
 {
     global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int oz_http_new(oz_http **hp, const char *url, const char *shown, const onnxzip_remote_options *opts)
@@ -111,7 +111,6 @@ int oz_http_new(oz_http **hp, const char *url, const char *shown, const onnxzip_
     h->o = *opts;
     h->o.bearer_token = NULL; /* the caller's: h->auth holds what is sent */
     if (h->o.parallel == 0) h->o.parallel = 1;
-    if (h->o.chunk_size == 0) h->o.chunk_size = OZ_HTTP_CHUNK_DEFAULT;
     pthread_mutex_init(&h->lock, NULL);
     int rc = oz_http_auth_init(&h->auth, url, shown, opts->bearer_token);
     if (rc) {
@@ -308,17 +307,27 @@ static int check_reply(xfer *x)
     return 0;
 }
 
+/* A reply other than 206 is judged by its status and headers alone: the
+ * start of its body is kept for the message (S3 says why there), and the
+ * transfer is cut once that is full, so that no more of an endless error
+ * page, or of a whole file sent for a range, is read. */
+static size_t keep_error(xfer *x, const char *p, size_t n)
+{
+    size_t room = sizeof x->error_body - x->error_len, keep = n < room ? n : room;
+    memcpy(x->error_body + x->error_len, p, keep);
+    x->error_len += keep;
+    if (x->error_len < sizeof x->error_body) return n;
+    x->cut = 1;
+    return 0;
+}
+
 static size_t on_body(char *p, size_t size, size_t nitems, void *ud)
 {
     xfer *x = ud;
     size_t n = size * nitems;
     if (x->err) return 0;
-    if (x->status != 206) { /* an error page: its start kept (S3 says why there); judged when complete */
-        size_t keep = sizeof x->error_body - x->error_len < n ? sizeof x->error_body - x->error_len : n;
-        memcpy(x->error_body + x->error_len, p, keep);
-        x->error_len += keep;
-        return n;
-    }
+    oz_pace_got(&x->pace, n);
+    if (x->status != 206) return keep_error(x, p, n);
     if (!x->checked++ && (x->err = check_reply(x))) return 0;
     if (n > x->len - x->done) {
         x->err = oz_err(ONNXZIP_EREPLY, -1, "%s: the server sent more than the %llu bytes asked (bytes %s)",
@@ -334,6 +343,18 @@ static size_t on_body(char *p, size_t size, size_t nitems, void *ud)
     x->done += n;
     x->h->st.bytes_received += n;
     return n;
+}
+
+/* libcurl reads a redirect's body to its end before following it, without
+ * handing it over: one that goes on and on is cut here. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    xfer *x = ud;
+    (void)dltotal, (void)ultotal, (void)ulnow;
+    if (x->err || x->cut || dlnow - (curl_off_t)x->pace.got <= UNSEEN_MAX) return 0;
+    x->err = oz_err(ONNXZIP_EREPLY, -1, "%s: a redirect (status %ld) answering for bytes %s has a body of more than "
+                    "%lld bytes: not followed", x->h->shown, x->status, x->range_s, (long long)UNSEEN_MAX);
+    return 1;
 }
 
 /* ---- transfers -------------------------------------------------------- */
@@ -364,7 +385,7 @@ static int setup(xfer *x)
         x->done = x->len = 0;
     }
     x->status = 0;
-    x->checked = x->have_range = x->encoded = x->have_linked = 0;
+    x->checked = x->have_range = x->encoded = x->have_linked = x->cut = 0;
     x->original = x->force_original || !h->target;
     x->redirected = !x->original;
     x->gen = h->target_gen;
@@ -374,6 +395,7 @@ static int setup(xfer *x)
                  (unsigned long long)(x->off + x->len - 1));
     else
         snprintf(x->range_s, sizeof x->range_s, "-%u", x->suffix);
+    oz_pace_start(&x->pace, x->r ? x->len - x->done : x->suffix, &h->o);
     const char *protos = h->o.allow_http ? "http,https" : "https";
     curl_easy_setopt(e, CURLOPT_URL, x->original ? h->url : h->target);
     /* The token goes to the URL's origin only: libcurl (>= 7.83) drops it
@@ -404,10 +426,10 @@ static int setup(xfer *x)
 #endif
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)h->o.max_redirects);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->o.connect_timeout_ms);
-    long stall_s = (long)((h->o.stall_timeout_ms + 999) / 1000);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, stall_s ? stall_s : 1L);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L); /* stalls, slow replies and deadlines: pace_all() */
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
     /* Fewer, larger deliveries for bulk ranges: each costs a hash update and
      * a write (libcurl's default is 16 KiB). */
     if (x->len - x->done >= BULK_MIN) curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)BULK_BUFFER);
@@ -455,10 +477,9 @@ static int judge(xfer *x, CURLcode res)
         return oz_err(ONNXZIP_ENETWORK, -1, "%s: the reply for bytes %s ended after %llu of %llu bytes (truncated; "
                       "attempt %u)", h->shown, x->range_s, (unsigned long long)x->done,
                       (unsigned long long)(x->r ? x->len : x->suffix), x->attempt + 1);
-    case CURLE_OPERATION_TIMEDOUT:
-        return oz_err(ONNXZIP_ETIMEOUT, -1, "%s: bytes %s: no progress for %u ms, or no connection within %u ms "
-                      "(attempt %u)", h->shown, x->range_s, h->o.stall_timeout_ms, h->o.connect_timeout_ms,
-                      x->attempt + 1);
+    case CURLE_OPERATION_TIMEDOUT: /* libcurl's only timeout here: the connection's */
+        return oz_err(ONNXZIP_ETIMEOUT, -1, "%s: bytes %s: no connection within %u ms (attempt %u)", h->shown,
+                      x->range_s, h->o.connect_timeout_ms, x->attempt + 1);
     case CURLE_COULDNT_CONNECT:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
@@ -487,6 +508,7 @@ typedef struct batch {
     size_t first; /* every xfer before it is complete */
     CURL **pool;  /* easy handles of completed xfers, for the next ones */
     size_t npool;
+    int64_t paced; /* when pace_all() last looked */
     int rc;
 } batch;
 
@@ -538,6 +560,7 @@ static int target_refused(oz_http *h, xfer *x, CURLcode res)
 static void finish(batch *b, xfer *x, CURLcode res)
 {
     oz_http *h = b->h;
+    if (x->cut && res == CURLE_WRITE_ERROR) res = CURLE_OK; /* an error reply, judged by its status */
     curl_multi_remove_handle(h->multi, x->e);
     b->active--;
     long redirects = 0;
@@ -557,7 +580,7 @@ static void finish(batch *b, xfer *x, CURLcode res)
     }
     if (x->retryable && x->attempt < b->h->o.retries) {
         unsigned k = x->attempt++ < 20 ? x->attempt - 1 : 20;
-        x->not_before = now_ms() + (int64_t)b->h->o.backoff_ms * ((int64_t)1 << k);
+        x->not_before = oz_now_ms() + (int64_t)b->h->o.backoff_ms * ((int64_t)1 << k);
         return;
     }
     b->rc = rc;
@@ -566,7 +589,7 @@ static void finish(batch *b, xfer *x, CURLcode res)
 /* Starts what may start now; returns how long (ms) until a waiting retry may. */
 static int64_t launch(batch *b)
 {
-    int64_t t = now_ms(), wait = 1000;
+    int64_t t = oz_now_ms(), wait = 1000;
     while (b->first < b->n && b->x[b->first].complete) b->first++;
     for (size_t i = b->first; i < b->n && b->active < b->h->o.parallel && !b->rc; i++) {
         xfer *x = &b->x[i];
@@ -596,6 +619,25 @@ static void recycle(batch *b, xfer *x)
     x->hdrs = NULL;
 }
 
+/* Gives up the running transfers that break a pace rule (policy.h), as
+ * failed attempts; looks every 50 ms at most. */
+static void pace_all(batch *b)
+{
+    int64_t t = oz_now_ms();
+    size_t running = b->active, seen = 0;
+    if (t - b->paced < 50) return;
+    b->paced = t;
+    for (size_t i = b->first; i < b->n && seen < running && !b->rc; i++) {
+        xfer *x = &b->x[i];
+        if (x->complete || x->not_before >= 0) continue;
+        seen++;
+        if (!(x->err = oz_pace_check(&x->pace, &b->h->o, b->h->shown, x->range_s, x->attempt))) continue;
+        x->retryable = 1;
+        x->not_before = 0;
+        finish(b, x, CURLE_OPERATION_TIMEDOUT);
+    }
+}
+
 static int run(oz_http *h, xfer *x, size_t n)
 {
     batch b = { .h = h, .x = x, .n = n, .pool = n > 1 ? calloc(h->o.parallel, sizeof(CURL *)) : NULL };
@@ -617,6 +659,7 @@ static int run(oz_http *h, xfer *x, size_t n)
             finish(&b, done, res);
             if (done->complete && done->r) recycle(&b, done);
         }
+        if (!b.rc) pace_all(&b);
         /* A transfer ended: its slot is refilled at once, not after a poll
          * that nothing may wake (with none active, for `wait`: 1 s). */
         if (!b.rc && b.finished < n && !ended)
@@ -705,16 +748,21 @@ size_t oz_http_split(oz_http_range *r, uint64_t off, uint64_t len, uint64_t chun
 
 uint64_t oz_http_chunk(const oz_http *h)
 {
-    return h->o.chunk_size;
+    return h->o.chunk_size ? h->o.chunk_size : OZ_CHUNK_DEFAULT;
+}
+
+uint64_t oz_http_chunk_for(const oz_http *h, uint64_t total)
+{
+    return oz_chunk_for(h->o.chunk_size, total, h->o.parallel);
 }
 
 int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst)
 {
     oz_http_into d = { dst, off };
-    size_t n = oz_http_split(NULL, off, len, h->o.chunk_size, NULL, NULL);
+    size_t n = oz_http_split(NULL, off, len, oz_http_chunk(h), NULL, NULL);
     oz_http_range one = { 0 }, *r = n > 1 ? malloc(n * sizeof *r) : &one;
     if (!r) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory (HTTP requests)");
-    oz_http_split(r, off, len, h->o.chunk_size, oz_http_copy_sink, &d);
+    oz_http_split(r, off, len, oz_http_chunk(h), oz_http_copy_sink, &d);
     int rc = oz_http_get(h, r, n);
     if (r != &one) free(r);
     return rc;

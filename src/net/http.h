@@ -1,8 +1,8 @@
 /* HTTP(S) byte-range requests through libcurl, for remote archives: ranges
  * fetched several at once, each retried with backoff, every reply checked
  * against what was asked (status 206, Content-Range, total size, length)
- * and against the file pinned by the first reply (its validator). Built
- * with -Dcurl only. */
+ * and against the file pinned by the first reply (its validator), and
+ * timed against the pace rules of policy.h. Built with -Dcurl only. */
 #ifndef ONNXZIP_HTTP_H
 #define ONNXZIP_HTTP_H
 
@@ -54,10 +54,15 @@ int oz_http_get(oz_http *h, const oz_http_range *r, size_t n);
  * parallel. */
 int oz_http_read(oz_http *h, uint64_t off, uint64_t len, void *dst);
 
-/* The options' chunk_size: requests are cut at this many bytes. */
-#define OZ_HTTP_CHUNK_DEFAULT ((uint64_t)8 << 20)
+/* The options' chunk_size (policy.h's OZ_CHUNK_DEFAULT when not given):
+ * requests are cut at this many bytes. */
 #define OZ_HTTP_CHUNK_MIN ((uint64_t)64 << 10)
 uint64_t oz_http_chunk(const oz_http *h);
+
+/* The chunk size for a transfer of `total` bytes spread over the
+ * connections (a download): the options' chunk_size when given, else
+ * policy.h's oz_chunk_for(). */
+uint64_t oz_http_chunk_for(const oz_http *h, uint64_t total);
 
 /* Cuts [off, off + len) into pieces of at most `chunk` bytes, each a range
  * for `sink` and `ctx`, into r[] (NULL: only counted); returns how many.

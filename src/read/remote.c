@@ -6,6 +6,7 @@
 
 #include "read/archive.h"
 #if ONNXZIP_HAVE_CURL
+#include "net/policy.h"
 #include "net/source_http.h"
 #endif
 
@@ -14,7 +15,8 @@ void onnxzip_remote_options_init(onnxzip_remote_options *o)
     if (!o) return;
     *o = (onnxzip_remote_options){ .connect_timeout_ms = 10000, .stall_timeout_ms = 30000, .retries = 4,
                                    .backoff_ms = 250, .max_redirects = 5, .parallel = 16, .tail_bytes = 65536,
-                                   .chunk_size = (uint64_t)8 << 20 };
+                                   .low_speed_limit = 1024, .low_speed_time_ms = 30000,
+                                   .request_timeout_ms = 300000 };
 }
 
 #if !ONNXZIP_HAVE_CURL
@@ -41,9 +43,10 @@ int onnxzip_open_url(const char *url, const onnxzip_remote_options *opts, onnxzi
 {
     if (out) *out = NULL;
     if (!url || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_url: NULL argument");
-    onnxzip_remote_options o;
-    onnxzip_remote_options_init(&o);
-    if (opts) o = *opts;
+    onnxzip_remote_options o, d;
+    onnxzip_remote_options_init(&d);
+    o = opts ? *opts : d;
+    oz_pace_options(&o, &d);
     if (o.tail_bytes < 4096) o.tail_bytes = 4096;
     onnxzip_archive *a = calloc(1, sizeof *a);
     if (!a || !(a->path = oz_shown_url(url))) {

@@ -255,6 +255,66 @@ def test_server_faults(faults, mode, cls, status):
     assert faults.url(mode, "m.onnxzip") in _clean(e.value)
 
 
+@pytest.mark.parametrize("mode, cls, status", [
+    ("endless200", onnxzip.FormatError, "ENORANGE"),
+    ("huge200", onnxzip.FormatError, "ENORANGE"),  # Range ignored on an 8 GiB object
+    ("endless403", onnxzip.NetworkError, "EHTTP"),
+])
+def test_replies_judged_before_their_body(faults, mode, cls, status):
+    """A reply other than 206 is judged by its status: an endless or 8 GiB
+    body is not read (what the server sent is socket buffers' worth), over
+    http:// and through a redirect."""
+    for path in (mode, f"to/{mode}"):
+        faults.reset()
+        t0 = time.monotonic()
+        with pytest.raises(cls) as e:
+            _open(faults.url(path, "m.onnxzip") + "?" + SECRET, retries=1)  # a 200 or 403 is not retried
+        took = time.monotonic() - t0
+        time.sleep(0.2)  # the server's handler sees the client go
+        sent = sum(r.sent for r in faults.requests(mode))
+        assert e.value.status == status and faults.url(path, "m.onnxzip") in _clean(e.value)
+        assert took < 5 and len(faults.requests(mode)) == 1 and sent <= 64 << 20, (took, sent)
+
+
+@pytest.mark.parametrize("mode, kw, words", [
+    ("trickle", {"low_speed_limit": 1024, "low_speed_time": 1.5}, "under the low-speed limit of 1024 bytes/s"),
+    ("crawl", {"low_speed_time": 5.0, "request_timeout": 1.5}, "not complete after 1500 ms (the request deadline"),
+])
+def test_slow_replies_end_within_the_bounds(faults, mode, kw, words):
+    """A tail reply trickling a byte every 0.5 s (no stall: --timeout never
+    fires) ends by the low-speed rule, one crawling at 4 KiB/s (above the
+    rule) by the deadline: NetworkTimeoutError naming the URL, within the
+    bound the options give."""
+    faults.reset()
+    t0 = time.monotonic()
+    with pytest.raises(onnxzip.NetworkTimeoutError) as e:
+        _open(faults.url(mode, "m.onnxzip") + "?" + SECRET, retries=0, timeout=1.0, **kw)
+    took = time.monotonic() - t0
+    assert isinstance(e.value, TimeoutError) and e.value.status == "ETIMEOUT"
+    assert faults.url(mode, "m.onnxzip") in _clean(e.value) and words in str(e.value)
+    assert 1.4 < took < 4, took
+
+
+def test_s3_slow_reply_ends_within_the_bound(faults, monkeypatch, tmp_path):
+    """s3:// goes through the same rules: FaultServer as the endpoint (it
+    takes any signature) trickles the tail; fetch() raises within the
+    bound, naming the s3:// URL."""
+    for k in list(os.environ):
+        if k.startswith("AWS_"):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    t0 = time.monotonic()
+    with pytest.raises(onnxzip.NetworkTimeoutError) as e:
+        onnxzip.fetch("s3://trickle/m.onnxzip", tmp_path / "m.onnxzip", allow_http=True, region="us-east-1",
+                      endpoint_url=faults.base_url, retries=0, low_speed_limit=2048, low_speed_time=1.5)
+    took = time.monotonic() - t0
+    assert "s3://trickle/m.onnxzip: bytes -65536" in str(e.value) and "wJalr" not in str(e.value)
+    assert 1.4 < took < 4 and os.listdir(tmp_path) == [], took
+
+
 def test_http_errors(nginx):
     with pytest.raises(onnxzip.NetworkError) as e:
         _open(nginx.url("missing", "m.onnxzip") + "?" + SECRET)
@@ -285,7 +345,14 @@ def test_arguments_checked_before_any_request(nginx, tmp_path):
                     ({"timeout": float("nan")}, onnxzip.InvalidArgumentError),
                     ({"connect_timeout": -1}, onnxzip.InvalidArgumentError),
                     ({"retries": -1}, onnxzip.InvalidArgumentError), ({"parallel": 0}, onnxzip.InvalidArgumentError),
-                    ({"max_redirects": 51}, onnxzip.InvalidArgumentError), ({"ca_file": 3}, TypeError)]:
+                    ({"max_redirects": 51}, onnxzip.InvalidArgumentError), ({"ca_file": 3}, TypeError),
+                    ({"low_speed_limit": 0}, onnxzip.InvalidArgumentError),
+                    ({"low_speed_limit": 1 << 32}, onnxzip.InvalidArgumentError),
+                    ({"low_speed_limit": 1024.0}, TypeError), ({"low_speed_limit": True}, TypeError),
+                    ({"low_speed_time": 0}, onnxzip.InvalidArgumentError), ({"low_speed_time": "30"}, TypeError),
+                    ({"request_timeout": float("nan")}, onnxzip.InvalidArgumentError),
+                    ({"request_timeout": -1.0}, onnxzip.InvalidArgumentError),
+                    ({"request_timeout": 86401}, onnxzip.InvalidArgumentError)]:
         kw.setdefault("allow_http", True)
         with pytest.raises(cls):
             onnxzip.open_url(url, **kw)

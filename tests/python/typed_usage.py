@@ -61,3 +61,4 @@ def use_remote(url: str, out: pathlib.Path) -> None:
     onnxzip.fetch(url, out, progress=progress)
     onnxzip.fetch(url, str(out), tensors="weight", allow_http=True, ca_file=pathlib.Path("ca.pem"), token=False)
     onnxzip.open_url(url, token="hf_xyz").close()
+    onnxzip.fetch(url, out, low_speed_limit=4096, low_speed_time=10, request_timeout=60.0)

@@ -19,7 +19,6 @@ import http.client
 import os
 import re
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -28,6 +27,7 @@ from typing import Callable, NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from servers import _CHUNK, HOST, Nginx, _curl, _free_port, _get  # noqa: E402
+from servers_selftest import selftest  # noqa: E402
 
 __all__ = ["HubRedirector"]
 
@@ -296,23 +296,9 @@ class HubRedirector:
 
 # --------------------------------------------------------------- self-test
 
-def _selftest() -> int:
-    results = [0, 0]
-
-    def check(what: str, ok: bool, detail: object = "") -> None:
-        results[not ok] += 1
-        print(f"{'ok  ' if ok else 'FAIL'} {what}" + (f": {detail}" if not ok and detail != "" else ""))
-
-    with tempfile.TemporaryDirectory(prefix="oz-hub-") as tmp:
-        docroot = os.path.join(tmp, "docroot")
-        os.mkdir(docroot, 0o700)
-        data, name = os.urandom(300 * 1024), "model.onnxzip"
-        with open(os.path.join(docroot, name), "wb") as f:
-            f.write(data)
-        with Nginx(docroot) as ng, HubRedirector(docroot, ng.url("files")) as hub:
-            _check_hub(hub, check, data, name)
-    print(f"hub: {results[0]} passed, {results[1]} failed")
-    return 1 if results[1] else 0
+def _hub(check: Callable[..., None], docroot: str, data: bytes, name: str) -> None:
+    with Nginx(docroot) as ng, HubRedirector(docroot, ng.url("files")) as hub:
+        _check_hub(hub, check, data, name)
 
 
 def _check_hub(hub: HubRedirector, check: Callable[..., None], data: bytes, name: str) -> None:
@@ -370,4 +356,4 @@ def _check_hub(hub: HubRedirector, check: Callable[..., None], data: bytes, name
 
 
 if __name__ == "__main__":
-    sys.exit(_selftest())
+    sys.exit(selftest("hub", _hub))

@@ -272,6 +272,25 @@ def cli_fetch_dirs(oz: str, ng: Nginx, fs: FaultServer, docroot: str, out: str, 
           r.stderr.strip() + f" {sorted(os.listdir(out))}")
 
 
+def cli_fetch_chunks(oz: str, ng: Nginx, docroot: str, out: str, name: str) -> None:
+    """fetch spreads a small file over its connections: with the default
+    options an 18 MiB archive goes in chunks of 2 MiB, two per connection
+    at most (8 MiB chunks kept 13 of 16 idle); --chunk-size is honoured."""
+    size = os.path.getsize(os.path.join(docroot, name))
+    dst = os.path.join(out, "chunks-" + name)
+    for extra, chunk in (((), 2 << 20), (("--chunk-size", "8M"), 8 << 20)):
+        want = -(-size // chunk)
+        before = len(ng.requests())
+        r = run(oz, "fetch", "-q", "--allow-http", ng.url("files", name), "-o", dst, *extra)
+        ranges = [e["range"][6:].split("-") for e in ng.requests(wait_for=before + 1 + want)[before:]
+                  if (e["range"] or "bytes=-")[6:7] != "-"]  # the tail (a suffix range) aside
+        lengths = sorted(int(b) - int(a) + 1 for a, b in ranges)
+        check(f"fetch {' '.join(extra) or '(default chunks)'}: {name} ({size} bytes) in {len(lengths)} requests of "
+              f"at most {chunk >> 20} MiB", r.returncode == 0 and len(lengths) == want and lengths[-1] == chunk
+              and sum(lengths) == size, f"{r.stderr.strip()} {lengths}")
+        os.unlink(dst)
+
+
 def _quiet(hub: HubRedirector, text: str) -> bool:
     """No signature, no query and no password in `text`."""
     sigs = [r.query for r in hub.requests() if r.query]
@@ -433,6 +452,7 @@ def main() -> int:
             cli_faults(a.onnxzip, fs, ng, "f.onnxzip")
             cli_resume(a.onnxzip, ng, docroot, out, "syn.onnxzip")
             cli_fetch_dirs(a.onnxzip, ng, fs, docroot, out, "syn.onnxzip")
+            cli_fetch_chunks(a.onnxzip, ng, docroot, out, "syn.onnxzip")
             cli_shard(a.onnxzip, ng, out, "syn.onnxzip", "w1", checker=False)  # a minimal model, not valid ONNX
             if "silero_vad_legacy.onnxzip" in names:  # its weights are initializers in entries
                 cli_shard(a.onnxzip, ng, out, "silero_vad_legacy.onnxzip", "*first_layer*")

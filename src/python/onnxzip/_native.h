@@ -56,7 +56,8 @@ PyObject *native_remote_stats(PyObject *self, PyObject *args);
 #define NATIVE_REMOTE_METHODS                                                                                     \
     { "open_url", native_open_url, METH_VARARGS,                                                                 \
       "open_url(url, allow_http, ca_file, connect_timeout_ms, stall_timeout_ms, retries, max_redirects, "        \
-      "parallel) -> Handle (onnxzip_open_url)." },                                                               \
+      "parallel, token, no_sign_request, profile, region, endpoint_url, addressing, chunk_size, "                \
+      "low_speed_limit, low_speed_time_ms, request_timeout_ms) -> Handle (onnxzip_open_url)." },                 \
     { "fetch", native_fetch, METH_VARARGS,                                                                       \
       "fetch(handle, path, patterns or None, progress or None) (onnxzip_fetch, onnxzip_fetch_tensors)." },       \
     { "remote_stats", native_remote_stats, METH_VARARGS,                                                         \

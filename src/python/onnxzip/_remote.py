@@ -66,6 +66,7 @@ _CHUNK_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 # open_url()'s defaults are onnxzip_remote_options_init()'s
 # (include/onnxzip/onnxzip.h); its limits, the CLI's (tools/cli_remote.c)
 _MAX_SECONDS = 86400.0
+_U32_MAX = (1 << 32) - 1
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,8 @@ def _connections(connections: Optional[_args.IntArg], parallel: Optional[_args.I
 
 
 def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout: float = 30.0,
-             connect_timeout: float = 10.0, retries: _args.IntArg = 4, max_redirects: _args.IntArg = 5,
+             connect_timeout: float = 10.0, low_speed_limit: _args.IntArg = 1024, low_speed_time: float = 30.0,
+             request_timeout: float = 300.0, retries: _args.IntArg = 4, max_redirects: _args.IntArg = 5,
              connections: Optional[_args.IntArg] = None, chunk_size: Union[None, _args.IntArg, str] = None,
              ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
              region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
@@ -212,14 +214,23 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
 
     ``timeout``: a transfer that receives no byte for this many seconds
     fails (NetworkTimeoutError); ``connect_timeout``: per connection
-    attempt. ``retries``: further attempts of a request after a 5xx, 408,
-    429, reset, timeout or short body (0 .. 100; with backoff from 0.25 s,
-    doubled each time). ``max_redirects``: redirects followed (0 .. 50).
+    attempt; ``low_speed_limit`` (bytes per second, 1 .. 2**32 - 1) and
+    ``low_speed_time`` (seconds): a transfer that receives fewer than
+    low_speed_limit x low_speed_time bytes in a window of low_speed_time
+    fails (NetworkTimeoutError), so that a reply trickling a byte now and
+    then does not hold the call; ``request_timeout``: the seconds one
+    request may take for each 8 MiB it asks (a tensor's piece, a chunk of
+    fetch(); verify()'s stream of the whole file gets as many periods as
+    it has 8 MiB). ``retries``: further attempts of a request after a 5xx,
+    408, 429, reset, timeout (any of the four above) or short body (0 ..
+    100; with backoff from 0.25 s, doubled each time; a retry resumes at
+    the first byte missing). ``max_redirects``: redirects followed (0 .. 50).
     ``connections``: ranged requests in flight at once (1 .. 64; default
     16; ``parallel`` is its old name: give one of them). ``chunk_size``:
     large reads and fetch() are cut into requests of at most this many
     bytes (an int, or a str such as ``"8M"``: K, M, G are 1024-based; at
-    least 64 KiB; None: the library's default, 8 MiB). ``token``: sent as
+    least 64 KiB; None: the library's default, 8 MiB, and for fetch() the
+    file's size / (2 x connections) within 2 .. 8 MiB). ``token``: sent as
     ``Authorization: Bearer TOKEN`` to the URL's own origin (scheme, host,
     port) only, never to where it redirects (the Hub's signed CDN URLs);
     None (default): the Hugging Face token as huggingface_hub finds it
@@ -257,6 +268,9 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
         raise TypeError(f"allow_http must be a bool, not {type(allow_http).__name__}")
     stall_ms = _args.milliseconds(timeout, "timeout", _MAX_SECONDS)
     connect_ms = _args.milliseconds(connect_timeout, "connect_timeout", _MAX_SECONDS)
+    pace = (_args.bounded(low_speed_limit, "low_speed_limit", 1, _U32_MAX),
+            _args.milliseconds(low_speed_time, "low_speed_time", _MAX_SECONDS),
+            _args.milliseconds(request_timeout, "request_timeout", _MAX_SECONDS))
     n_retries = _args.bounded(retries, "retries", 0, 100)
     redirects = _args.bounded(max_redirects, "max_redirects", 0, 50)
     n_parallel = _connections(connections, parallel)
@@ -270,15 +284,16 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
     s3 = (_text(profile, "profile"), _text(region, "region"), _text(endpoint_url, "endpoint_url"),
           _ADDRESSING[_args.choice(addressing, "addressing", _ADDRESSING)])
     handle = _native.open_url(url, allow_http, ca, connect_ms, stall_ms, n_retries, redirects, n_parallel, bearer,
-                              no_sign_request, *s3, chunk)
+                              no_sign_request, *s3, chunk, *pace)
     return RemoteArchive(handle, handle.path())
 
 
 def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[str]] = None,
           progress: Optional[Progress] = None, token: Token = None, allow_http: bool = False,
-          timeout: float = 30.0, connect_timeout: float = 10.0, retries: _args.IntArg = 4,
-          max_redirects: _args.IntArg = 5,
-          connections: Optional[_args.IntArg] = None, chunk_size: Union[None, _args.IntArg, str] = None,
+          timeout: float = 30.0, connect_timeout: float = 10.0, low_speed_limit: _args.IntArg = 1024,
+          low_speed_time: float = 30.0, request_timeout: float = 300.0, retries: _args.IntArg = 4,
+          max_redirects: _args.IntArg = 5, connections: Optional[_args.IntArg] = None,
+          chunk_size: Union[None, _args.IntArg, str] = None,
           ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
           region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
           parallel: Optional[_args.IntArg] = None) -> None:
@@ -306,6 +321,7 @@ def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[s
     """
     _fetch_args(path, tensors, progress)  # before any request
     with open_url(url, token=token, allow_http=allow_http, timeout=timeout, connect_timeout=connect_timeout,
+                  low_speed_limit=low_speed_limit, low_speed_time=low_speed_time, request_timeout=request_timeout,
                   retries=retries, max_redirects=max_redirects, connections=connections, chunk_size=chunk_size,
                   ca_file=ca_file, no_sign_request=no_sign_request, profile=profile, region=region,
                   endpoint_url=endpoint_url, addressing=addressing, parallel=parallel) as a:
