@@ -950,15 +950,16 @@ typedef struct onnxzip_host_source {
 } onnxzip_host_source;
 
 /* Opens the archive (a zip: classic models need onnxzip_open*) of `src`.
- * 0 with *out set: opened; the handle has no mapping and owns copies of
- * what it keeps (the name, the window, the model): it works as a remote
+ * 0 with *out set: opened. The handle has no mapping and owns copies of
+ * what it keeps (the name, the window, the model); it works as a remote
  * one (see onnxzip_open_url()): entry tensors have data == NULL and
  * onnxzip_tensor_read() reads them through `read` (ONNXZIP_EUNSUPPORTED
- * without one), the tensor index, entries and model bytes are there. 0 with *out NULL and
- * *need set: the central directory or the model begin before the window:
- * call again with the window widened down to file offset *need. Else a
- * status, *out NULL: ONNXZIP_EINVAL for a NULL argument, a window that does
- * not end at `size`, or a name of NULL; the reader's statuses otherwise. */
+ * without one); the tensor index, entries and model bytes are there.
+ * 0 with *out NULL and *need set: the central directory or the model begin
+ * before the window: call again with the window widened down to file
+ * offset *need. Else a status, *out NULL: ONNXZIP_EINVAL for a NULL
+ * argument or name, or a window longer than `size` (or NULL with a
+ * length); the reader's statuses otherwise. */
 ONNXZIP_API int onnxzip_open_host(const onnxzip_host_source *src, onnxzip_archive **out, uint64_t *need);
 
 /* For a handle onnxzip_open_host() opened without a read function: checks
