@@ -39,7 +39,7 @@ static int spans_of(const onnxzip_archive *a, uint64_t below, spans *s)
     int rc = a->layout == ONNXZIP_LAYOUT_ARCHIVE ? oz_view_inlined(a, below, add_span, s)
            : oz_err(ONNXZIP_EINVAL, -1, "%s: a classic model is its own view", a->path);
     if (rc) return rc;
-    qsort(s->v, s->n, sizeof *s->v, by_from);
+    if (s->n) qsort(s->v, s->n, sizeof *s->v, by_from); /* v is NULL when there are none */
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++) {
         if (k && s->v[i].from <= s->v[k - 1].to) {
