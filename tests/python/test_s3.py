@@ -27,7 +27,7 @@ import pytest
 from onnx import numpy_helper
 
 import onnxzip
-from _helpers import matmul_model, unnamed_listing
+from _helpers import matmul_model, model_of, unnamed_listing
 
 boto3 = pytest.importorskip(
     "boto3", reason="boto3 is not importable by this interpreter (Debian's python3 has no boto3 here; "
@@ -655,11 +655,16 @@ SEEDS = pathlib.Path(__file__).resolve().parent.parent / "fuzz" / "corpus" / "fu
 def listed(onnxzip_cli, store, arcs, shared_corpus, tmp_path_factory):
     """key -> local path of archives boto3 put under list/: arcs a and b,
     each packed again with every tensor inline (--size-threshold 1G:
-    raw_data at offsets of many alignments), the same for each shared corpus
-    model (packed both ways), and the fuzz seed archives (every storage,
-    odd names)."""
+    raw_data at offsets of many alignments), a generated model of 128
+    UINT8 tensors of 1 to 128 bytes (inline at every alignment, with or
+    without the shared corpus), the same for each shared corpus model
+    (packed both ways), and the fuzz seed archives (every storage, odd
+    names)."""
     d = tmp_path_factory.mktemp("listed")
-    sources = [arcs[k].path.with_suffix(".onnx") for k in ("a", "b")]
+    small = d / "small_tensors.onnx"
+    onnx.save(model_of([numpy_helper.from_array(np.arange(n, dtype=np.uint8), f"t{n}") for n in range(1, 129)]),
+              small)
+    sources = [arcs[k].path.with_suffix(".onnx") for k in ("a", "b")] + [small]
     models = shared_corpus / "models"
     sources += sorted(models.glob("*.onnx")) if models.is_dir() else []
     paths = [arcs["a"].path, arcs["b"].path] + sorted(SEEDS.glob("*.onnxzip"))
