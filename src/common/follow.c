@@ -211,7 +211,7 @@ int oz_follow_add(oz_follow *f, uint64_t off, uint64_t len)
         f->cur = 0;
     }
     span *v = f->n < f->cap ? f->spans : realloc(f->spans, 2 * f->cap * sizeof *f->spans);
-    if (v && v != f->spans) {
+    if (v && f->n == f->cap) { /* grown, whether realloc() moved the block or not */
         f->spans = v;
         f->cap *= 2;
     }
