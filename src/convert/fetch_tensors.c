@@ -125,7 +125,7 @@ static int copy_batch(shard *s, batch *b, onnxzip_writer *w)
     uint8_t *buf = malloc(b->bytes ? (size_t)b->bytes : 1);
     if (!buf) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (%llu bytes)", s->a->path,
                             (unsigned long long)b->bytes);
-    int rc = oz_spans_read(s->a, b->sp, b->nsp, buf);
+    int rc = oz_source_read_spans(&s->a->src, b->sp, b->nsp, buf);
     uint64_t base = 0; /* where span j starts in buf */
     for (size_t k = 0, j = 0; k < b->ne && !rc; k++) {
         const oz_zentry *e = &z[b->e[k]];

@@ -39,11 +39,6 @@ int oz_tensor_read_unmapped(onnxzip_archive *a, const onnxzip_tensor *t, uint64_
     return read_entry(a, i, t->file_offset - a->zip.entries[i].pub.data_offset + offset, len, dst);
 }
 
-int oz_spans_read(onnxzip_archive *a, const oz_file_span *s, size_t n, uint8_t *dst)
-{
-    return oz_source_read_spans(&a->src, s, n, dst);
-}
-
 #define WINDOW_MIN ((uint64_t)64 << 20)
 
 uint64_t oz_spans_window(const onnxzip_archive *a)
