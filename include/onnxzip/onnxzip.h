@@ -82,7 +82,7 @@ extern "C" {
 
 /* Version of the archive format this library writes (spec/onnxzip-format.md). */
 #define ONNXZIP_FORMAT_VERSION_MAJOR 1
-#define ONNXZIP_FORMAT_VERSION_MINOR 1
+#define ONNXZIP_FORMAT_VERSION_MINOR 2
 
 /* The library's version as "MAJOR.MINOR.PATCH"; a static string. */
 ONNXZIP_API const char *onnxzip_version(void);
@@ -169,7 +169,8 @@ ONNXZIP_API int onnxzip_has_feature(onnxzip_feature feature);
     X(ENORANGE,  -38, "HTTP server does not serve byte ranges")               \
     X(EREPLY,    -39, "HTTP reply does not match the request")                \
     X(ECHANGED,  -40, "remote file changed while it was being read")        \
-    X(ECANCELED, -41, "canceled by the caller's progress callback")
+    X(ECANCELED, -41, "canceled by the caller's progress callback")          \
+    X(EPACKAGE,  -42, "bad package manifest")
 
 typedef enum onnxzip_status {
 #define ONNXZIP_STATUS_ENUM_(name, value, desc) ONNXZIP_##name = (value),
@@ -565,6 +566,65 @@ ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
 ONNXZIP_API int onnxzip_listing(const onnxzip_archive *a, unsigned flags, char **text);
 
 /* ---------------------------------------------------------------------------
+ * Packages (format 1.2, spec section 19): one archive holding a repository
+ * folder — several models, their tensors stored once, and plain files
+ * (tokenizer, configs) — under their paths in the folder. A handle opened
+ * on a package holds one of its models: the default one (what every
+ * function above sees: tensors, model bytes, views), or the one named to
+ * onnxzip_open_model() / onnxzip_remote_options.model /
+ * onnxzip_host_source.model. The members below are the same for every
+ * model of the package.
+ * ------------------------------------------------------------------------- */
+
+typedef enum onnxzip_member_kind {
+    ONNXZIP_MEMBER_MODEL = 0, /* an ONNX model (its entry: the ModelProto as stored) */
+    ONNXZIP_MEMBER_FILE = 1   /* a plain file, byte for byte */
+} onnxzip_member_kind;
+
+/* One model or file of a package. Owned by the handle, valid until close. */
+typedef struct onnxzip_member {
+    const char *path;         /* its path in the folder: UTF-8, '/'-separated
+                                 ("onnx/model_fp16.onnx", "tokenizer.json") */
+    onnxzip_member_kind kind;
+    int is_default;           /* the default model */
+    uint64_t size;            /* its entry's bytes: a file's size; a model's
+                                 serialized ModelProto (weights not counted) */
+    size_t entry;             /* its entry, for onnxzip_entry_at() */
+} onnxzip_member;
+
+/* Models and files of the package, in the manifest's order (models first as
+ * pack writes them); 0 for a single-model archive, a classic model or NULL. */
+ONNXZIP_API size_t onnxzip_member_count(const onnxzip_archive *a);
+
+/* The i-th member; NULL when out of range. */
+ONNXZIP_API const onnxzip_member *onnxzip_member_at(const onnxzip_archive *a, size_t i);
+
+/* The member of exactly this path (byte for byte), or NULL. */
+ONNXZIP_API const onnxzip_member *onnxzip_find_member(const onnxzip_archive *a, const char *path);
+
+/* The path of the model the handle holds, or NULL when it is no package. */
+ONNXZIP_API const char *onnxzip_model_path(const onnxzip_archive *a);
+
+/* A member's bytes in place: *data points into the mapping (no copy), valid
+ * until close, *size bytes. ONNXZIP_EUNSUPPORTED for a handle without a
+ * mapping (a URL, a host's reads): use onnxzip_member_read(); ONNXZIP_EINVAL
+ * for NULL arguments or a member of another handle. */
+ONNXZIP_API int onnxzip_member_bytes(const onnxzip_archive *a, const onnxzip_member *m, const void **data,
+                                     uint64_t *size);
+
+/* Copies `len` bytes of the member from byte `offset` into `buf`, through
+ * whatever the handle reads (mapping, URL, host); its local header is
+ * checked on the first read, as a tensor's. ONNXZIP_ERANGE past its end. */
+ONNXZIP_API int onnxzip_member_read(onnxzip_archive *a, const onnxzip_member *m, uint64_t offset, uint64_t len,
+                                    void *buf);
+
+/* As onnxzip_open(), holding model `model` (a path listed by the members)
+ * of the package at `path`; NULL: the default. ONNXZIP_ENOTFOUND naming the
+ * package when it has no such model; ONNXZIP_EINVAL when `model` is given
+ * and the file is no package. */
+ONNXZIP_API int onnxzip_open_model(const char *path, const char *model, unsigned flags, onnxzip_archive **out);
+
+/* ---------------------------------------------------------------------------
  * Remote archives (ONNXZIP_FEATURE_REMOTE)
  *
  * An archive on an HTTP(S) origin that answers byte-range requests (object
@@ -686,6 +746,10 @@ typedef struct onnxzip_remote_options {
                                     attempt's retry resumes where it stopped,
                                     so that (retries + 1) periods bring a
                                     chunk in down to ~5.6 KB/s */
+    const char *model;           /* a package's model to open (its path,
+                                    see onnxzip_open_model()); NULL
+                                    (default): its default model. Appended
+                                    in 0.1 with format 1.2 */
 } onnxzip_remote_options;
 
 /* onnxzip_remote_options.s3_addressing */
@@ -947,6 +1011,7 @@ typedef struct onnxzip_host_source {
      * fails with ONNXZIP_EIO naming the offset; read them and open again. */
     int64_t (*read)(void *ctx, uint64_t offset, size_t n, void *dst);
     void *ctx;          /* passed to read */
+    const char *model;  /* a package's model to open (see onnxzip_open_model()), or NULL: the default */
 } onnxzip_host_source;
 
 /* Opens the archive (a zip: classic models need onnxzip_open*) of `src`.

@@ -11,7 +11,12 @@ typedef enum oz_name_class {
     OZ_NAME_MODEL,  /* __MODEL_PROTO */
     OZ_NAME_FILLER, /* __PAD_<decimal> */
     OZ_NAME_RESERVED, /* any other "__" identifier: ignored by readers */
-    OZ_NAME_TOO_LONG  /* an identifier over 255 bytes */
+    OZ_NAME_TOO_LONG, /* an identifier over 255 bytes */
+    /* In a package (spec 19), set by the zip reader and the manifest: */
+    OZ_NAME_PATH,     /* a package path not yet classified by the manifest */
+    OZ_NAME_PACKAGE,  /* __PACKAGE, the manifest */
+    OZ_NAME_PKG_MODEL, /* a model entry of a package */
+    OZ_NAME_PKG_FILE   /* a file entry of a package */
 } oz_name_class;
 
 oz_name_class oz_classify_name(const char *name, size_t len);

@@ -107,7 +107,7 @@ export type Status =
   | 'ONNXZIP_ELIMIT' | 'ONNXZIP_ENOTFOUND' | 'ONNXZIP_EDTYPE' | 'ONNXZIP_EUNSUPPORTED' | 'ONNXZIP_EPATH'
   | 'ONNXZIP_EBUSY' | 'ONNXZIP_ESAMEFILE' | 'ONNXZIP_ENOTREG' | 'ONNXZIP_ESTALE' | 'ONNXZIP_ENETWORK'
   | 'ONNXZIP_ETIMEOUT' | 'ONNXZIP_EHTTP' | 'ONNXZIP_ENORANGE' | 'ONNXZIP_EREPLY' | 'ONNXZIP_ECHANGED'
-  | 'ONNXZIP_ECANCELED';
+  | 'ONNXZIP_ECANCELED' | 'ONNXZIP_EPACKAGE';
 
 /** Every failure of onnxzip (bad arguments are TypeError/RangeError instead). */
 export declare class OnnxzipError extends Error {

@@ -78,7 +78,7 @@ static void advise(const uint8_t *base, uint64_t size, unsigned flags)
  * `by_path`: the file was opened by a path whose directory holds any
  * external data files. */
 static int open_mapped(const uint8_t *base, uint64_t size, int fd, const oz_stat *st, int by_path,
-                       const char *path, unsigned flags, onnxzip_archive **out)
+                       const char *path, unsigned flags, const char *model, onnxzip_archive **out)
 {
     int mapped = fd >= 0;
     onnxzip_archive *a = calloc(1, sizeof *a);
@@ -93,9 +93,13 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, const oz_stat
     /* Headers are scattered: no readahead of the weights around them. */
     if (mapped) oz_sys_advise_map((void *)base, size, OZ_ADV_RANDOM);
     int rc = oz_source_mapped(&a->src, base, size, fd, st, by_path, p);
+    if (!rc) rc = oz_archive_want_model(a, model);
     if (!rc)
         rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
-           : oz_looks_like_zip(base, size) ? open_archive(a) : open_classic(a, by_path);
+           : oz_looks_like_zip(base, size) ? open_archive(a)
+           : model ? oz_err(ONNXZIP_EINVAL, -1, "%s: model '%s' asked for, but this is a classic ONNX model, not a "
+                            "package", p, model)
+           : open_classic(a, by_path);
     if (mapped) advise(base, size, rc ? 0 : flags);
     if (!rc && (flags & ONNXZIP_OPEN_VERIFY)) rc = oz_verify_data(a);
     if (rc) {
@@ -112,15 +116,16 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, const oz_stat
  * kernel aligns large file mappings itself). */
 #define MAP_ALIGN ((size_t)2 << 20)
 
-static int map_locked(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out);
+static int map_locked(int fd, int by_path, const char *path, unsigned flags, const char *model,
+                      onnxzip_archive **out);
 
 /* Opens under the shared update lock: an in-place model update cannot flip or
  * truncate the file while it is being validated (spec 15.5). */
-static int map_fd(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out)
+static int map_fd(int fd, int by_path, const char *path, unsigned flags, const char *model, onnxzip_archive **out)
 {
     if (flags & ~OPEN_FLAGS) return oz_err(ONNXZIP_EINVAL, -1, "%s: unknown open flags 0x%x", path, flags);
     oz_update_lock(fd, OZ_LOCK_SHARED);
-    int rc = map_locked(fd, by_path, path, flags & ~(unsigned)ONNXZIP_OPEN_VERIFY, out);
+    int rc = map_locked(fd, by_path, path, flags & ~(unsigned)ONNXZIP_OPEN_VERIFY, model, out);
     oz_update_lock(fd, OZ_LOCK_UNLOCK);
     /* Verification reads only weights (which never move) and the model copy:
      * outside the lock, so that an O(archive) read does not hold up an update. */
@@ -128,7 +133,8 @@ static int map_fd(int fd, int by_path, const char *path, unsigned flags, onnxzip
     return rc;
 }
 
-static int map_locked(int fd, int by_path, const char *path, unsigned flags, onnxzip_archive **out)
+static int map_locked(int fd, int by_path, const char *path, unsigned flags, const char *model,
+                      onnxzip_archive **out)
 {
     oz_stat st;
     if (oz_sys_fstat(fd, &st))
@@ -145,7 +151,7 @@ static int map_locked(int fd, int by_path, const char *path, unsigned flags, onn
     }
     /* No readahead around each local header read (one per tensor). */
     oz_sys_advise_file(keep, 0, 0, OZ_ADV_RANDOM);
-    int rc = open_mapped(base, st.size, keep, &st, by_path, path, flags, out);
+    int rc = open_mapped(base, st.size, keep, &st, by_path, path, flags, model, out);
     oz_sys_advise_file(keep, 0, 0, OZ_ADV_NORMAL);
     if (rc) {
         oz_sys_close(keep);
@@ -158,15 +164,20 @@ static int map_locked(int fd, int by_path, const char *path, unsigned flags, onn
     return 0;
 }
 
-int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out)
+int onnxzip_open_model(const char *path, const char *model, unsigned flags, onnxzip_archive **out)
 {
     if (out) *out = NULL;
     if (!path || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open: NULL argument");
     int fd = oz_sys_open_read(path);
     if (fd < 0) return oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot open: %s", path, strerror(errno));
-    int rc = map_fd(fd, 1, path, flags, out);
+    int rc = map_fd(fd, 1, path, flags, model, out);
     oz_sys_close(fd); /* the mapping keeps the file */
     return rc;
+}
+
+int onnxzip_open(const char *path, unsigned flags, onnxzip_archive **out)
+{
+    return onnxzip_open_model(path, NULL, flags, out);
 }
 
 int onnxzip_open_fd(int fd, unsigned flags, onnxzip_archive **out)
@@ -175,7 +186,7 @@ int onnxzip_open_fd(int fd, unsigned flags, onnxzip_archive **out)
     if (fd < 0 || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_fd: bad argument");
     char name[32];
     snprintf(name, sizeof name, "<fd %d>", fd);
-    return map_fd(fd, 0, name, flags, out);
+    return map_fd(fd, 0, name, flags, NULL, out);
 }
 
 int onnxzip_open_buffer(const void *data, size_t size, unsigned flags, onnxzip_archive **out)
@@ -183,7 +194,7 @@ int onnxzip_open_buffer(const void *data, size_t size, unsigned flags, onnxzip_a
     if (out) *out = NULL;
     if (!data || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_buffer: NULL argument");
     if (flags & ~OPEN_FLAGS) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_buffer: unknown flags 0x%x", flags);
-    return open_mapped(data, size, -1, NULL, 0, "<buffer>", flags, out);
+    return open_mapped(data, size, -1, NULL, 0, "<buffer>", flags, NULL, out);
 }
 
 int onnxzip_check(onnxzip_archive *a)

@@ -7,6 +7,7 @@
 
 #include "common/source.h"
 #include "read/extdata.h"
+#include "read/package.h"
 #include "read/tensors.h"
 #include "read/zip_reader.h"
 
@@ -32,6 +33,8 @@ struct onnxzip_archive {
     struct Onnx__ModelProto *parsed;
     oz_source src;          /* where the bytes come from; base is src.map */
     atomic_uchar *checked;  /* src.defer_headers: per entry, its local header was checked */
+    oz_package pkg;         /* a package's members (zip.package) */
+    char *want_model;       /* the package's model to open, or NULL: its default */
 };
 
 /* The handle's bytes are not mapped: they are read through its source
@@ -61,6 +64,10 @@ int oz_verify_data(const onnxzip_archive *a);
  * model without them, so that tools can inspect any file), with verify's
  * message; unpack and view check them too, as they write the model out. */
 int oz_verify_model_fields(const onnxzip_archive *a);
+
+/* archive_access.c: records the package model `model` (copied; NULL: the
+ * default) that the open sequence is to select. 0 or ONNXZIP_ENOMEM. */
+int oz_archive_want_model(onnxzip_archive *a, const char *model);
 
 /* open.c: the one open sequence of an archive (a zip) over a->src, the
  * same for a mapped file, a URL and a host's reads: parses the window

@@ -21,6 +21,8 @@ void oz_archive_free(onnxzip_archive *a)
     free(a->model_copy);
     oz_source_free(&a->src);
     free((void *)a->checked);
+    oz_package_free(&a->pkg);
+    free(a->want_model);
     free(a->path);
     free(a);
 }
@@ -105,4 +107,50 @@ onnxzip_layout onnxzip_archive_layout(const onnxzip_archive *a)
 const char *onnxzip_archive_path(const onnxzip_archive *a)
 {
     return a ? a->path : NULL;
+}
+
+int oz_archive_want_model(onnxzip_archive *a, const char *model)
+{
+    if (model && !(a->want_model = strdup(model))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    return 0;
+}
+
+size_t onnxzip_member_count(const onnxzip_archive *a)
+{
+    return a ? a->pkg.n : 0;
+}
+
+const onnxzip_member *onnxzip_member_at(const onnxzip_archive *a, size_t i)
+{
+    return a && i < a->pkg.n ? &a->pkg.members[i] : NULL;
+}
+
+const onnxzip_member *onnxzip_find_member(const onnxzip_archive *a, const char *path)
+{
+    return a && a->pkg.n ? oz_package_find(&a->pkg, path) : NULL;
+}
+
+const char *onnxzip_model_path(const onnxzip_archive *a)
+{
+    return a && a->zip.package ? a->zip.entries[a->zip.model_index].pub.name : NULL;
+}
+
+static int own_member(const onnxzip_archive *a, const onnxzip_member *m, const char *fn)
+{
+    if (!a || !m || m < a->pkg.members || m >= a->pkg.members + a->pkg.n)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: NULL argument, or a member of another handle", fn);
+    return 0;
+}
+
+int onnxzip_member_bytes(const onnxzip_archive *a, const onnxzip_member *m, const void **data, uint64_t *size)
+{
+    int rc = own_member(a, m, "onnxzip_member_bytes");
+    if (rc) return rc;
+    if (!data || !size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_member_bytes: NULL argument");
+    if (oz_archive_unmapped(a))
+        return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: '%s': the handle maps nothing (a URL or a host's reads): read "
+                      "it with onnxzip_member_read()", a->path, m->path);
+    *data = a->base + a->zip.entries[m->entry].pub.data_offset;
+    *size = m->size;
+    return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "read/archive.h"
+#include "read/source_read.h"
 
 int oz_span_check(uint64_t from, uint64_t size, const char *shown)
 {
@@ -51,25 +52,61 @@ static int parse(onnxzip_archive *a, uint64_t *need)
     }
 }
 
+/* A package: its manifest (the last entry, in the window) read, the model
+ * asked for selected as the zip's model. */
+static int open_package(onnxzip_archive *a)
+{
+    const oz_source *s = &a->src;
+    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
+    int rc = oz_package_parse(&a->pkg, &a->zip, oz_source_window(s) + (m->pub.data_offset - s->win_off),
+                              (size_t)m->pub.size, a->path);
+    if (!rc) rc = oz_package_select(&a->pkg, &a->zip, a->want_model, a->path);
+    return rc;
+}
+
+/* The model's bytes, copied: an in-place update may later truncate the
+ * region they lie in (spec 15.5); weights never move and stay mapped. A
+ * package's model may lie before the window: read by itself then, its
+ * local header checked (a remote open transfers no other model). */
+static int copy_model(onnxzip_archive *a, uint64_t *need)
+{
+    const oz_source *s = &a->src;
+    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
+    a->model_len = (size_t)m->pub.size;
+    if (!(a->model_copy = malloc(a->model_len ? a->model_len : 1)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
+    a->model = a->model_copy;
+    if (m->pub.header_offset >= s->win_off) {
+        memcpy(a->model_copy, oz_source_window(s) + (m->pub.data_offset - s->win_off), a->model_len);
+        return a->checked ? oz_entry_check_header(a, a->zip.model_index,
+                                                  oz_source_window(s) + (m->pub.header_offset - s->win_off)) : 0;
+    }
+    if (s->widen_by_caller) {
+        *need = m->pub.header_offset;
+        return 1;
+    }
+    return oz_entry_read(a, a->zip.model_index, 0, a->model_len, a->model_copy);
+}
+
 int oz_open_zip(onnxzip_archive *a, uint64_t *need)
 {
     int rc = parse(a, need);
     if (rc) return rc;
     const oz_source *s = &a->src;
-    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
-    /* The model is copied: an in-place update may later truncate the region
-     * it lies in (spec 15.5); weights never move and stay mapped. */
-    a->model_len = (size_t)m->pub.size;
-    if (!(a->model_copy = malloc(a->model_len ? a->model_len : 1)))
-        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
-    memcpy(a->model_copy, oz_source_window(s) + (m->pub.data_offset - s->win_off), a->model_len);
-    a->model = a->model_copy;
-    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
     if (s->defer_headers) {
         if (!(a->checked = calloc(a->zip.n ? a->zip.n : 1, sizeof *a->checked)))
             return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-        atomic_store(&a->checked[a->zip.model_index], 1);
+        atomic_store(&a->checked[a->zip.model_index], 1); /* parse checked the last entry's */
     }
+    if (a->zip.package) {
+        if ((rc = open_package(a))) return rc;
+    } else if (a->want_model) {
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: model '%s' asked for, but this is a single-model archive, not a "
+                      "package", a->path, a->want_model);
+    }
+    if ((rc = copy_model(a, need))) return rc;
+    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
+    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
     if (s->map)
         return oz_tensors_build_archive(&a->tensors, &a->zip, s->map, a->model, a->model_len, m->pub.data_offset,
                                         a->path);

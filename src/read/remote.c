@@ -55,7 +55,8 @@ int onnxzip_open_url(const char *url, const onnxzip_remote_options *opts, onnxzi
     }
     a->fd = -1;
     uint64_t need;
-    int rc = oz_source_http(&a->src, url, &o, &a->path);
+    int rc = oz_archive_want_model(a, o.model);
+    if (!rc) rc = oz_source_http(&a->src, url, &o, &a->path);
     if (!rc) {
         a->size = a->src.size;
         rc = oz_open_zip(a, &need);

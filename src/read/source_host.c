@@ -67,7 +67,8 @@ int onnxzip_open_host(const onnxzip_host_source *src, onnxzip_archive **out, uin
     }
     a->fd = -1;
     a->size = src->size;
-    int rc = host_source(a, src);
+    int rc = oz_archive_want_model(a, src->model);
+    if (!rc) rc = host_source(a, src);
     if (!rc) rc = oz_open_zip(a, need);
     if (rc) {
         oz_archive_free(a); /* nothing mapped, no descriptor */

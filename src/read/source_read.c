@@ -15,9 +15,7 @@ static int find_entry(const onnxzip_archive *a, const onnxzip_tensor *t, size_t 
     return 0;
 }
 
-/* Bytes [off, off + len) of entry i's data; its local header checked on
- * the entry's first read, in the same batch of reads. */
-static int read_entry(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
+int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
 {
     const oz_zentry *e = &a->zip.entries[i];
     int check = a->checked && !atomic_load(&a->checked[i]);
@@ -36,7 +34,7 @@ int oz_tensor_read_unmapped(onnxzip_archive *a, const onnxzip_tensor *t, uint64_
     size_t i = 0;
     int rc = find_entry(a, t, &i);
     if (rc || !len) return rc;
-    return read_entry(a, i, t->file_offset - a->zip.entries[i].pub.data_offset + offset, len, dst);
+    return oz_entry_read(a, i, t->file_offset - a->zip.entries[i].pub.data_offset + offset, len, dst);
 }
 
 #define WINDOW_MIN ((uint64_t)64 << 20)

@@ -104,3 +104,17 @@ int onnxzip_tensor_strings(onnxzip_archive *a, const onnxzip_tensor *t, const vo
                       t->name, n, cap);
     return 0;
 }
+
+int onnxzip_member_read(onnxzip_archive *a, const onnxzip_member *m, uint64_t offset, uint64_t len, void *buf)
+{
+    if (!a || !m || m < a->pkg.members || m >= a->pkg.members + a->pkg.n || (!buf && len))
+        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_member_read: NULL argument, or a member of another handle");
+    if (offset > m->size || len > m->size - offset)
+        return oz_err(ONNXZIP_ERANGE, -1, "%s: '%s': bytes %llu..%llu asked of a %llu-byte %s", a->path, m->path,
+                      (unsigned long long)offset, (unsigned long long)(offset + len), (unsigned long long)m->size,
+                      m->kind == ONNXZIP_MEMBER_MODEL ? "model" : "file");
+    if (!len) return 0;
+    if (oz_archive_unmapped(a)) return oz_entry_read(a, m->entry, offset, len, buf);
+    memcpy(buf, a->base + a->zip.entries[m->entry].pub.data_offset + offset, (size_t)len);
+    return 0;
+}

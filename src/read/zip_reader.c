@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "common/checksum.h"
+#include "common/package_path.h"
 #include "common/source.h"
 #include "read/zip_diagnose.h"
 #include "read/zip_reader.h"
@@ -280,10 +281,11 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
         return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': stored entry with compressed size %llu != "
                       "uncompressed size %llu", c->path, show(c, name_out, nlen), (unsigned long long)csize,
                       (unsigned long long)usize);
-    if (x.has_digest && x.digest_version > ONNXZIP_FORMAT_VERSION_MAJOR)
+    if (x.has_digest && x.digest_version > OZ_READER_GENERATION)
         return oz_err(ONNXZIP_EUNSUPPORTED, (int64_t)at, "%s: entry '%s' was written for onnxzip format %u; this "
-                      "library reads format %u", c->path, show(c, name_out, nlen), x.digest_version,
-                      ONNXZIP_FORMAT_VERSION_MAJOR);
+                      "library reads format 1.%d and its generations 1 to %d", c->path, show(c, name_out, nlen),
+                      x.digest_version, ONNXZIP_FORMAT_VERSION_MINOR, OZ_READER_GENERATION);
+    ze->generation = x.has_digest ? x.digest_version : 1;
     ze->pub.header_offset = lho;
     ze->pub.size = usize;
     ze->flags = oz_rd16(h + CH_FLAGS);
@@ -411,9 +413,29 @@ static int predict_local(ctx *c, oz_zentry *ze, uint64_t next)
     return 0;
 }
 
-static int check_name(ctx *c, oz_zentry *ze, size_t i)
+/* In a package, names that are no identifier are package paths (spec 19.2). */
+static int classify(ctx *c, oz_zentry *ze)
 {
     ze->cls = oz_classify_name(ze->pub.name, ze->name_len);
+    if (!c->z->package) return 0;
+    if (ze->cls == OZ_NAME_RESERVED && !strcmp(ze->pub.name, OZ_PACKAGE_NAME)) ze->cls = OZ_NAME_PACKAGE;
+    if (ze->cls == OZ_NAME_MODEL)
+        return oz_err(ONNXZIP_EMODELPOS, (int64_t)ze->pub.header_offset, "%s: a package (its last entry is "
+                      "__PACKAGE) with a __MODEL_PROTO entry", c->path);
+    if (ze->cls != OZ_NAME_TENSOR && ze->cls != OZ_NAME_INVALID && ze->cls != OZ_NAME_TOO_LONG) return 0;
+    const char *why;
+    int rc = oz_package_path_check(ze->pub.name, ze->name_len, &why);
+    if (rc)
+        return oz_err(rc, (int64_t)ze->pub.header_offset, "%s: entry '%s': not a package path: %s", c->path, SHOWN,
+                      why);
+    ze->cls = OZ_NAME_PATH;
+    return 0;
+}
+
+static int check_name(ctx *c, oz_zentry *ze, size_t i)
+{
+    int rc = classify(c, ze);
+    if (rc) return rc;
     if (ze->cls == OZ_NAME_TOO_LONG)
         return oz_err(ONNXZIP_ELIMIT, (int64_t)ze->pub.header_offset, "%s: entry '%s': name of %u bytes exceeds "
                       "the limit of %d", c->path, SHOWN, ze->name_len, OZ_MAX_NAME);
@@ -421,7 +443,7 @@ static int check_name(ctx *c, oz_zentry *ze, size_t i)
         return oz_err(ONNXZIP_ENAME, (int64_t)ze->pub.header_offset, "%s: entry '%s': invalid name (entry names "
                       "are C identifiers: [A-Za-z_][A-Za-z0-9_]*)", c->path, SHOWN);
     uint32_t prev;
-    int rc = oz_strmap_put(&c->z->names, ze->pub.name, ze->name_len, (uint32_t)i, &prev);
+    rc = oz_strmap_put(&c->z->names, ze->pub.name, ze->name_len, (uint32_t)i, &prev);
     if (rc < 0) return rc;
     if (rc == 1)
         return oz_err(ONNXZIP_EDUPNAME, (int64_t)ze->pub.header_offset, "%s: entry '%s' duplicates entry '%s' "
@@ -472,8 +494,8 @@ static int check_layout(ctx *c)
                     "the central directory", c->path, (unsigned long long)(c->cd_offset - expect));
     if (!rc && z->n && order[z->n - 1] != &z->entries[z->model_index])
         rc = oz_err(ONNXZIP_EMODELPOS, (int64_t)z->entries[z->model_index].pub.header_offset,
-                    "%s: __MODEL_PROTO is not the last entry in the file (entry '%s' follows it)", c->path,
-                    order[z->n - 1]->pub.name);
+                    "%s: %s is not the last entry in the file (entry '%s' follows it)", c->path,
+                    z->entries[z->model_index].pub.name, order[z->n - 1]->pub.name);
     free(order);
     return rc;
 }
@@ -510,9 +532,16 @@ static void prefetch(const ctx *c, size_t from, size_t to)
     }
 }
 
+/* The entry that ends an archive: its model, or a package's manifest. */
+static int is_last_kind(const char *name, size_t len)
+{
+    return (len == sizeof OZ_MODEL_NAME - 1 && !memcmp(name, OZ_MODEL_NAME, len)) ||
+           (len == sizeof OZ_PACKAGE_NAME - 1 && !memcmp(name, OZ_PACKAGE_NAME, len));
+}
+
 static int is_model(const oz_zentry *ze)
 {
-    return ze->name_len == sizeof OZ_MODEL_NAME - 1 && !memcmp(ze->pub.name, OZ_MODEL_NAME, ze->name_len);
+    return is_last_kind(ze->pub.name, ze->name_len);
 }
 
 static int local_or_predicted(ctx *c, oz_zentry *ze, uint64_t next)
@@ -606,12 +635,13 @@ static void check_all_locals(ctx *c, size_t n, size_t *failed, saved_err *err)
 static void guess_model_header(ctx *c)
 {
     uint64_t cd_stop = c->cd_offset + c->cd_size;
-    const uint64_t rec = ZIP_CENTRAL_SIZE + sizeof OZ_MODEL_NAME - 1;
-    for (uint64_t p = cd_stop - rec + 1; p-- > c->win_off && p >= c->cd_offset;) {
+    const uint64_t shortest = ZIP_CENTRAL_SIZE + sizeof OZ_PACKAGE_NAME - 1;
+    for (uint64_t p = cd_stop - shortest + 1; p-- > c->win_off && p >= c->cd_offset;) {
         const uint8_t *h = at(c, p);
-        if (oz_rd32(h) != ZIP_CENTRAL_SIG || oz_rd16(h + CH_NAMELEN) != rec - ZIP_CENTRAL_SIZE ||
-            memcmp(h + ZIP_CENTRAL_SIZE, OZ_MODEL_NAME, rec - ZIP_CENTRAL_SIZE))
-            continue;
+        if (oz_rd32(h) != ZIP_CENTRAL_SIG) continue;
+        uint16_t nlen = oz_rd16(h + CH_NAMELEN);
+        uint64_t rec = ZIP_CENTRAL_SIZE + (uint64_t)nlen;
+        if (p + rec > cd_stop || !is_last_kind((const char *)h + ZIP_CENTRAL_SIZE, nlen)) continue;
         uint16_t elen = oz_rd16(h + CH_EXTRALEN);
         if (p + rec + elen + oz_rd16(h + CH_COMMENTLEN) != cd_stop) continue;
         extras x;
@@ -660,11 +690,15 @@ static int read_entries(ctx *c)
     saved_err local_err;
     check_all_locals(c, n, &bad, &local_err);
     free(at);
+    z->package = n && !pending.status && n == z->n && !strcmp(z->entries[n - 1].pub.name, OZ_PACKAGE_NAME);
     for (size_t i = 0; i < n; i++) {
         if (i == bad) return raise_err(&local_err);
         oz_zentry *ze = &z->entries[i];
         if ((rc = check_name(c, ze, i))) return rc;
-        if (ze->cls == OZ_NAME_MODEL) {
+        if (!z->package && ze->cls == OZ_NAME_RESERVED && !strcmp(ze->pub.name, OZ_PACKAGE_NAME))
+            return oz_err(ONNXZIP_EMODELPOS, (int64_t)ze->pub.header_offset, "%s: __PACKAGE, a package's "
+                          "manifest, is not the last central directory record", c->path);
+        if (ze->cls == OZ_NAME_MODEL || ze->cls == OZ_NAME_PACKAGE) {
             have_model = 1;
             z->model_index = i;
         }
@@ -679,9 +713,10 @@ static int read_entries(ctx *c)
     if (z->model_index != z->n - 1)
         return oz_err(ONNXZIP_EMODELPOS, -1, "%s: __MODEL_PROTO is not the last central directory record",
                       c->path);
-    if (z->entries[z->model_index].pub.size > OZ_MAX_MODEL)
-        return oz_err(ONNXZIP_ELIMIT, -1, "%s: __MODEL_PROTO is %llu bytes; a protobuf is at most 2 GiB - 1",
-                      c->path, (unsigned long long)z->entries[z->model_index].pub.size);
+    if (z->entries[z->model_index].pub.size > (z->package ? OZ_MAX_MANIFEST : OZ_MAX_MODEL))
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: %s is %llu bytes; %s", c->path, z->entries[z->model_index].pub.name,
+                      (unsigned long long)z->entries[z->model_index].pub.size,
+                      z->package ? "a manifest is at most 64 MiB" : "a protobuf is at most 2 GiB - 1");
     return check_layout(c);
 }
 

@@ -13,13 +13,19 @@ typedef struct oz_zentry {
     uint32_t name_len;
     uint32_t align_claim; /* alignment recorded in a 0xD935 field, 0 if none */
     uint16_t flags, method; /* of the central record, for its local header */
+    uint8_t generation;   /* the digest field's reader generation (spec 13): 1, or 2 in a package */
     oz_name_class cls;
 } oz_zentry;
 
 typedef struct oz_zip {
     oz_zentry *entries;
     size_t n;
-    size_t model_index;
+    size_t model_index;  /* the model entry; in a package the manifest until the
+                            open selects a model (read/package.h) */
+    int package;         /* the last entry is __PACKAGE (spec 19) */
+    const char *dir;     /* a package's selected model's directory ("" or "a/b/"): where its
+                            references resolve (spec 19.2); NULL otherwise */
+    size_t dir_len;
     uint64_t cd_offset, cd_size;
     uint64_t end; /* end of the archive proper: the file size, or less when
                      an update trailer says so (spec 15.2) */
@@ -52,6 +58,9 @@ int oz_zip_check_local(const oz_zip *z, size_t i, const uint8_t *h, size_t n, co
 uint32_t *oz_zip_by_offset(const oz_zentry *e, size_t n);
 
 void oz_zip_free(oz_zip *z);
+
+/* The reader generation (spec 13) this library reads up to. */
+#define OZ_READER_GENERATION 2
 
 /* The entry named exactly `name`, or NULL. */
 const oz_zentry *oz_zip_find(const oz_zip *z, const char *name, size_t len);

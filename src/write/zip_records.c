@@ -68,7 +68,7 @@ int oz_zip_central(oz_buf *cd, const oz_zentry *e)
     }
     oz_wr16(x, EF_DIGEST);
     oz_wr16(x + 2, EF_DIGEST_SIZE);
-    x[4] = ONNXZIP_FORMAT_VERSION_MAJOR;
+    x[4] = e->generation ? e->generation : 1; /* spec 13: 2 in a package */
     x[5] = DIGEST_XXH3_64;
     oz_wr64(x + 6, p->xxh3);
     cd->len += ZIP_CENTRAL_SIZE + e->name_len + extra;

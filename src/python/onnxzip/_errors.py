@@ -20,7 +20,7 @@ FileSystemError            OSError                     any other errno (ENOSPC, 
                                                        ENOTREG, ESAMEFILE, EBUSY without one
 FormatError                ValueError                  the file's content: ENOTZIP ... EDIGEST,
                                                        EPATH, ESTALE, ENORANGE, EREPLY,
-                                                       ECHANGED
+                                                       ECHANGED, EPACKAGE
 LimitError                 ValueError                  ELIMIT
 UnsupportedError           ValueError                  EUNSUPPORTED, EDTYPE
 InvalidArgumentError       ValueError                  EINVAL
@@ -56,6 +56,7 @@ CODES: Dict[str, int] = {
     # a plain Error; Python never sees it: fetch()'s progress callback stops a
     # transfer by raising, and that exception propagates instead
     "ECANCELED": -41,
+    "EPACKAGE": -42,
 }
 
 
@@ -170,7 +171,7 @@ _BY_ERRNO: Dict[int, Type[Error]] = {
 }
 _FORMAT = ("ENOTZIP", "ENOTONNXZIP", "ETRUNC", "EEOCD", "EZIP64", "ECDIR", "ELOCAL", "EBOUNDS", "EOVERLAP",
            "EMETHOD", "EFLAGS", "EALIGN", "ENAME", "EDUPNAME", "ENOMODEL", "EMODELPOS", "EPROTO", "EREF", "ERANGE",
-           "ESIZE", "ECRC", "EDIGEST", "EPATH", "ESTALE", "ENORANGE", "EREPLY", "ECHANGED")
+           "ESIZE", "ECRC", "EDIGEST", "EPATH", "ESTALE", "ENORANGE", "EREPLY", "ECHANGED", "EPACKAGE")
 _BY_STATUS: Dict[str, Type[Error]] = {
     **{s: FormatError for s in _FORMAT},
     "ELIMIT": LimitError, "EUNSUPPORTED": UnsupportedError, "EDTYPE": UnsupportedError,

@@ -1,0 +1,88 @@
+/* Package paths (spec 19.2). */
+#include <errno.h>
+
+#include "common/internal.h"
+#include "common/escape.h"
+#include "common/package_path.h"
+#ifdef OZ_HAVE_UNISTRING
+#include <unicase.h>
+#include <uninorm.h>
+#endif
+
+/* Characters that some file system cannot hold in a name (Windows' set). */
+static int forbidden(unsigned char c)
+{
+    return c < 0x20 || c == 0x7F || (c && strchr("\\:*?\"<>|", c));
+}
+
+static int component_check(const char *c, size_t n, const char **why)
+{
+    if (n == 0) return *why = "an empty component ('//', or '/' at either end)", ONNXZIP_ENAME;
+    if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+        return *why = "a '.' or '..' component", ONNXZIP_ENAME;
+    if (n > OZ_MAX_NAME) return *why = "a component longer than 255 bytes", ONNXZIP_ELIMIT;
+    return 0;
+}
+
+int oz_package_path_check(const char *p, size_t n, const char **why)
+{
+    if (n == 0) return *why = "empty", ONNXZIP_ENAME;
+    if (n > OZ_MAX_PATH) return *why = "longer than 1024 bytes", ONNXZIP_ELIMIT;
+    size_t start = 0;
+    for (size_t i = 0; i < n;) {
+        const unsigned char *u = (const unsigned char *)p + i;
+        if (*u == '/') {
+            int rc = component_check(p + start, i - start, why);
+            if (rc) return rc;
+            start = ++i;
+            continue;
+        }
+        if (forbidden(*u)) return *why = "a control character or one of \\ : * ? \" < > |", ONNXZIP_ENAME;
+        size_t k = oz_text_len(u);
+        if (!k || i + k > n) return *why = "not UTF-8", ONNXZIP_ENAME;
+        i += k;
+    }
+    return component_check(p + start, n - start, why);
+}
+
+size_t oz_path_dir_len(const char *p, size_t n)
+{
+    while (n && p[n - 1] != '/') n--;
+    return n;
+}
+
+#ifndef OZ_HAVE_UNISTRING
+static int ascii_key(const char *p, size_t n, const char *shown, char **key)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)p[i] >= 0x80)
+            return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: a non-ASCII path, which this build (without "
+                          "libunistring) cannot compare with the others under Unicode normalization and case "
+                          "folding", shown);
+    if (!(*key = oz_strndup(p, n))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    for (char *c = *key; *c; c++)
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+    return 0;
+}
+#endif
+
+int oz_path_key(const char *p, size_t n, const char *shown, char **key)
+{
+    *key = NULL;
+#ifdef OZ_HAVE_UNISTRING
+    size_t len = 0;
+    uint8_t *k = u8_casefold((const uint8_t *)p, n, NULL, UNINORM_NFC, NULL, &len);
+    if (!k) return oz_err(errno == ENOMEM ? ONNXZIP_ENOMEM : ONNXZIP_ENAME, -1, "%s: %s", shown,
+                          errno == ENOMEM ? "out of memory" : "not UTF-8");
+    char *s = realloc(k, len + 1);
+    if (!s) {
+        free(k);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    }
+    s[len] = '\0';
+    *key = s;
+    return 0;
+#else
+    return ascii_key(p, n, shown, key);
+#endif
+}
