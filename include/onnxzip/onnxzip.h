@@ -1108,7 +1108,15 @@ enum {
      * stays atomic (a crash of the process never leaves a partial archive),
      * but after a power failure or kernel crash the archive may be missing or
      * empty. For scratch outputs, and for comparing with tools like cp. */
-    ONNXZIP_WRITE_NO_SYNC = 1u << 0
+    ONNXZIP_WRITE_NO_SYNC = 1u << 0,
+    /* Write a package (format 1.2, spec section 19): entries are named by
+     * paths in a folder; tensor entries by a model's directory and an entry
+     * name ("onnx/embed_tokens_weight"), added with _add_memory(),
+     * _add_file_range(); plain files with onnxzip_writer_add_file*();
+     * models with onnxzip_writer_add_model() (not _set_model()). Paths
+     * that one file system would make one file (case, Unicode
+     * normalization) are refused: ONNXZIP_EDUPNAME. */
+    ONNXZIP_WRITE_PACKAGE = 1u << 1
 };
 
 /* Fills *opts with the defaults. NULL is a harmless no-op. */
@@ -1144,6 +1152,26 @@ ONNXZIP_API int onnxzip_writer_add_file_range(onnxzip_writer *w, const char *nam
  * added to this writer, and it must have what onnxzip_verify() requires of
  * a model; both are checked by onnxzip_writer_finish(). */
 ONNXZIP_API int onnxzip_writer_set_model(onnxzip_writer *w, const void *model, size_t size);
+
+/* Package writers (ONNXZIP_WRITE_PACKAGE) only. A plain file `path` of
+ * `size` bytes: from `fd` at `offset` (read now, the fd stays the caller's),
+ * or from memory. Written STORED and aligned, so that readers hand it out in
+ * place (onnxzip_member_bytes()). ONNXZIP_ENAME for a path that is not a
+ * package path (spec 19.2), ONNXZIP_EDUPNAME for one taken. */
+ONNXZIP_API int onnxzip_writer_add_file(onnxzip_writer *w, const char *path, int fd, uint64_t offset,
+                                        uint64_t size);
+ONNXZIP_API int onnxzip_writer_add_file_memory(onnxzip_writer *w, const char *path, const void *data,
+                                               uint64_t size);
+
+/* Package writers only: model `path` (e.g. "onnx/model.onnx"), whose
+ * EXTERNAL locations name tensor entries relative to its directory (entry
+ * "onnx/w" is location "w"). Copied; written at finish, after every tensor
+ * and file, and checked then as open checks it. */
+ONNXZIP_API int onnxzip_writer_add_model(onnxzip_writer *w, const char *path, const void *model, size_t size);
+
+/* Package writers only: the default model (what onnxzip_open() of the
+ * package holds); without a call, the first model added. */
+ONNXZIP_API int onnxzip_writer_set_default_model(onnxzip_writer *w, const char *path);
 
 /* Checks the model's references (ONNXZIP_EREF, ONNXZIP_ERANGE, ...), then
  * refuses a model onnxzip_verify() would refuse: ONNXZIP_EPROTO with verify's

@@ -15,6 +15,8 @@
 #include "write/zip_writer.h"
 #include "common/zip_format.h"
 #include "write/zip_records.h"
+#include "write/package_writer.h"
+#include "common/package_path.h"
 
 #define IO_CHUNK (1u << 20)
 #define KERNEL_COPY_MIN (4u << 20) /* smaller file ranges: through w->chunk, hashed inline */
@@ -38,6 +40,7 @@ struct onnxzip_writer {
     oz_bg_hash *hash;    /* hashes large file ranges as they are copied; NULL until one */
     int copy_err;        /* a failure inside a copy's progress callback */
     int no_hash_thread;  /* none could be started: hash inline */
+    oz_pkg_writer *pkg;  /* ONNXZIP_WRITE_PACKAGE: models, files, manifest; NULL otherwise */
 };
 
 static int io_err(onnxzip_writer *w, const char *what)
@@ -87,7 +90,7 @@ int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts, o
     if (!opts) opts = &def;
     int rc = oz_check_alignment(opts->alignment);
     if (rc) return rc;
-    if (opts->flags & ~(uint32_t)ONNXZIP_WRITE_NO_SYNC)
+    if (opts->flags & ~(uint32_t)(ONNXZIP_WRITE_NO_SYNC | ONNXZIP_WRITE_PACKAGE))
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_create: unknown flags 0x%x", opts->flags);
     onnxzip_writer *w = calloc(1, sizeof *w);
     if (!w) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
@@ -97,8 +100,9 @@ int onnxzip_writer_create(const char *path, const onnxzip_write_options *opts, o
     oz_strmap_init(&w->zip.names, 1); /* case-folded, as the reader's: names are unique ignoring case */
     w->path = strdup(path);
     w->chunk = malloc(IO_CHUNK);
-    w->header = malloc(ZIP_LOCAL_SIZE + OZ_MAX_NAME + MAX_EXTRA);
-    if (!w->path || !w->chunk || !w->header) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    w->header = malloc(ZIP_LOCAL_SIZE + OZ_MAX_PATH + MAX_EXTRA);
+    if ((opts->flags & ONNXZIP_WRITE_PACKAGE) && !(w->pkg = oz_pkg_writer_new())) rc = ONNXZIP_ENOMEM;
+    if (!w->path || !w->chunk || !w->header || rc) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     if (!rc) rc = oz_tmp_create(w->path, &w->tmp, &w->fd, &w->made);
     if (rc) {
         onnxzip_writer_abort(&w);
@@ -130,7 +134,7 @@ static int record_entry(onnxzip_writer *w, const char *name, oz_name_class cls, 
     oz_zentry *e = &w->zip.entries[w->zip.n];
     *e = (oz_zentry){ .pub = { .name = copy, .header_offset = lho, .data_offset = data_off, .size = size,
                                .has_xxh3 = 1 },
-                      .name_len = (uint32_t)len, .cls = cls };
+                      .name_len = (uint32_t)len, .cls = cls, .generation = w->pkg ? 2 : 1 };
     /* Counted before the map borrows the name, so that abort frees it even
      * when the insertion fails. */
     uint32_t index = (uint32_t)w->zip.n++;
@@ -343,23 +347,39 @@ static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, c
     return 0;
 }
 
-static int add_checked(onnxzip_writer *w, const char *name, const source *s)
+/* A name the writer may give an entry of class `cls`: a tensor entry's is
+ * an identifier, or in a package a path whose last component is one (spec
+ * 19.1); models and files of a package are paths. */
+static int check_name(onnxzip_writer *w, const char *name, oz_name_class cls)
+{
+    char shown[OZ_PRINTABLE_CAP];
+    oz_printable(name, strlen(name), shown, sizeof shown);
+    size_t dir = w->pkg ? oz_path_dir_len(name, strlen(name)) : 0;
+    const char *why = NULL;
+    int rc = w->pkg ? oz_package_path_check(name, strlen(name), &why) : 0;
+    if (rc) return oz_err(rc, -1, "%s: '%s' is not a package path: %s", w->path, shown, why);
+    oz_name_class c = oz_classify_name(name + dir, strlen(name + dir));
+    if (c == OZ_NAME_TOO_LONG)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: entry name '%s' is longer than %d bytes", w->path, shown, OZ_MAX_NAME);
+    if (cls == OZ_NAME_TENSOR && c != OZ_NAME_TENSOR)
+        return oz_err(ONNXZIP_ENAME, -1, "%s: '%s' is not a valid entry name (a C identifier of 1-255 bytes "
+                      "not starting with \"__\"%s)", w->path, shown, w->pkg ? ", after its directory" : "");
+    if (cls != OZ_NAME_TENSOR && !dir && name[0] == '_' && name[1] == '_')
+        return oz_err(ONNXZIP_ENAME, -1, "%s: '%s': names beginning with __ at the root are reserved", w->path, shown);
+    if (oz_writer_name_taken(w, name))
+        return oz_err(ONNXZIP_EDUPNAME, -1, "%s: entry name '%s' is already used (ignoring case)", w->path, shown);
+    if (w->pkg && (rc = oz_pkg_writer_claim(w->pkg, name, shown))) return rc;
+    if (w->zip.n + 2 >= OZ_MAX_ENTRIES)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: more than %u entries", w->path, OZ_MAX_ENTRIES);
+    return 0;
+}
+
+static int add_checked(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s)
 {
     if (!w || !name) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add: NULL argument");
     if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier and must be aborted", w->path);
-    char shown[OZ_PRINTABLE_CAP];
-    oz_printable(name, strlen(name), shown, sizeof shown);
-    oz_name_class cls = oz_classify_name(name, strlen(name));
-    if (cls == OZ_NAME_TOO_LONG)
-        return oz_err(ONNXZIP_ELIMIT, -1, "%s: entry name '%s' is longer than %d bytes", w->path, shown, OZ_MAX_NAME);
-    if (cls != OZ_NAME_TENSOR)
-        return oz_err(ONNXZIP_ENAME, -1, "%s: '%s' is not a valid entry name (a C identifier of 1-255 bytes "
-                      "not starting with \"__\")", w->path, shown);
-    if (oz_writer_name_taken(w, name))
-        return oz_err(ONNXZIP_EDUPNAME, -1, "%s: entry name '%s' is already used (ignoring case)", w->path, shown);
-    if (w->zip.n + 2 >= OZ_MAX_ENTRIES)
-        return oz_err(ONNXZIP_ELIMIT, -1, "%s: more than %u entries", w->path, OZ_MAX_ENTRIES);
-    int rc = add_entry(w, name, OZ_NAME_TENSOR, s);
+    int rc = check_name(w, name, cls);
+    if (!rc) rc = add_entry(w, name, cls, s);
     if (rc) w->failed = rc;
     return rc;
 }
@@ -368,26 +388,74 @@ int onnxzip_writer_add_memory(onnxzip_writer *w, const char *name, const void *d
 {
     if (!data && size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add_memory: NULL data");
     source s = { data ? data : (const uint8_t *)"", -1, 0, size, NULL, NULL };
-    return add_checked(w, name, &s);
+    return add_checked(w, name, OZ_NAME_TENSOR, &s);
 }
 
 int onnxzip_writer_add_file_range(onnxzip_writer *w, const char *name, int fd, uint64_t offset, uint64_t size)
 {
     if (fd < 0) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add_file_range: bad fd");
     source s = { NULL, fd, offset, size, NULL, NULL };
-    return add_checked(w, name, &s);
+    return add_checked(w, name, OZ_NAME_TENSOR, &s);
 }
 
 int oz_writer_add_stream(onnxzip_writer *w, const char *name, uint64_t size, oz_stream_fn read, void *user)
 {
     if (!read) return oz_err(ONNXZIP_EINVAL, -1, "oz_writer_add_stream: NULL callback");
     source s = { NULL, -1, 0, size, read, user };
-    return add_checked(w, name, &s);
+    return add_checked(w, name, OZ_NAME_TENSOR, &s);
+}
+
+int onnxzip_writer_add_file(onnxzip_writer *w, const char *path, int fd, uint64_t offset, uint64_t size)
+{
+    if (w && !w->pkg) return oz_err(ONNXZIP_EINVAL, -1, "%s: plain files need a package writer "
+                                    "(ONNXZIP_WRITE_PACKAGE)", w->path);
+    if (fd < 0) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add_file: bad fd");
+    source s = { NULL, fd, offset, size, NULL, NULL };
+    int rc = add_checked(w, path, OZ_NAME_PKG_FILE, &s);
+    return rc ? rc : oz_pkg_writer_file(w->pkg, path);
+}
+
+int onnxzip_writer_add_file_memory(onnxzip_writer *w, const char *path, const void *data, uint64_t size)
+{
+    if (w && !w->pkg) return oz_err(ONNXZIP_EINVAL, -1, "%s: plain files need a package writer "
+                                    "(ONNXZIP_WRITE_PACKAGE)", w->path);
+    if (!data && size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add_file_memory: NULL data");
+    source s = { data ? data : (const uint8_t *)"", -1, 0, size, NULL, NULL };
+    int rc = add_checked(w, path, OZ_NAME_PKG_FILE, &s);
+    return rc ? rc : oz_pkg_writer_file(w->pkg, path);
+}
+
+int onnxzip_writer_add_model(onnxzip_writer *w, const char *path, const void *model, size_t size)
+{
+    if (!w || !path || (!model && size)) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add_model: NULL argument");
+    if (!w->pkg) return oz_err(ONNXZIP_EINVAL, -1, "%s: onnxzip_writer_add_model needs a package writer "
+                               "(ONNXZIP_WRITE_PACKAGE); a single model is onnxzip_writer_set_model()", w->path);
+    if (size > OZ_MAX_MODEL)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: model '%s' of %zu bytes exceeds protobuf's 2 GiB limit", w->path, path,
+                      size);
+    int rc = check_name(w, path, OZ_NAME_PKG_MODEL);
+    if (!rc) rc = oz_pkg_writer_model(w->pkg, path, model, size);
+    if (rc) w->failed = rc;
+    return rc;
+}
+
+int onnxzip_writer_set_default_model(onnxzip_writer *w, const char *path)
+{
+    if (!w || !path) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_set_default_model: NULL argument");
+    if (!w->pkg) return oz_err(ONNXZIP_EINVAL, -1, "%s: not a package writer", w->path);
+    return oz_pkg_writer_default(w->pkg, path);
+}
+
+oz_pkg_writer *oz_writer_package(onnxzip_writer *w)
+{
+    return w->pkg;
 }
 
 int onnxzip_writer_set_model(onnxzip_writer *w, const void *model, size_t size)
 {
     if (!w || (!model && size)) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_set_model: NULL argument");
+    if (w->pkg) return oz_err(ONNXZIP_EINVAL, -1, "%s: a package writer takes models by path "
+                              "(onnxzip_writer_add_model)", w->path);
     if (size > OZ_MAX_MODEL)
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: model of %zu bytes exceeds protobuf's 2 GiB limit", w->path, size);
     w->model.len = 0;
@@ -408,14 +476,55 @@ static int write_directory(onnxzip_writer *w)
     return rc;
 }
 
-static int finish(onnxzip_writer *w)
+static int finish_model(onnxzip_writer *w)
 {
-    if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier; nothing was written", w->path);
     if (!w->has_model) return oz_err(ONNXZIP_ENOMODEL, -1, "%s: no model was set (onnxzip_writer_set_model)", w->path);
     int rc = oz_tensors_check(&w->zip, w->model.p, w->model.len, w->path); /* as open and verify check it */
     if (rc || (rc = collect_sums(w))) return rc;
     source m = { w->model.p ? w->model.p : (const uint8_t *)"", -1, 0, w->model.len, NULL, NULL };
-    if ((rc = add_entry(w, OZ_MODEL_NAME, OZ_NAME_MODEL, &m)) || (rc = write_directory(w))) return rc;
+    return add_entry(w, OZ_MODEL_NAME, OZ_NAME_MODEL, &m);
+}
+
+/* A package's tail (spec 19.1): every model, checked as open checks it
+ * against the entries of its directory, then the manifest. */
+static int finish_package(onnxzip_writer *w)
+{
+    size_t n = oz_pkg_writer_models(w->pkg);
+    if (!n) return oz_err(ONNXZIP_ENOMODEL, -1, "%s: a package needs a model (onnxzip_writer_add_model)", w->path);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const char *path;
+        const uint8_t *p;
+        size_t len;
+        oz_pkg_writer_model_at(w->pkg, i, &path, &p, &len);
+        w->zip.dir = path;
+        w->zip.dir_len = oz_path_dir_len(path, strlen(path));
+        rc = oz_tensors_check(&w->zip, p, len, path);
+        w->zip.dir = NULL;
+    }
+    if (rc || (rc = collect_sums(w))) return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const char *path;
+        source m = { NULL, -1, 0, 0, NULL, NULL };
+        size_t len;
+        oz_pkg_writer_model_at(w->pkg, i, &path, &m.mem, &len);
+        m.size = len;
+        if (!m.mem) m.mem = (const uint8_t *)"";
+        rc = add_entry(w, path, OZ_NAME_PKG_MODEL, &m);
+    }
+    oz_buf text = { 0 };
+    if (!rc) rc = oz_pkg_writer_manifest(w->pkg, &text, w->path);
+    source t = { text.p, -1, 0, text.len, NULL, NULL };
+    if (!rc) rc = add_entry(w, OZ_PACKAGE_NAME, OZ_NAME_PACKAGE, &t);
+    oz_buf_free(&text);
+    return rc;
+}
+
+static int finish(onnxzip_writer *w)
+{
+    if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier; nothing was written", w->path);
+    int rc = w->pkg ? finish_package(w) : finish_model(w);
+    if (rc || (rc = write_directory(w))) return rc;
     if (w->sync && oz_sys_sync(w->fd)) return io_err(w, "cannot sync the temporary file");
     /* Renamed while still open: its lock keeps sweepers away until then. */
     if (oz_sys_rename_at(OZ_AT_CWD, w->tmp, OZ_AT_CWD, w->path))
@@ -449,6 +558,7 @@ void onnxzip_writer_abort(onnxzip_writer **wp)
     free(w->zip.entries);
     oz_strmap_free(&w->zip.names);
     oz_buf_free(&w->model);
+    oz_pkg_writer_free(w->pkg);
     free(w->chunk);
     free(w->header);
     free(w->tmp);

@@ -4,6 +4,12 @@
 
 #include "common/internal.h"
 
+typedef struct oz_pkg_writer oz_pkg_writer;
+
+/* A package writer's models, files and manifest (write/package_writer.h);
+ * NULL for a single-model writer. */
+oz_pkg_writer *oz_writer_package(onnxzip_writer *w);
+
 /* 0 when `a` is a valid alignment (power of two, 64..65536), else EINVAL. */
 int oz_check_alignment(uint32_t a);
 
