@@ -237,8 +237,14 @@ int cli_archive_summary(const char *verb, const char *in, const char *out)
     for (size_t i = 0; i < n; i++)
         if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
             in_entries++;
-    cli_line(stdout, "%s %s -> %s: %zu tensors in %zu entries, %" PRIu64 " bytes", verb, in, out,
-             in_entries, onnxzip_entry_count(a), st.size);
+    size_t members = onnxzip_member_count(a), models = 0;
+    for (size_t i = 0; i < members; i++) models += onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL;
+    if (members)
+        cli_line(stdout, "%s %s -> %s: a package of %zu models and %zu files in %zu entries, %" PRIu64 " bytes",
+                 verb, in, out, models, members - models, onnxzip_entry_count(a), st.size);
+    else
+        cli_line(stdout, "%s %s -> %s: %zu tensors in %zu entries, %" PRIu64 " bytes", verb, in, out,
+                 in_entries, onnxzip_entry_count(a), st.size);
     onnxzip_close(&a);
     return CLI_EXIT_OK;
 }

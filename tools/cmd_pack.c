@@ -1,5 +1,6 @@
 /*
- * cmd_pack.c — "onnxzip pack": convert a classic .onnx model into an archive.
+ * cmd_pack.c — "onnxzip pack": convert a classic .onnx model into an archive,
+ * or a repository folder into a package.
  */
 #include "cli.h"
 
@@ -20,6 +21,12 @@ static void usage(FILE *f)
     fputs("usage: onnxzip pack IN.onnx -o OUT [--align N] [--size-threshold BYTES]\n"
           "                    [--data-dir DIR] [--keep-typed] [--no-convert-attributes]\n"
           "                    [--dedup] [--no-sync] [-q]\n"
+          "       onnxzip pack DIR -o OUT [--default-model PATH] [--align N] [...]\n"
+          "\n"
+          "A folder DIR (a model repository: several .onnx at any depth, their\n"
+          "external data in any layout, tokenizer and config files) becomes one\n"
+          "package: every model and file under its path in DIR, equal weights of a\n"
+          "directory stored once; 'onnxzip unpack OUT DIR2' recreates the folder.\n"
           "\n"
           "Converts a classic ONNX model, single-file or with external data, into an\n"
           "onnxzip archive: every tensor whose payload (raw_data, external data, or\n"
@@ -40,7 +47,10 @@ static void usage(FILE *f)
           "                           model's directory)\n"
           "      --keep-typed         leave float_data/int32_data/... tensors inline\n"
           "      --no-convert-attributes  leave attribute tensors (Constant) inline\n"
-          "      --dedup              store identical payloads once\n"
+          "      --dedup              store identical payloads once (always for DIR)\n"
+          "      --default-model PATH  DIR: the model onnxzip_open() of the package\n"
+          "                           holds (default: the first model.onnx, else the\n"
+          "                           first model in byte order)\n"
           "      --no-sync            do not fsync OUT: still replaced atomically, but\n"
           "                           a power failure may lose it (scratch outputs)\n"
           "  -q, --quiet              print nothing on success\n"
@@ -60,6 +70,7 @@ static const cli_opt options[] = {
     { .name = "no-convert-attributes", .kind = CLI_BIT, .at = ARG(opts.flags),
       .min = ONNXZIP_PACK_NO_CONVERT_ATTRIBUTES },
     { .name = "dedup", .kind = CLI_BIT, .at = ARG(opts.flags), .min = ONNXZIP_PACK_DEDUP },
+    { .name = "default-model", .kind = CLI_TEXT, .at = ARG(opts.default_model) },
     { .name = "no-sync", .kind = CLI_BIT, .at = ARG(opts.flags), .min = ONNXZIP_PACK_NO_SYNC },
     { .name = NULL },
 };
@@ -72,7 +83,7 @@ int cmd_pack(int argc, char **argv)
     onnxzip_pack_options_init(&a.opts);
     int rc;
     if (cli_parse(&command, argc, argv, &a, &rc) ||
-        (rc = cli_require_in_out(command.name, usage, a.in, "input model", a.out, "OUT")))
+        (rc = cli_require_in_out(command.name, usage, a.in, "input model or folder", a.out, "OUT")))
         return rc;
     /* The library refuses an OUT that is an input (ONNXZIP_ESAMEFILE) or a special file. */
     cli_progress_state ps;

@@ -1231,7 +1231,11 @@ typedef struct onnxzip_pack_options {
                                 load_external_data_for_model) */
     onnxzip_progress_fn progress; /* NULL: none */
     void *progress_user;
-    uint64_t reserved[4];
+    const char *default_model; /* onnxzip_pack_dir(): the package's default
+                                  model (its path in the folder); NULL: the
+                                  first "model.onnx" (shallowest, then in
+                                  byte order), else the first model */
+    uint64_t reserved[3];
 } onnxzip_pack_options;
 
 /* Fills *opts with the defaults. NULL is a harmless no-op. */
@@ -1268,6 +1272,26 @@ ONNXZIP_API void onnxzip_pack_options_init(onnxzip_pack_options *opts);
  * created; removed again on failure. `opts` may be NULL for defaults. */
 ONNXZIP_API int onnxzip_pack(const char *in_path, const char *out_path,
                              const onnxzip_pack_options *opts);
+
+/* Packs the folder `dir` — a model repository: every .onnx at any depth with
+ * its external data in any layout (chunks, data shared by several models),
+ * and every other file — into the package `out_path` (spec 19.6). Payloads
+ * of size_threshold bytes or more become tensor entries in their model's
+ * directory, equal payloads of one directory stored once (whatever the
+ * flags); plain files are stored byte for byte; the manifest records each
+ * model's data files and where its tensors were in them, so that
+ * onnxzip_unpack_dir() recreates the folder. Symbolic links to files are
+ * followed (a Hugging Face cache snapshot), to directories refused; ".git"
+ * and ".cache" at the folder's top (git's and huggingface_hub's own
+ * bookkeeping) are left out. Refused before anything is written, naming the
+ * path: no model (ONNXZIP_ENOMODEL); a name that is no package path, e.g.
+ * not UTF-8 (ONNXZIP_ENAME); two names one file system would make one
+ * (ONNXZIP_EDUPNAME); a plain file of 4 GiB or more (ONNXZIP_ELIMIT); missing
+ * external data (ONNXZIP_ENOTFOUND) or data outside the folder
+ * (ONNXZIP_EPATH, the rules of onnxzip_pack()); `out_path` inside `dir`
+ * (ONNXZIP_EINVAL); anything but files and directories (ONNXZIP_ENOTREG).
+ * onnxzip_pack() of a directory calls this. */
+ONNXZIP_API int onnxzip_pack_dir(const char *dir, const char *out_path, const onnxzip_pack_options *opts);
 
 /* Layouts onnxzip_unpack() writes. */
 typedef enum onnxzip_unpack_layout {

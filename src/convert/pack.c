@@ -15,6 +15,8 @@
 #include "common/sys.h"
 #include "onnx/typed.h"
 #include "write/zip_writer.h"
+#include "convert/pack_impl.h"
+#include "common/package_path.h"
 
 #define CMP_CHUNK (1u << 20)
 
@@ -40,23 +42,36 @@ typedef struct stored {
     uint64_t hash;
     payload src;
     uint8_t *owned; /* converted typed data is kept while it may be compared */
-    char entry[OZ_MAX_NAME + 1];
+    char entry[OZ_MAX_PATH + 1];
 } stored;
 
-typedef struct pack {
+/* The payloads stored so far: one table for a whole package, so that
+ * models of one directory share entries (spec 19.3). */
+struct oz_pack_seen {
+    stored *v;
+    size_t n, cap;
+};
+
+struct oz_pack {
     onnxzip_writer *w; /* NULL during the measuring pass */
     const onnxzip_pack_options *opts;
     const char *in_path;
     const uint8_t *base;
+    uint64_t size;
     int fd;
     oz_extdata ext;
     int ext_open;
-    stored *seen;
-    size_t n_seen, cap_seen;
+    oz_pack_seen own_seen, *seen;
+    int package;        /* a package's model (oz_pack_open() with a prefix) */
+    const char *prefix; /* its directory ("" otherwise): its entries' names begin with it */
+    size_t prefix_len;
+    oz_buf origin;      /* a package model's origin list (spec 19.4): "i:f:o,..." */
+    uint64_t ordinal;   /* TensorProtos visited so far in this walk */
     uint64_t done, total;
     uint8_t *scratch; /* typed conversion or inlined external bytes of this tensor */
-    char entry[OZ_MAX_NAME + 1];
-} pack;
+    char entry[OZ_MAX_PATH + 1];
+};
+typedef struct oz_pack pack;
 
 static int tensor_fail(pack *p, const oz_tensor_info *t, int status, const char *why)
 {
@@ -192,10 +207,12 @@ static int find_duplicate(pack *p, const payload *s, uint64_t *hash, const char 
     uint8_t *buf = malloc(2 * CMP_CHUNK);
     if (!buf) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     int rc = hash_payload(s, buf, hash);
-    for (size_t i = 0; !rc && i < p->n_seen && !*entry; i++) {
+    for (size_t i = 0; !rc && i < p->seen->n && !*entry; i++) {
+        const stored *e = &p->seen->v[i];
         int same = 0;
-        if (p->seen[i].hash == *hash && !(rc = same_bytes(&p->seen[i].src, s, buf, &same)) && same)
-            *entry = p->seen[i].entry;
+        if (e->hash == *hash && oz_path_dir_len(e->entry, strlen(e->entry)) == p->prefix_len &&
+            !memcmp(e->entry, p->prefix, p->prefix_len) && !(rc = same_bytes(&e->src, s, buf, &same)) && same)
+            *entry = e->entry;
     }
     free(buf);
     return rc;
@@ -203,14 +220,15 @@ static int find_duplicate(pack *p, const payload *s, uint64_t *hash, const char 
 
 static int remember(pack *p, const payload *s, uint64_t hash)
 {
-    if (p->n_seen == p->cap_seen) {
-        size_t cap = p->cap_seen ? p->cap_seen * 2 : 64;
-        stored *n = realloc(p->seen, cap * sizeof *n);
+    oz_pack_seen *t = p->seen;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        stored *n = realloc(t->v, cap * sizeof *n);
         if (!n) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-        p->seen = n;
-        p->cap_seen = cap;
+        t->v = n;
+        t->cap = cap;
     }
-    stored *e = &p->seen[p->n_seen++];
+    stored *e = &t->v[t->n++];
     *e = (stored){ .hash = hash, .src = *s };
     if (s->fd < 0 && s->mem == p->scratch) { /* take ownership of converted data */
         e->owned = p->scratch;
@@ -228,8 +246,9 @@ static int choose_name(pack *p, const oz_tensor_info *t)
     tensor_name[n] = '\0';
     for (size_t i = 0; i < n; i++) /* spec 7.2 maps a NUL like any other byte; the mapping takes a C string */
         if (!tensor_name[i]) tensor_name[i] = '_';
+    memcpy(p->entry, p->prefix, p->prefix_len); /* a package model's entries lie in its directory */
     for (unsigned k = 0;; k++) {
-        int rc = onnxzip_entry_name_for(tensor_name, k, p->entry, sizeof p->entry);
+        int rc = onnxzip_entry_name_for(tensor_name, k, p->entry + p->prefix_len, sizeof p->entry - p->prefix_len);
         if (rc < 0) return rc;
         if (!oz_writer_name_taken(p->w, p->entry)) return 0;
     }
@@ -252,8 +271,21 @@ static int move_payload(pack *p, const oz_tensor_info *t, const payload *s, oz_r
         p->done += s->size;
         if (p->opts->progress) p->opts->progress(p->opts->progress_user, p->done, p->total);
     }
-    *rw = (oz_rewrite){ .action = OZ_EXTERNAL, .location = dup };
+    *rw = (oz_rewrite){ .action = OZ_EXTERNAL, .location = dup + p->prefix_len }; /* relative to the model */
     return 0;
+}
+
+/* Where a package model's external tensor was before packing (spec 19.4). */
+static int note_origin(pack *p, const oz_tensor_info *t, const payload *s, uint64_t ordinal)
+{
+    if (!p->package || t->data_location != 1 || !p->ext_open) return 0;
+    size_t f = 0;
+    while (f < p->ext.n && p->ext.files[f].fd != s->fd) f++;
+    if (f == p->ext.n) return 0;
+    char item[64];
+    int k = snprintf(item, sizeof item, "%s%llu:%zu:%llu", p->origin.len ? "," : "", (unsigned long long)ordinal, f,
+                     (unsigned long long)s->offset);
+    return oz_buf_append(&p->origin, item, (size_t)k);
 }
 
 static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
@@ -261,58 +293,86 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     pack *p = ctx;
     payload s;
     decision d;
+    uint64_t ordinal = p->ordinal++;
     int rc = classify(p, t, &s, &d);
     if (rc || d == KEEP) return rc;
     if (!p->w) { /* measuring pass: only the total for progress reports */
         p->total += d == MOVE ? s.size : 0;
         return 0;
     }
+    if ((rc = note_origin(p, t, &s, ordinal))) return rc;
     if ((rc = load_payload(p, t, &s, d))) return rc;
     if (d == MOVE) return move_payload(p, t, &s, rw);
     *rw = (oz_rewrite){ .action = OZ_INLINE, .data = s.mem, .size = s.size };
     return 0;
 }
 
+int oz_pack_inputs(const pack *p, oz_input **in, size_t *n)
+{
+    *n = 1 + (p->ext_open ? p->ext.n : 0);
+    if (!(*in = malloc(*n * sizeof **in))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    int rc = oz_input_fd(&(*in)[0], p->fd, "the input model", NULL, p->in_path, NULL);
+    for (size_t i = 1; !rc && i < *n; i++) {
+        const oz_extfile *f = &p->ext.files[i - 1];
+        rc = oz_input_fd(&(*in)[i], f->fd, "the external data file", p->ext.dir, f->location, f->tensor);
+    }
+    if (rc) free(*in);
+    return rc;
+}
+
 /* Every file pack reads — the model and each external data file resolved so
  * far — against the output (outputs.h). */
 static int check_output(pack *p, const char *out_path)
 {
-    size_t n = 1 + (p->ext_open ? p->ext.n : 0);
-    oz_input *in = malloc(n * sizeof *in);
-    if (!in) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    int rc = oz_input_fd(&in[0], p->fd, "the input model", NULL, p->in_path, NULL);
-    for (size_t i = 1; !rc && i < n; i++) {
-        const oz_extfile *f = &p->ext.files[i - 1];
-        rc = oz_input_fd(&in[i], f->fd, "the external data file", p->ext.dir, f->location, f->tensor);
-    }
-    if (!rc) rc = oz_output_check(OZ_AT_CWD, NULL, out_path, in, n);
+    oz_input *in;
+    size_t n;
+    int rc = oz_pack_inputs(p, &in, &n);
+    if (rc) return rc;
+    rc = oz_output_check(OZ_AT_CWD, NULL, out_path, in, n);
     free(in);
     return rc;
 }
 
-static int pack_mapped(pack *p, uint64_t size, const char *out_path)
+int oz_pack_measure(pack *p)
 {
     oz_walk walk = { .visit = on_tensor, .ctx = p, .path = p->in_path, .base = p->base };
-    /* A first walk without output opens every external data file (and totals
-     * the bytes for progress): the output is checked against all the inputs
-     * before anything is written. */
-    int rc = oz_walk_model(&walk, p->base, (size_t)size);
-    if (!rc) rc = check_output(p, out_path);
-    if (!rc) rc = onnxzip_writer_create(out_path, &(onnxzip_write_options){ .alignment = p->opts->alignment,
-                       .flags = (p->opts->flags & ONNXZIP_PACK_NO_SYNC) ? ONNXZIP_WRITE_NO_SYNC : 0 }, &p->w);
-    if (rc) return rc;
-    oz_buf model = { 0 };
-    walk.out = &model;
-    rc = oz_walk_model(&walk, p->base, (size_t)size);
-    if (!rc) rc = onnxzip_writer_set_model(p->w, model.p, model.len);
-    oz_buf_free(&model);
-    if (!rc) rc = check_output(p, out_path); /* once more before the rename: the path may have changed */
-    if (!rc) return onnxzip_writer_finish(&p->w);
-    onnxzip_writer_abort(&p->w);
+    p->ordinal = 0;
+    return oz_walk_model(&walk, p->base, (size_t)p->size);
+}
+
+int oz_pack_emit(pack *p, onnxzip_writer *w, oz_buf *model)
+{
+    oz_walk walk = { .visit = on_tensor, .ctx = p, .path = p->in_path, .base = p->base, .out = model };
+    p->w = w;
+    p->ordinal = 0;
+    p->origin.len = 0;
+    int rc = oz_walk_model(&walk, p->base, (size_t)p->size);
+    p->w = NULL;
     return rc;
 }
 
-static int pack_fd(pack *p, const char *out_path)
+static int pack_mapped(pack *p, const char *out_path)
+{
+    /* A first walk without output opens every external data file (and totals
+     * the bytes for progress): the output is checked against all the inputs
+     * before anything is written. */
+    int rc = oz_pack_measure(p);
+    onnxzip_writer *w = NULL;
+    if (!rc) rc = check_output(p, out_path);
+    if (!rc) rc = onnxzip_writer_create(out_path, &(onnxzip_write_options){ .alignment = p->opts->alignment,
+                       .flags = (p->opts->flags & ONNXZIP_PACK_NO_SYNC) ? ONNXZIP_WRITE_NO_SYNC : 0 }, &w);
+    if (rc) return rc;
+    oz_buf model = { 0 };
+    rc = oz_pack_emit(p, w, &model);
+    if (!rc) rc = onnxzip_writer_set_model(w, model.p, model.len);
+    oz_buf_free(&model);
+    if (!rc) rc = check_output(p, out_path); /* once more before the rename: the path may have changed */
+    if (!rc) return onnxzip_writer_finish(&w);
+    onnxzip_writer_abort(&w);
+    return rc;
+}
+
+static int map_model(pack *p)
 {
     oz_stat st = { 0 };
     if (oz_sys_fstat(p->fd, &st) || st.kind != OZ_KIND_REG)
@@ -321,31 +381,73 @@ static int pack_fd(pack *p, const char *out_path)
     void *base = oz_sys_map(p->fd, 0, st.size);
     if (!base) return oz_err_map(p->in_path, st.size);
     p->base = base;
-    int rc;
+    p->size = st.size;
     if (oz_looks_like_zip(p->base, st.size))
-        rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: already a zip archive; pack takes a classic .onnx model "
-                    "(use repack to realign an archive)", p->in_path);
-    else
-        rc = pack_mapped(p, st.size, out_path);
-    oz_sys_unmap(base, st.size);
-    return rc;
+        return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: already a zip archive; pack takes a classic .onnx model "
+                      "(use repack to realign an archive)", p->in_path);
+    return 0;
+}
+
+int oz_pack_open(pack **out, const char *in_path, const onnxzip_pack_options *opts, oz_pack_seen *seen,
+                 const char *prefix)
+{
+    pack *p = calloc(1, sizeof *p);
+    if (!(*out = p)) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    *p = (pack){ .opts = opts, .in_path = in_path, .fd = -1, .package = prefix != NULL,
+                 .prefix = prefix ? prefix : "", .prefix_len = prefix ? strlen(prefix) : 0 };
+    p->seen = seen ? seen : &p->own_seen;
+    if ((p->fd = oz_sys_open_read(in_path)) < 0)
+        return oz_err_sys(ONNXZIP_EIO, -1, in_path, "%s: cannot open: %s", in_path, strerror(errno));
+    return map_model(p);
+}
+
+const oz_extdata *oz_pack_extdata(const pack *p)
+{
+    return p->ext_open ? &p->ext : NULL;
+}
+
+const char *oz_pack_origin(pack *p)
+{
+    return oz_buf_append(&p->origin, "", 1) ? NULL : (p->origin.len--, (const char *)p->origin.p);
+}
+
+void oz_pack_seen_free(oz_pack_seen *t)
+{
+    for (size_t i = 0; i < t->n; i++) free(t->v[i].owned);
+    free(t->v);
+    memset(t, 0, sizeof *t);
+}
+
+oz_pack_seen *oz_pack_seen_new(void)
+{
+    return calloc(1, sizeof(oz_pack_seen));
+}
+
+void oz_pack_close(pack *p)
+{
+    if (!p) return;
+    if (p->base) oz_sys_unmap(p->base, p->size);
+    if (p->fd >= 0) oz_sys_close(p->fd);
+    if (p->ext_open) oz_extdata_free(&p->ext);
+    oz_pack_seen_free(&p->own_seen);
+    oz_buf_free(&p->origin);
+    free(p->scratch);
+    free(p);
 }
 
 int onnxzip_pack(const char *in_path, const char *out_path, const onnxzip_pack_options *opts)
 {
     if (!in_path || !out_path) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_pack: NULL path");
+    oz_stat st;
+    if (!oz_sys_stat(in_path, &st) && st.kind == OZ_KIND_DIR) return onnxzip_pack_dir(in_path, out_path, opts);
     onnxzip_pack_options def;
     onnxzip_pack_options_init(&def);
-    pack p = { .opts = opts ? opts : &def, .in_path = in_path };
-    int rc = oz_check_alignment(p.opts->alignment);
+    if (!opts) opts = &def;
+    int rc = oz_check_alignment(opts->alignment);
     if (rc) return rc;
-    if ((p.fd = oz_sys_open_read(in_path)) < 0)
-        return oz_err_sys(ONNXZIP_EIO, -1, in_path, "%s: cannot open: %s", in_path, strerror(errno));
-    rc = pack_fd(&p, out_path);
-    oz_sys_close(p.fd);
-    if (p.ext_open) oz_extdata_free(&p.ext);
-    for (size_t i = 0; i < p.n_seen; i++) free(p.seen[i].owned);
-    free(p.seen);
-    free(p.scratch);
+    pack *p;
+    rc = oz_pack_open(&p, in_path, opts, NULL, NULL);
+    if (!rc) rc = pack_mapped(p, out_path);
+    oz_pack_close(p);
     return rc;
 }
