@@ -12,6 +12,7 @@
 typedef struct unpack_args {
     const char *in;
     const char *out;
+    const char *dir; /* a package's folder, as the second operand */
     int quiet;
     uint32_t align; /* --align, 0 when not given: SINGLE's (and SAFETENSORS' side file's) only */
     onnxzip_unpack_options opts;
@@ -19,11 +20,17 @@ typedef struct unpack_args {
 
 static void usage(FILE *f)
 {
-    fputs("usage: onnxzip unpack ARCHIVE -o DIR/NAME.onnx\n"
+    fputs("usage: onnxzip unpack PACKAGE DIR (or -o DIR) [--no-sync] [-q]\n"
+          "       onnxzip unpack ARCHIVE -o DIR/NAME.onnx [--model PATH]\n"
           "                      [--layout single|per-tensor|inline|safetensors]\n"
           "                      [--location FILE] [--align N] [--size-threshold B]\n"
           "                      [--max-shard-size SIZE]\n"
           "                      [--checksum] [--no-sync] [-q]\n"
+          "\n"
+          "A package (several models and files) comes back as the folder it was\n"
+          "packed from: files byte for byte, each model at its path with its data\n"
+          "files as they were named; DIR must be new or empty and appears whole or\n"
+          "not at all. --model PATH unpacks one model of a package as below.\n"
           "\n"
           "Converts an onnxzip archive back to a classic ONNX model that onnx.load()\n"
           "and ONNX runtimes read: NAME.onnx and its external data files in DIR.\n"
@@ -34,7 +41,9 @@ static void usage(FILE *f)
           "directory; a symbolic link there is replaced, not followed.\n"
           "\n"
           "options:\n"
-          "  -o, --output PATH        the model to write, DIR/NAME.onnx (required)\n"
+          "  -o, --output PATH        the model to write, DIR/NAME.onnx (required);\n"
+          "                           for a package, the folder to write\n"
+          "      --model PATH         a package's model to unpack (default: all)\n"
           "      --layout L           single:     NAME.onnx + one data file (default)\n"
           "                           per-tensor: NAME.onnx + one file per entry\n"
           "                           inline:     one self-contained NAME.onnx\n"
@@ -78,6 +87,7 @@ _Static_assert(sizeof(onnxzip_unpack_layout) == sizeof(int), "--layout is stored
 
 static const cli_opt options[] = {
     { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out) },
+    { .name = "model", .kind = CLI_TEXT, .at = ARG(opts.model) },
     { .name = "layout", .kind = CLI_CHOICE, .at = ARG(opts.layout), .choices = layouts,
       .what = "is not one of single, per-tensor, inline, safetensors" },
     { .name = "location", .kind = CLI_STRING, .at = ARG(opts.location) },
@@ -90,13 +100,16 @@ static const cli_opt options[] = {
     { .name = NULL },
 };
 
-static const cli_command command = { "unpack", usage, options, NULL, 0, { ARG(in) }, 1 };
+static const cli_command command = { "unpack", usage, options, NULL, 0, { ARG(in), ARG(dir) }, 2 };
 
 /* What the options cannot say: 0, or the exit code after printing why. */
 static int check_args(unpack_args *a)
 {
     if (a->align)
         a->opts.alignment = a->align;
+    if (a->dir && a->out)
+        return cli_usage_error(command.name, usage, "give the folder once: as DIR or as -o DIR");
+    if (a->dir) a->out = a->dir;
     int rc = cli_require_in_out(command.name, usage, a->in, "input archive", a->out, "DIR/NAME.onnx");
     if (!rc && (a->opts.location || a->align) && a->opts.layout != ONNXZIP_UNPACK_SINGLE &&
         a->opts.layout != ONNXZIP_UNPACK_SAFETENSORS)
@@ -124,11 +137,11 @@ static size_t count_distinct(const char **names, size_t n)
 
 /* In the file at path, the tensors of one storage kind and the distinct entries or data
  * files they name. */
-static int count_storage(const char *path, onnxzip_storage storage, size_t *tensors,
+static int count_storage(const char *path, const char *model, onnxzip_storage storage, size_t *tensors,
                          size_t *distinct)
 {
     onnxzip_archive *a = NULL;
-    int rc = onnxzip_open(path, 0, &a);
+    int rc = onnxzip_open_model(path, model, 0, &a);
     size_t n, k = 0;
     const char **names;
 
@@ -154,21 +167,37 @@ static int count_storage(const char *path, onnxzip_storage storage, size_t *tens
 static int count_written(const char *model, size_t *files)
 {
     size_t tensors;
-    return count_storage(model, ONNXZIP_STORAGE_FILE, &tensors, files);
+    return count_storage(model, NULL, ONNXZIP_STORAGE_FILE, &tensors, files);
 }
 
 /* The tensors that were in entries, and the data files they now use. */
-static int count_moved(const char *archive, onnxzip_unpack_layout layout, size_t *tensors,
+static int count_moved(const char *archive, const char *model, onnxzip_unpack_layout layout, size_t *tensors,
                        size_t *files)
 {
     size_t distinct = 0;
-    int rc = count_storage(archive, ONNXZIP_STORAGE_ENTRY, tensors, &distinct);
+    int rc = count_storage(archive, model, ONNXZIP_STORAGE_ENTRY, tensors, &distinct);
 
     if (rc != 0)
         return rc;
     *files = layout == ONNXZIP_UNPACK_INLINE ? 0
              : layout == ONNXZIP_UNPACK_SINGLE ? (distinct ? 1 : 0) : distinct;
     return 0;
+}
+
+/* A package without --model: its folder. 1 when `in` is no package. */
+static int unpack_package(unpack_args *a)
+{
+    onnxzip_archive *ar = NULL;
+    if (a->opts.model || onnxzip_open(a->in, 0, &ar) != 0) return 1; /* unpack itself reports a bad archive */
+    size_t members = onnxzip_member_count(ar);
+    onnxzip_close(&ar);
+    if (!members) return a->dir ? cli_usage_error(command.name, usage, "a single-model archive unpacks to a model "
+                                                  "file: -o DIR/NAME.onnx") : 1;
+    onnxzip_unpack_options o = a->opts;
+    int rc = onnxzip_unpack_dir(a->in, a->out, &o);
+    if (rc != 0) return cli_lib_error(rc);
+    if (!a->quiet) cli_line(stdout, "unpacked %s -> %s: %zu models and files", a->in, a->out, members);
+    return CLI_EXIT_OK;
 }
 
 int cmd_unpack(int argc, char **argv)
@@ -180,6 +209,8 @@ int cmd_unpack(int argc, char **argv)
     onnxzip_unpack_options_init(&a.opts);
     if (cli_parse(&command, argc, argv, &a, &rc) || (rc = check_args(&a)))
         return rc;
+    if ((rc = unpack_package(&a)) != 1)
+        return rc;
     if (cli_progress_init(&ps, "unpacking", a.quiet)) {
         a.opts.progress = cli_progress;
         a.opts.progress_user = &ps;
@@ -190,7 +221,7 @@ int cmd_unpack(int argc, char **argv)
         return cli_lib_error(rc);
     if (a.quiet)
         return CLI_EXIT_OK;
-    if ((rc = count_moved(a.in, a.opts.layout, &tensors, &files)) != 0)
+    if ((rc = count_moved(a.in, a.opts.model, a.opts.layout, &tensors, &files)) != 0)
         return rc;
     if (a.opts.layout == ONNXZIP_UNPACK_SAFETENSORS && (rc = count_written(a.out, &files)) != 0)
         return rc;

@@ -1300,7 +1300,12 @@ typedef enum onnxzip_unpack_layout {
     ONNXZIP_UNPACK_INLINE = 2,     /* one self-contained NAME.onnx (< 2 GiB) */
     ONNXZIP_UNPACK_SAFETENSORS = 3 /* NAME.onnx + NAME.safetensors (or shards),
                                       as onnx-ir's save_safetensors(); see
-                                      onnxzip_unpack() */
+                                      onnxzip_unpack() */,
+    ONNXZIP_UNPACK_ORIGINAL = 4    /* a package's model as it was packed
+                                      (spec 19.6): its data files of their
+                                      names, each tensor at its recorded
+                                      offset, the others inline;
+                                      onnxzip_unpack_dir()'s layout */
 } onnxzip_unpack_layout;
 
 /* Flags for onnxzip_unpack_options.flags. */
@@ -1335,7 +1340,9 @@ typedef struct onnxzip_unpack_options {
                                 into shards of at most N payload bytes each
                                 (see onnxzip_unpack()). Other layouts: must
                                 be 0 (ONNXZIP_EINVAL). */
-    uint64_t reserved[2];
+    const char *model;       /* a package's model to unpack (its path);
+                                NULL: the default model */
+    uint64_t reserved[1];
 } onnxzip_unpack_options;
 
 /* Fills *opts with the defaults. NULL is a harmless no-op. */
@@ -1358,6 +1365,18 @@ ONNXZIP_API void onnxzip_unpack_options_init(onnxzip_unpack_options *opts);
  * NULL for defaults. */
 ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
                                const onnxzip_unpack_options *opts);
+
+/* Recreates the folder a package was packed from (spec 19.6) as `dir`,
+ * which must not exist or be empty: every file byte for byte, every model at
+ * its path with the layout ONNXZIP_UNPACK_ORIGINAL (its data files under
+ * their names, tensors at their offsets), or `opts->layout` for a model
+ * whose data files cannot be recreated (packed from one self-contained
+ * .onnx: ONNXZIP_UNPACK_ORIGINAL writes it inline). Everything is built in a
+ * temporary folder beside `dir` and renamed into place: `dir` appears whole
+ * or not at all. Refuses a package whose paths collide on this file system
+ * (ONNXZIP_EDUPNAME) or a single-model archive (ONNXZIP_EINVAL: use
+ * onnxzip_unpack()). opts->model must be NULL. */
+ONNXZIP_API int onnxzip_unpack_dir(const char *archive_path, const char *dir, const onnxzip_unpack_options *opts);
 /* ONNXZIP_UNPACK_SAFETENSORS (spec 12.4) writes the tensors of at least
  * size_threshold bytes into NAME.safetensors, the file name onnx-ir's
  * save_safetensors() gives model NAME.onnx (NAME: the model's file name

@@ -121,7 +121,9 @@ static int classify(pack *p, const oz_tensor_info *t, payload *s, decision *d)
         int rc = external_source(p, t, s);
         if (!rc) rc = check_size(p, t, s->size);
         /* An archive cannot point outside itself: small ones come inline. */
-        *d = !keep_inline && s->size >= o->size_threshold ? MOVE : INLINE;
+        /* A package keeps every external payload external, so that unpack
+         * recreates its data files whole (spec 19.6). */
+        *d = !keep_inline && (s->size >= o->size_threshold || p->package) ? MOVE : INLINE;
         return rc;
     }
     if (t->data_location != 0) return tensor_fail(p, t, ONNXZIP_EPROTO, "unknown data_location value");

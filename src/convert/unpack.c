@@ -81,7 +81,7 @@ static int is_device_name(const char *s)
 static int check_options(const onnxzip_unpack_options *o)
 {
     char shown[OZ_PRINTABLE_CAP];
-    if ((unsigned)o->layout > ONNXZIP_UNPACK_SAFETENSORS)
+    if ((unsigned)o->layout > ONNXZIP_UNPACK_ORIGINAL)
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_unpack: unknown layout %d", (int)o->layout);
     if (o->flags & ~(uint32_t)(ONNXZIP_UNPACK_CHECKSUM | ONNXZIP_UNPACK_NO_SYNC))
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_unpack: unknown flags 0x%x", o->flags);
@@ -126,7 +126,7 @@ static int prepare(unpack *u)
     size_t n = slash ? (size_t)(slash - u->model_path) : 0;
     u->dir = !slash ? strdup(".") : n ? oz_strndup(u->model_path, n) : strdup("/");
     if (!u->dir) return oz_unpack_nomem();
-    int rc = onnxzip_open(u->archive_path, 0, &u->a);
+    int rc = onnxzip_open_model(u->archive_path, u->o->model, 0, &u->a);
     if (rc) return rc;
     if ((u->arcfd = oz_sys_open_read(u->archive_path)) < 0)
         return oz_err_sys(ONNXZIP_EIO, -1, u->archive_path, "%s: cannot open: %s", u->archive_path, strerror(errno));
@@ -145,6 +145,13 @@ static int prepare(unpack *u)
 static int collect(unpack *u)
 {
     const oz_tensors *ts = &u->a->tensors;
+    if (u->o->layout == ONNXZIP_UNPACK_ORIGINAL) { /* unpack_origin.c places each tensor */
+        size_t cap = 1;
+        for (size_t i = 0; i < u->a->pkg.n; i++) cap += u->a->pkg.models[i].n_data;
+        if (!(u->files = calloc(cap, sizeof *u->files))) return oz_unpack_nomem();
+        for (size_t i = 0; i < ts->n; i++) u->total += ts->v[i].storage == ONNXZIP_STORAGE_ENTRY ? ts->v[i].nbytes : 0;
+        return 0;
+    }
     size_t cap = u->a->zip.n + 1; /* distinct entries, data files: at most one per entry */
     size_t files = cap + (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS ? ts->n + 1 : 0); /* + shards, index */
     if (!(u->ents = calloc(cap, sizeof *u->ents)) || !(u->files = calloc(files, sizeof *u->files)))
@@ -253,6 +260,8 @@ static int plan(unpack *u)
     int rc = collect(u);
     if (!rc && u->o->layout == ONNXZIP_UNPACK_INLINE) /* before anything big is built */
         rc = u->total > OZ_MAX_MODEL - u->a->model_len ? too_big(u, u->a->model_len + u->total, "be about") : 0;
+    else if (!rc && u->o->layout == ONNXZIP_UNPACK_ORIGINAL)
+        rc = oz_og_plan(u);
     else if (!rc && u->o->layout == ONNXZIP_UNPACK_SAFETENSORS) {
         rc = plan_single(u); /* the side file, then the safetensors files */
         if (!rc) rc = oz_st_plan(u);
@@ -287,6 +296,10 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     u->seen++;
     if ((v->storage == ONNXZIP_STORAGE_ENTRY) != (t->data_location == 1)) return desync(u, t);
     if (v->storage != ONNXZIP_STORAGE_ENTRY) return 0;
+    if (u->o->layout == ONNXZIP_UNPACK_ORIGINAL) {
+        progress(u, v->nbytes);
+        return oz_og_ref(u, v, u->seen - 1, rw);
+    }
     if (stays_inline(u, v)) {
         *rw = (oz_rewrite){ .action = OZ_INLINE, .data = v->data, .size = v->nbytes };
         progress(u, v->nbytes);
@@ -417,6 +430,7 @@ static int write_single(unpack *u)
 
 static int write_data(unpack *u)
 {
+    if (u->o->layout == ONNXZIP_UNPACK_ORIGINAL) return oz_og_write(u);
     if (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS) {
         int rc = u->nents ? write_single(u) : 0;
         return rc ? rc : oz_st_write(u);
@@ -512,6 +526,7 @@ static void cleanup(unpack *u, int ok)
     free((void *)u->files);
     free(u->location);
     oz_st_free(u);
+    oz_og_free(u);
     free(u->tmp);
     free(u->dir);
     oz_strmap_free(&u->by_entry);

@@ -39,6 +39,7 @@ typedef struct unpack {
     uint64_t total, done, reported;
     char checksum[41];
     struct oz_st *st;   /* SAFETENSORS: the plan (unpack_safetensors.c) */
+    struct oz_og *og;   /* ORIGINAL: the plan (unpack_origin.c) */
 } unpack;
 
 
@@ -61,5 +62,15 @@ int oz_st_plan(unpack *u);
 int oz_st_ref(unpack *u, const onnxzip_tensor *v, oz_rewrite *rw);
 int oz_st_write(unpack *u);
 void oz_st_free(unpack *u);
+
+/* unpack_origin.c: ONNXZIP_UNPACK_ORIGINAL */
+typedef struct oz_og oz_og;
+/* The data files and places the manifest records (into u->files). */
+int oz_og_plan(unpack *u);
+/* Tensor v, the `ordinal`-th of the walk (ordinals rising): at its place,
+ * or inline. */
+int oz_og_ref(unpack *u, const onnxzip_tensor *v, uint64_t ordinal, oz_rewrite *rw);
+int oz_og_write(unpack *u);
+void oz_og_free(unpack *u);
 
 #endif

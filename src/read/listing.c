@@ -118,11 +118,40 @@ static void json_tensor(out *o, const onnxzip_tensor *t)
            "}", t->file_offset, t->nbytes, tensor_alignment(t), t->graph_depth);
 }
 
+/* A package's members (spec 19): "models" and "files" arrays, in order. */
+static void json_members(out *o, const onnxzip_archive *a)
+{
+    size_t n = onnxzip_member_count(a);
+    const onnxzip_member *d = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (onnxzip_member_at(a, i)->is_default) d = onnxzip_member_at(a, i);
+    put(o, ",\n \"format\": \"1.%d\", \"model\": ", ONNXZIP_FORMAT_VERSION_MINOR);
+    put_json(o, onnxzip_model_path(a));
+    put(o, ", \"default_model\": ");
+    put_json(o, d ? d->path : NULL);
+    for (int kind = ONNXZIP_MEMBER_MODEL; kind <= ONNXZIP_MEMBER_FILE; kind++) {
+        put(o, kind == ONNXZIP_MEMBER_MODEL ? ",\n \"models\": [" : ",\n \"files\": [");
+        int first = 1;
+        for (size_t i = 0; i < n; i++) {
+            const onnxzip_member *m = onnxzip_member_at(a, i);
+            if ((int)m->kind != kind) continue;
+            put(o, first ? "\n  {\"path\": " : ",\n  {\"path\": ");
+            put_json(o, m->path);
+            put(o, ", \"size\": %" PRIu64 ", \"entry\": %zu", m->size, m->entry);
+            if (kind == ONNXZIP_MEMBER_MODEL) put(o, ", \"default\": %s", m->is_default ? "true" : "false");
+            put(o, "}");
+            first = 0;
+        }
+        put(o, first ? "]" : "\n ]");
+    }
+}
+
 static void json(out *o, const onnxzip_archive *a)
 {
     size_t ne = onnxzip_entry_count(a), nt = onnxzip_tensor_count(a);
     put(o, "{\"archive\": ");
     put_json(o, onnxzip_archive_path(a));
+    if (onnxzip_member_count(a)) json_members(o, a);
     put(o, ",\n \"entries\": [");
     for (size_t i = 0; i < ne; i++) {
         put(o, i ? ",\n  " : "\n  ");
@@ -213,6 +242,23 @@ static void tensor_row(out *o, const onnxzip_tensor *t, const tensor_widths *w)
     put(o, "%12" PRIu64 "  %12" PRIu64 "  %5" PRIu32 "\n", t->file_offset, t->nbytes, tensor_alignment(t));
 }
 
+/* A package's models and files, the held model marked. */
+static void member_table(out *o, const onnxzip_archive *a)
+{
+    size_t n = onnxzip_member_count(a), models = 0;
+    for (size_t i = 0; i < n; i++) models += onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL;
+    put(o, "package (format 1.%d): %zu models, %zu files; listed below: model ", ONNXZIP_FORMAT_VERSION_MINOR, models,
+        n - models);
+    put_text(o, onnxzip_model_path(a));
+    put(o, "\n\nmembers:\n%-5s  %12s  %s\n", "kind", "size", "path");
+    for (size_t i = 0; i < n; i++) {
+        const onnxzip_member *m = onnxzip_member_at(a, i);
+        put(o, "%-5s  %12" PRIu64 "  ", m->kind == ONNXZIP_MEMBER_MODEL ? "model" : "file", m->size);
+        put_text(o, m->path);
+        put(o, "%s\n", m->is_default ? "  (default)" : "");
+    }
+}
+
 static void tables(out *o, const onnxzip_archive *a)
 {
     static const char *const layouts[] = { "onnxzip archive", "classic ONNX model",
@@ -221,6 +267,7 @@ static void tables(out *o, const onnxzip_archive *a)
     tensor_widths w = measure_tensors(a);
     put_text(o, onnxzip_archive_path(a));
     put(o, ": %s, %zu entries, %zu tensors\n", layouts[onnxzip_archive_layout(a)], onnxzip_entry_count(a), n);
+    if (onnxzip_member_count(a)) member_table(o, a);
     entry_table(o, a);
     put(o, "\ntensors:\n%-*s  %-*s  %-*s  %-7s  %-*s  %12s  %12s  %5s\n", (int)w.name, "name", (int)w.dtype,
         "dtype", (int)w.shape, "shape", "storage", (int)w.entry, "entry", "offset", "nbytes", "align");

@@ -155,11 +155,44 @@ int oz_verify_data(const onnxzip_archive *a)
     return a->layout == ONNXZIP_LAYOUT_ARCHIVE ? verify_entries(a) : read_all(a);
 }
 
+/* A package's other models (spec 19.5: verify checks every model): their
+ * references, sizes and fields, each against its own directory. */
+static int verify_other_models(onnxzip_archive *a)
+{
+    oz_zip *z = &a->zip;
+    const char *dir = z->dir;
+    size_t dir_len = z->dir_len;
+    int rc = 0;
+    for (size_t i = 0; i < a->pkg.n && !rc; i++) {
+        const onnxzip_member *m = &a->pkg.members[i];
+        if (m->kind != ONNXZIP_MEMBER_MODEL || m->entry == z->model_index) continue;
+        uint8_t *copy = NULL;
+        const uint8_t *bytes = a->base ? a->base + z->entries[m->entry].pub.data_offset : NULL;
+        if (!bytes) {
+            if (!(copy = malloc(m->size ? (size_t)m->size : 1))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+            rc = onnxzip_member_read(a, m, 0, m->size, copy);
+            bytes = copy;
+        }
+        z->dir = m->path;
+        z->dir_len = oz_path_dir_len(m->path, strlen(m->path));
+        size_t n = strlen(a->path) + strlen(m->path) + 2;
+        char *shown = malloc(n);
+        if (shown) snprintf(shown, n, "%s:%s", a->path, m->path); /* archive:model, as messages name it */
+        if (!rc) rc = shown ? oz_tensors_check(z, bytes, (size_t)m->size, shown) : ONNXZIP_ENOMEM;
+        free(shown);
+        free(copy);
+    }
+    z->dir = dir;
+    z->dir_len = dir_len;
+    return rc;
+}
+
 int onnxzip_verify(onnxzip_archive *a)
 {
     if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verify: NULL argument");
     /* The data first: a damaged model entry is reported as damage (ECRC). */
     int rc = oz_verify_data(a);
     if (!rc) rc = oz_verify_model_fields(a);
+    if (!rc && a->pkg.n) rc = verify_other_models(a);
     return rc ? rc : oz_view_check(a); /* a view: is its archive still the one it describes? */
 }

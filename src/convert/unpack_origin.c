@@ -1,0 +1,144 @@
+/* ONNXZIP_UNPACK_ORIGINAL: a package's model written back as it was packed
+ * (spec 19.4, 19.6): its data files of their names, every tensor the
+ * manifest's origin list places at its offset there, the others inline. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "convert/unpack_impl.h"
+
+typedef struct og_place {
+    uint64_t ordinal, offset;
+    size_t file;
+} og_place;
+
+typedef struct og_job {
+    size_t file;
+    uint64_t offset, from, len; /* `len` archive bytes at `from` to `offset` of data file `file` */
+    const char *entry;
+} og_job;
+
+struct oz_og {
+    const oz_pkg_model *m;
+    og_place *places; /* by ordinal */
+    size_t n_places, next;
+    og_job *jobs;
+    size_t n_jobs;
+};
+
+static int cmp_place(const void *x, const void *y)
+{
+    uint64_t a = ((const og_place *)x)->ordinal, b = ((const og_place *)y)->ordinal;
+    return (a > b) - (a < b);
+}
+
+static int cmp_job(const void *x, const void *y)
+{
+    const og_job *a = x, *b = y;
+    if (a->file != b->file) return (a->file > b->file) - (a->file < b->file);
+    return (a->offset > b->offset) - (a->offset < b->offset);
+}
+
+/* The manifest's record of the model the handle holds. */
+static const oz_pkg_model *record_of(const onnxzip_archive *a)
+{
+    for (size_t i = 0; i < a->pkg.n; i++)
+        if (a->pkg.members[i].entry == a->zip.model_index) return &a->pkg.models[i];
+    return NULL;
+}
+
+int oz_og_plan(unpack *u)
+{
+    const oz_pkg_model *m = record_of(u->a);
+    if (!m) return oz_err(ONNXZIP_EINVAL, -1, "%s: the original layout needs a package's model; this is a "
+                          "single-model archive", u->archive_path);
+    for (size_t f = 0; f < m->n_data; f++)
+        if (strchr(m->data[f], '/') || oz_unpack_same_folded(m->data[f], u->name))
+            return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: model '%s': data file '%s' is not a plain name beside the "
+                          "model; choose a layout", u->archive_path, onnxzip_model_path(u->a), m->data[f]);
+    if (!(u->og = calloc(1, sizeof *u->og))) return oz_unpack_nomem();
+    oz_og *g = u->og;
+    g->m = m;
+    size_t n = 0;
+    for (const char *s = m->origin; s && *s; s++) n += *s == ',';
+    n += m->origin && *m->origin;
+    if (!(g->places = calloc(n ? n : 1, sizeof *g->places)) || !(g->jobs = calloc(n ? n : 1, sizeof *g->jobs)))
+        return oz_unpack_nomem();
+    for (const char *s = m->origin; s && *s;) { /* checked at open: i:f:o, f < n_data */
+        char *end;
+        og_place *p = &g->places[g->n_places++];
+        p->ordinal = strtoull(s, &end, 10);
+        p->file = (size_t)strtoull(end + 1, &end, 10);
+        p->offset = strtoull(end + 1, &end, 10);
+        s = *end ? end + 1 : end;
+    }
+    qsort(g->places, g->n_places, sizeof *g->places, cmp_place);
+    for (size_t f = 0; f < m->n_data; f++) u->files[u->nfiles++] = m->data[f];
+    return 0;
+}
+
+int oz_og_ref(unpack *u, const onnxzip_tensor *v, uint64_t ordinal, oz_rewrite *rw)
+{
+    oz_og *g = u->og;
+    while (g->next < g->n_places && g->places[g->next].ordinal < ordinal) g->next++;
+    if (g->next == g->n_places || g->places[g->next].ordinal != ordinal) {
+        *rw = (oz_rewrite){ .action = OZ_INLINE, .data = v->data, .size = v->nbytes };
+        return 0;
+    }
+    const og_place *p = &g->places[g->next];
+    g->jobs[g->n_jobs++] = (og_job){ p->file, p->offset, v->file_offset, v->nbytes, v->entry };
+    *rw = (oz_rewrite){ .action = OZ_EXTERNAL, .location = g->m->data[p->file], .has_offset = 1, .has_length = 1,
+                        .offset = p->offset, .length = v->nbytes };
+    return 0;
+}
+
+static const uint8_t zero_block[65536];
+
+static int zeros_to(unpack *u, int fd, const char *name, uint64_t n)
+{
+    int rc = 0;
+    while (n && !rc) {
+        uint64_t k = n < sizeof zero_block ? n : sizeof zero_block;
+        rc = oz_unpack_write(u, fd, name, zero_block, k, 0);
+        n -= k;
+    }
+    return rc;
+}
+
+/* One data file: its tensors in offset order, zeros between them; a tensor
+ * placed where another already is (tied weights packed once) is skipped for
+ * the bytes written, which are the same bytes. */
+static int write_file(unpack *u, size_t f, size_t *j)
+{
+    oz_og *g = u->og;
+    const char *name = g->m->data[f];
+    int fd, rc = oz_unpack_create(u, name, &fd);
+    uint64_t pos = 0;
+    for (; !rc && *j < g->n_jobs && g->jobs[*j].file == f; ++*j) {
+        const og_job *x = &g->jobs[*j];
+        if (x->offset + x->len <= pos) continue;
+        uint64_t skip = x->offset < pos ? pos - x->offset : 0;
+        rc = zeros_to(u, fd, name, x->offset + skip - pos);
+        if (!rc) rc = oz_unpack_copy(u, fd, name, x->from + skip, x->len - skip, x->entry);
+        pos = x->offset + x->len;
+    }
+    return oz_unpack_close(u, fd, name, rc);
+}
+
+int oz_og_write(unpack *u)
+{
+    oz_og *g = u->og;
+    qsort(g->jobs, g->n_jobs, sizeof *g->jobs, cmp_job);
+    int rc = 0;
+    size_t j = 0;
+    for (size_t f = 0; f < g->m->n_data && !rc; f++) rc = write_file(u, f, &j);
+    return rc;
+}
+
+void oz_og_free(unpack *u)
+{
+    if (!u->og) return;
+    free(u->og->places);
+    free(u->og->jobs);
+    free(u->og);
+    u->og = NULL;
+}
