@@ -12,6 +12,8 @@
 #include "platform.h"
 
 const char cli_remote_usage[] =
+    "packages (several models and files in one archive):\n"
+    "      --model PATH        the package's model to use (default: its default model)\n"
     "remote archives (ARCHIVE an https:// URL, whose server must answer range requests,\n"
     "or s3://BUCKET/KEY):\n"
     "      --allow-http        also accept plain http:// URLs (and redirects to them)\n"
@@ -100,6 +102,7 @@ static const char *const addressing[] = { [ONNXZIP_S3_AUTO] = "auto", [ONNXZIP_S
 
 /* One line an option; cli_remote_usage says each. */
 const cli_opt cli_remote_options[] = {
+    { .name = "model", .kind = CLI_TEXT, .at = RO(model) },
     { .name = "allow-http", .kind = CLI_FLAG, .at = RO(allow_http) },
     { .name = "ca-file", .kind = CLI_STRING, .at = RO(ca_file) },
     { .name = "timeout", .kind = CLI_UINT, .at = RO(stall_timeout_ms), .min = 1, .max = 86400000 },
@@ -124,5 +127,5 @@ const cli_opt cli_remote_options[] = {
 
 int cli_open(const char *path, const onnxzip_remote_options *o, onnxzip_archive **a)
 {
-    return cli_is_url(path) ? onnxzip_open_url(path, o, a) : onnxzip_open(path, 0, a);
+    return cli_is_url(path) ? onnxzip_open_url(path, o, a) : onnxzip_open_model(path, o->model, 0, a);
 }

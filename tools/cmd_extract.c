@@ -14,13 +14,18 @@ typedef struct extract_args {
     const char *archive;
     const char *tensor;
     const char *out;
+    const char *file; /* --file: a package's plain file instead of a tensor */
     int quiet;
     onnxzip_remote_options ro;
 } extract_args;
 
 static void usage(FILE *f)
 {
-    fputs("usage: onnxzip extract ARCHIVE|URL TENSOR -o FILE|- [-q]\n"
+    fputs("usage: onnxzip extract ARCHIVE|URL TENSOR -o FILE|- [--model PATH] [-q]\n"
+          "       onnxzip extract PACKAGE|URL --file PATH [-o FILE|-] [-q]\n"
+          "\n"
+          "--file PATH writes the bytes of a package's file PATH (tokenizer.json,\n"
+          "onnx/model.onnx as stored) to FILE, or to standard output by default.\n"
           "\n"
           "Writes the payload of the first tensor named TENSOR (raw little-endian\n"
           "bytes, as in ONNX raw_data) to FILE; an unnamed tensor by the key\n"
@@ -33,7 +38,9 @@ static void usage(FILE *f)
           "bytes are fetched (one range request).\n"
           "\n"
           "options:\n"
-          "  -o, --output FILE        file to write (required); - for standard output\n"
+          "  -o, --output FILE        file to write (required for a tensor); - for\n"
+          "                           standard output\n"
+          "      --file PATH          a package's file (or model) instead of a tensor\n"
           "  -q, --quiet              print nothing on success\n"
           "  -h, --help               show this help\n", f);
     fputs(cli_remote_usage, f);
@@ -44,6 +51,7 @@ static void usage(FILE *f)
 static const cli_opt options[] = {
     { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out) },
     { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = ARG(quiet) },
+    { .name = "file", .kind = CLI_TEXT, .at = ARG(file) },
     { .name = NULL },
 };
 
@@ -51,12 +59,46 @@ static const cli_command command = { "extract", usage, options, cli_remote_optio
                                      { ARG(archive), ARG(tensor) }, 2 };
 
 /* What the options cannot say: 0, or the exit code after printing why. */
-static int check_args(const extract_args *a)
+static int check_args(extract_args *a)
 {
+    if (a->file && a->tensor)
+        return cli_usage_error(command.name, usage, "give a TENSOR or --file PATH, not both");
+    if (a->file && !a->out) a->out = "-";
     int rc = cli_require_in_out(command.name, usage, a->archive, "archive", a->out, "FILE");
-    if (!rc && !a->tensor)
-        rc = cli_usage_error(command.name, usage, "missing tensor name");
+    if (!rc && !a->tensor && !a->file)
+        rc = cli_usage_error(command.name, usage, "missing tensor name (or --file PATH)");
     return rc;
+}
+
+/* --file to standard output: in place when mapped, else read whole. */
+static int file_to_stdout(onnxzip_archive *ar, const char *archive, const char *path)
+{
+    const onnxzip_member *m = onnxzip_find_member(ar, path);
+    if (!m)
+        return cli_fail(ONNXZIP_ENOTFOUND, "%s: no file or model '%s'%s", archive, path,
+                        onnxzip_member_count(ar) ? " (onnxzip ls lists them)" : " (a single-model archive holds none)");
+    const char *inputs[] = { archive };
+    int rc = cli_stdout_check("the file's bytes", inputs, 1);
+    const void *data;
+    uint64_t n;
+    if (rc) return rc;
+    if (onnxzip_member_bytes(ar, m, &data, &n) == 0) return cli_write_stdout(data, n);
+    void *buf = m->size <= SIZE_MAX ? malloc(m->size ? (size_t)m->size : 1) : NULL;
+    if (!buf) return cli_fail(ONNXZIP_ENOMEM, "%s: '%s': out of memory", archive, path);
+    rc = onnxzip_member_read(ar, m, 0, m->size, buf);
+    rc = rc ? cli_lib_error(rc) : cli_write_stdout(buf, m->size);
+    free(buf);
+    return rc;
+}
+
+static int extract_file(onnxzip_archive *ar, const extract_args *a)
+{
+    if (strcmp(a->out, "-") == 0) return file_to_stdout(ar, a->archive, a->file);
+    int rc = onnxzip_extract_member(ar, a->file, a->out);
+    if (rc) return cli_lib_error(rc);
+    if (!a->quiet) cli_line(stdout, "extracted %s (%" PRIu64 " bytes) -> %s", a->file,
+                            onnxzip_find_member(ar, a->file)->size, a->out);
+    return CLI_EXIT_OK;
 }
 
 /* "-o -": the payload to standard output, never to a terminal (as gzip),
@@ -109,6 +151,11 @@ int cmd_extract(int argc, char **argv)
         return cli_lib_error(rc);
     if (cli_is_url(a.archive))
         a.archive = onnxzip_archive_path(ar); /* never print a URL's query (credentials) */
+    if (a.file) {
+        rc = extract_file(ar, &a);
+        onnxzip_close(&ar);
+        return rc;
+    }
     if (strcmp(a.out, "-") == 0) { /* nothing else on stdout: it holds the bytes */
         rc = extract_to_stdout(ar, a.archive, a.tensor);
         onnxzip_close(&ar);

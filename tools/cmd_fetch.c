@@ -21,6 +21,10 @@ static void usage(FILE *f)
           "checked against the source's digests; the model declares the others as\n"
           "graph inputs. Only their entries are transferred.\n"
           "\n"
+          "With --model PATH (a package), FILE is that model alone, as a single-\n"
+          "model archive: only its tensors, the directory and the manifest are\n"
+          "transferred.\n"
+          "\n"
           "options:\n"
           "  -o, --output FILE   the archive to write\n"
           "  -t, --tensors PAT   keep the initializers matching PAT (repeatable)\n"
@@ -77,6 +81,8 @@ int cmd_fetch(int argc, char **argv)
         return cli_usage_error(command.name, usage, "'%s' is not an http://, https:// or s3:// URL", a.url);
     onnxzip_archive *h = NULL;
     if ((rc = onnxzip_open_url(a.url, &a.ro, &h)) != 0) return cli_lib_error(rc);
+    if (a.ro.model && !a.tensors.n) /* one model of a package: all of its tensors, as an archive of its own */
+        a.tensors.v[a.tensors.n++] = "*";
     cli_progress_state ps;
     int show = cli_progress_init(&ps, "fetching", a.quiet);
     rc = a.tensors.n ? onnxzip_fetch_tensors(h, a.out, a.tensors.v, a.tensors.n, show ? cli_progress : NULL, &ps)

@@ -14,14 +14,14 @@
 #include <onnxzip/onnxzip.h>
 
 typedef struct view_args {
-    const char *archive, *out;
+    const char *archive, *out, *model;
     int quiet;
     onnxzip_view_options opts;
 } view_args;
 
 static void usage(FILE *f)
 {
-    fputs("usage: onnxzip view ARCHIVE -o VIEW.onnx|- [--size-threshold B] [-q]\n"
+    fputs("usage: onnxzip view ARCHIVE -o VIEW.onnx|- [--model PATH] [--size-threshold B] [-q]\n"
           "\n"
           "Writes the archive's view: a small classic .onnx model whose tensors are\n"
           "external data references into ARCHIVE itself (location = the archive's\n"
@@ -46,6 +46,7 @@ static void usage(FILE *f)
           "\n"
           "options:\n"
           "  -o, --output VIEW        file to write (required); - for standard output\n"
+          "      --model PATH         a package's model (default: its default model)\n"
           "      --size-threshold B   tensors under B bytes are copied into the view\n"
           "                           (default 1K; ONNX Runtime refuses shape constants\n"
           "                           stored as external data); 0: every tensor stays\n"
@@ -67,6 +68,7 @@ static size_t entry_tensors(const onnxzip_archive *ar)
 static const cli_opt options[] = {
     { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out) },
     { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = ARG(quiet) },
+    { .name = "model", .kind = CLI_TEXT, .at = ARG(model) },
     { .name = "size-threshold", .kind = CLI_SIZE, .at = ARG(opts.size_threshold),
       .what = "is not a byte count (e.g. 0, 4096, 4K)" },
     { .name = NULL },
@@ -99,7 +101,7 @@ int cmd_view(int argc, char **argv)
     if (cli_parse(&command, argc, argv, &a, &rc) ||
         (rc = cli_require_in_out(command.name, usage, a.archive, "ARCHIVE", a.out, "VIEW")))
         return rc;
-    if ((rc = onnxzip_open(a.archive, 0, &ar)) != 0)
+    if ((rc = onnxzip_open_model(a.archive, a.model, 0, &ar)) != 0)
         return cli_lib_error(rc);
     if (strcmp(a.out, "-") == 0)
         rc = view_to_stdout(ar, a.archive, &a.opts);

@@ -1454,6 +1454,12 @@ ONNXZIP_API int onnxzip_update_model(const char *archive_path, const void *model
 ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name,
                                        const char *out_path);
 
+/* As onnxzip_extract_tensor() for a package's member (spec 19): the bytes of
+ * the file (or the model's serialized ModelProto as stored) at `member_path`
+ * to `out_path`, atomically, under the same output rules. ONNXZIP_ENOTFOUND
+ * when the package has no such member. */
+ONNXZIP_API int onnxzip_extract_member(onnxzip_archive *a, const char *member_path, const char *out_path);
+
 /* Rewrites the zip archive at `in_path` — any zip, e.g. an onnxzip archive
  * re-zipped with deflate by another tool, read through libzip — into an
  * aligned onnxzip archive at `out_path` with the given options (NULL:

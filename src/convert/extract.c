@@ -1,4 +1,5 @@
-/* onnxzip_extract_tensor(): one tensor's payload to a file, atomically. */
+/* onnxzip_extract_tensor() and onnxzip_extract_member(): one tensor's payload,
+ * or one file (or model) of a package, to a file, atomically. */
 #include <stdlib.h>
 
 #include "read/archive.h"
@@ -29,6 +30,52 @@ static int check_output(const onnxzip_archive *a, const char *out_path)
     return rc;
 }
 
+/* `n` bytes (at `data`, or read at `member` of `a` when data is NULL) to
+ * out_path, atomically, after checking it is none of the inputs. */
+static int write_out(onnxzip_archive *a, const void *data, uint64_t n, const onnxzip_member *member,
+                     const char *out_path)
+{
+    int rc = check_output(a, out_path);
+    if (rc) return rc;
+    uint8_t *fetched = data || !n ? NULL : malloc((size_t)n); /* not mapped: into memory first */
+    if (!data && n && !fetched) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (%llu bytes)", a->path,
+                                              (unsigned long long)n);
+    if (fetched && (rc = onnxzip_member_read(a, member, 0, n, fetched))) {
+        free(fetched);
+        return rc;
+    }
+    oz_atomic_file af;
+    if ((rc = oz_atomic_open(out_path, &af))) {
+        free(fetched);
+        return rc;
+    }
+    rc = oz_atomic_write(&af, fetched ? fetched : data, (size_t)n);
+    free(fetched);
+    if (!rc) rc = check_output(a, out_path); /* once more before the rename */
+    if (rc) {
+        oz_atomic_abort(&af);
+        return rc;
+    }
+    return oz_atomic_commit(&af);
+}
+
+int onnxzip_extract_member(onnxzip_archive *a, const char *member_path, const char *out_path)
+{
+    if (!a || !member_path || !out_path || !*out_path)
+        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_extract_member: NULL or empty argument");
+    char shown[OZ_PRINTABLE_CAP];
+    oz_printable(member_path, strlen(member_path), shown, sizeof shown);
+    const onnxzip_member *m = onnxzip_find_member(a, member_path);
+    if (!m)
+        return oz_err(ONNXZIP_ENOTFOUND, -1, "%s: no file or model '%s'%s", a->path, shown,
+                      onnxzip_member_count(a) ? "" : " (a single-model archive: it holds no files)");
+    if (m->size > SIZE_MAX) return oz_err(ONNXZIP_ELIMIT, -1, "%s: '%s' is too large", a->path, shown);
+    const void *data = NULL;
+    uint64_t n = m->size;
+    if (!oz_archive_unmapped(a) && onnxzip_member_bytes(a, m, &data, &n)) return ONNXZIP_EINVAL;
+    return write_out(a, data, n, m, out_path);
+}
+
 int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name, const char *out_path)
 {
     if (!a || !tensor_name || !out_path || !*out_path)
@@ -42,28 +89,11 @@ int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name, const ch
         return oz_err(ONNXZIP_EUNSUPPORTED, -1,
                       "%s: tensor '%s' is held in typed fields; nothing to extract as raw bytes", path, shown);
     if (t->nbytes > SIZE_MAX) return oz_err(ONNXZIP_ELIMIT, -1, "%s: tensor '%s' is too large", path, shown);
-    int rc = check_output(a, out_path);
-    if (rc) return rc;
-    /* A remote tensor is fetched into memory first (not in place). */
-    uint8_t *fetched = t->data || !t->nbytes ? NULL : malloc((size_t)t->nbytes);
-    if (!t->data && t->nbytes && !fetched)
-        return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for tensor '%s'", path, shown);
-    if (fetched && (rc = onnxzip_tensor_read(a, t, 0, t->nbytes, fetched))) {
-        free(fetched);
-        return rc;
-    }
-    oz_atomic_file af;
-    if ((rc = oz_atomic_open(out_path, &af))) {
-        free(fetched);
-        return rc;
-    }
-    /* The data is mapped: write() reads it page by page, no copy of our own. */
-    rc = oz_atomic_write(&af, fetched ? fetched : t->data, (size_t)t->nbytes);
+    if (t->data || !t->nbytes) return write_out(a, t->data, t->nbytes, NULL, out_path);
+    uint8_t *fetched = malloc((size_t)t->nbytes); /* a remote tensor: into memory first */
+    if (!fetched) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for tensor '%s'", path, shown);
+    int rc = onnxzip_tensor_read(a, t, 0, t->nbytes, fetched);
+    if (!rc) rc = write_out(a, fetched, t->nbytes, NULL, out_path);
     free(fetched);
-    if (!rc) rc = check_output(a, out_path); /* once more before the rename */
-    if (rc) {
-        oz_atomic_abort(&af);
-        return rc;
-    }
-    return oz_atomic_commit(&af);
+    return rc;
 }

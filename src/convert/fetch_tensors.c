@@ -105,7 +105,11 @@ static int copy_entry(shard *s, size_t i, const uint8_t *d, onnxzip_writer *w)
     oz_checksum_init(&cs);
     oz_checksum_update(&cs, d, e->pub.size);
     int rc = oz_entry_check_digests(e, s->a->path, cs.crc, XXH3_64bits_digest(&cs.xxh));
-    return rc ? rc : onnxzip_writer_add_memory(w, e->pub.name, d, (size_t)e->pub.size);
+    /* A package's model: its entries lie in its directory and its references
+     * are relative to it, so without the directory they make a single-model
+     * archive (spec 19.2). */
+    size_t dir = s->a->zip.dir && !strncmp(e->pub.name, s->a->zip.dir, s->a->zip.dir_len) ? s->a->zip.dir_len : 0;
+    return rc ? rc : onnxzip_writer_add_memory(w, e->pub.name + dir, d, (size_t)e->pub.size);
 }
 
 /* Kept entries (in file order) read together: runs of adjacent ones are
