@@ -60,7 +60,7 @@ static int view_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
 {
     const viewer *v = ctx;
     if (t->data_location != 1) return 0;
-    const oz_zentry *e = oz_zip_find(&v->a->zip, (const char *)t->location.p, t->location.len);
+    const oz_zentry *e = oz_zip_resolve(&v->a->zip, (const char *)t->location.p, t->location.len);
     uint64_t off = 0, len;
     if (!e || (t->has_offset && oz_parse_decimal(t->offset, &off)) || off > e->pub.size) return desync(v, t);
     len = e->pub.size - off;

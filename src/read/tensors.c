@@ -7,7 +7,6 @@
 #include "onnx/onnx_schema.h"
 #include "onnx/onnx_walk.h"
 #include "read/tensors.h"
-#include "common/package_path.h"
 
 struct oz_arena_block {
     oz_arena_block *next;
@@ -78,23 +77,6 @@ static int check_size(build *b, const oz_tensor_info *t, uint64_t nbytes)
     return 0;
 }
 
-/* The entry `location` names: itself, or in a package the path relative to
- * the model's directory (spec 19.2), which must be a package path. */
-static const oz_zentry *find_entry(build *b, const oz_tensor_info *t)
-{
-    const char *loc = (const char *)t->location.p;
-    size_t n = t->location.len;
-    if (!b->z->dir) return oz_zip_find(b->z, loc, n);
-    char name[OZ_MAX_PATH + 1];
-    const char *why;
-    if (b->z->dir_len + n > OZ_MAX_PATH || memchr(loc, 0, n)) return NULL;
-    memcpy(name, b->z->dir, b->z->dir_len);
-    memcpy(name + b->z->dir_len, loc, n);
-    name[b->z->dir_len + n] = '\0';
-    if (oz_package_path_check(name + b->z->dir_len, n, &why)) return NULL;
-    return oz_zip_find(b->z, name, b->z->dir_len + n);
-}
-
 static int resolve_external(build *b, const oz_tensor_info *t, onnxzip_tensor *v)
 {
     char shown[OZ_PRINTABLE_CAP];
@@ -106,7 +88,7 @@ static int resolve_external(build *b, const oz_tensor_info *t, onnxzip_tensor *v
                     oz_printable(t->unknown_key.p, t->unknown_key.len, shown, sizeof shown));
     if (!t->has_location) return fail(b, t, ONNXZIP_EREF, "EXTERNAL data without a location", NULL);
 #define LOCATION oz_printable(t->location.p, t->location.len, shown, sizeof shown)
-    const oz_zentry *e = find_entry(b, t);
+    const oz_zentry *e = oz_zip_resolve(b->z, (const char *)t->location.p, t->location.len);
     if (!e || e->cls != OZ_NAME_TENSOR) return fail(b, t, ONNXZIP_EREF, "references no tensor entry: ", LOCATION);
     uint64_t off = 0, len = 0;
     if ((t->has_offset && oz_parse_decimal(t->offset, &off)) || (t->has_length && oz_parse_decimal(t->length, &len)))

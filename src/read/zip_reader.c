@@ -802,3 +802,16 @@ const oz_zentry *oz_zip_find(const oz_zip *z, const char *name, size_t len)
     const oz_zentry *e = &z->entries[i]; /* the one name equal ignoring case */
     return e->name_len == len && !memcmp(e->pub.name, name, len) ? e : NULL;
 }
+
+const oz_zentry *oz_zip_resolve(const oz_zip *z, const char *loc, size_t n)
+{
+    if (!z->dir) return oz_zip_find(z, loc, n);
+    char name[OZ_MAX_PATH + 1];
+    const char *why;
+    if (z->dir_len + n > OZ_MAX_PATH || memchr(loc, 0, n)) return NULL;
+    memcpy(name, z->dir, z->dir_len);
+    memcpy(name + z->dir_len, loc, n);
+    name[z->dir_len + n] = '\0';
+    if (oz_package_path_check(name + z->dir_len, n, &why)) return NULL;
+    return oz_zip_find(z, name, z->dir_len + n);
+}
