@@ -13,12 +13,14 @@
 
 typedef struct set_model_args {
     const char *archive, *model;
+    const char *member; /* --model: a package's model to replace */
     int quiet;
 } set_model_args;
 
 static void usage(FILE *f)
 {
     fputs("usage: onnxzip set-model ARCHIVE NEW.onnx [-q]\n"
+          "       onnxzip set-model PACKAGE NEW.onnx --model PATH [-q]\n"
           "\n"
           "Replaces the archive's __MODEL_PROTO with the serialized ModelProto in\n"
           "NEW.onnx, in place: the weights are neither read nor moved, and only the\n"
@@ -29,7 +31,12 @@ static void usage(FILE *f)
           "left byte-identical to before and the exit status is 1; 0 means the new\n"
           "model is in place. NEW.onnx must be a regular file (not the archive).\n"
           "\n"
+          "A package's model (--model PATH, required for a package) is replaced by\n"
+          "rewriting the package into a new file renamed over the old one: every\n"
+          "entry is checked against its digests and copied (O(package)).\n"
+          "\n"
           "options:\n"
+          "  --model PATH   the package's model to replace\n"
           "  -q, --quiet    print nothing on success\n"
           "  -h, --help     show this help\n", f);
 }
@@ -95,6 +102,7 @@ static int read_model(const char *path, const char *archive, uint8_t **data, siz
 
 static const cli_opt options[] = {
     { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = CLI_AT(set_model_args, quiet) },
+    { .name = "model", .kind = CLI_TEXT, .at = CLI_AT(set_model_args, member) },
     { .name = NULL },
 };
 
@@ -113,7 +121,8 @@ int cmd_set_model(int argc, char **argv)
     size_t size = 0;
     rc = read_model(a.model, a.archive, &model, &size);
     if (rc) return rc;
-    rc = onnxzip_update_model(a.archive, model, size);
+    rc = a.member ? onnxzip_update_package_model(a.archive, a.member, model, size)
+                  : onnxzip_update_model(a.archive, model, size);
     free(model);
     if (rc) return cli_lib_error(rc);
     if (!a.quiet) cli_line(stdout, "updated %s: new model of %zu bytes from %s", a.archive, size, a.model);

@@ -1443,6 +1443,16 @@ ONNXZIP_API int onnxzip_parse_size(const char *text, uint64_t *out);
  * the update again completes it. */
 ONNXZIP_API int onnxzip_update_model(const char *archive_path, const void *model, size_t size);
 
+/* Replaces model `model_path` of the package at `archive_path` (spec 19).
+ * A package's models lie before its manifest, so the package is rewritten:
+ * into a temporary file, every entry checked against its digests, renamed
+ * over the old one (handles open on it keep the old file; O(archive), not
+ * in place as onnxzip_update_model()). The new model must resolve against
+ * the entries of its directory as open checks it. ONNXZIP_ENOTFOUND for no
+ * such model; ONNXZIP_EINVAL when the archive is no package. */
+ONNXZIP_API int onnxzip_update_package_model(const char *archive_path, const char *model_path, const void *model,
+                                             size_t size);
+
 /* Writes the payload of the first tensor whose key is `tensor_name` (its
  * name, or an unnamed tensor's path: onnxzip_tensor.key, as
  * onnxzip_find_tensor() looks it up; any storage but TYPED) to `out_path`,

@@ -2,11 +2,12 @@
  * deflate by another tool), read through libzip, rewritten by the aligned
  * writer. Entries are decompressed and streamed; only the model is held. */
 #include "common/internal.h"
+#include "convert/package_copy.h"
 
 #if !ONNXZIP_HAVE_LIBZIP
 int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_write_options *opts)
 {
-    (void)out_path, (void)opts;
+    if (in_path && out_path && oz_is_package(in_path)) return oz_package_copy(in_path, out_path, opts, NULL, NULL, 0);
     return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: cannot repack: this build of onnxzip has no libzip "
                   "(-Dlibzip=disabled), which reads foreign and compressed zips", in_path ? in_path : "(null)");
 }
@@ -373,6 +374,8 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
         return oz_err_sys(ONNXZIP_EIO, -1, in_path, "%s: cannot open: %s", in_path, strerror(errno));
     if (st.kind != OZ_KIND_REG) return oz_err_not_regular(in_path, st.kind);
     if (st.size == 0) return oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a zip archive", in_path);
+    if (oz_is_package(in_path)) /* kept whole: its models, files and manifest (spec 19) */
+        return oz_package_copy(in_path, out_path, opts, NULL, NULL, 0);
     oz_input in = { .dev = st.dev, .ino = st.ino, .role = "the input archive", .path = in_path };
     if ((rc = oz_output_check(OZ_AT_CWD, NULL, out_path, &in, 1))) return rc;
     int zerr = 0;

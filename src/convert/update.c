@@ -333,6 +333,9 @@ int onnxzip_update_model(const char *path, const void *model, size_t size)
     if (!rc && u.a->layout != ONNXZIP_LAYOUT_ARCHIVE)
         rc = oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: a classic ONNX model, not an onnxzip archive; " IN_ARCHIVES_ONLY
                     ": convert it first with: onnxzip pack", path);
+    if (!rc && u.a->zip.package)
+        rc = oz_err(ONNXZIP_EINVAL, -1, "%s: a package of several models: name the model to replace "
+                    "(onnxzip_update_package_model(), set-model --model PATH)", path);
     if (!rc) rc = oz_tensors_check(&u.a->zip, u.model, size, path); /* as open and verify will check it */
     if (!rc) {
         oz_checksum cs;

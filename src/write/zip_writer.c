@@ -378,9 +378,9 @@ static int add_checked(onnxzip_writer *w, const char *name, oz_name_class cls, c
 {
     if (!w || !name) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_writer_add: NULL argument");
     if (w->failed) return oz_err(w->failed, -1, "%s: the writer failed earlier and must be aborted", w->path);
-    int rc = check_name(w, name, cls);
-    if (!rc) rc = add_entry(w, name, cls, s);
-    if (rc) w->failed = rc;
+    int rc = check_name(w, name, cls); /* a refused name leaves the writer as it was */
+    if (rc) return rc;
+    if ((rc = add_entry(w, name, cls, s))) w->failed = rc;
     return rc;
 }
 
@@ -434,9 +434,7 @@ int onnxzip_writer_add_model(onnxzip_writer *w, const char *path, const void *mo
         return oz_err(ONNXZIP_ELIMIT, -1, "%s: model '%s' of %zu bytes exceeds protobuf's 2 GiB limit", w->path, path,
                       size);
     int rc = check_name(w, path, OZ_NAME_PKG_MODEL);
-    if (!rc) rc = oz_pkg_writer_model(w->pkg, path, model, size);
-    if (rc) w->failed = rc;
-    return rc;
+    return rc ? rc : oz_pkg_writer_model(w->pkg, path, model, size);
 }
 
 int onnxzip_writer_set_default_model(onnxzip_writer *w, const char *path)
