@@ -68,6 +68,7 @@ int cmd_ls(int argc, char **argv)
     int json = la.json;
     if (!path)
         return cli_usage_error("ls", usage, "missing ARCHIVE");
+    if (!la.ro.model) la.ro.model = ONNXZIP_MODEL_NONE; /* a package: its members (--model: a model's tensors) */
     if ((rc = cli_open(path, &la.ro, &a)) != 0)
         return cli_lib_error(rc);
     rc = print_listing(a, json); /* names a URL without its query (credentials) */

@@ -39,6 +39,7 @@ int cmd_verify(int argc, char **argv)
     if (!va.path)
         return cli_usage_error(command.name, usage, "missing ARCHIVE");
     const char *path = va.path;
+    if (!va.ro.model) va.ro.model = ONNXZIP_MODEL_NONE; /* a package: every model is checked anyway */
     if ((rc = cli_open(path, &va.ro, &a)) != 0)
         return cli_lib_error(rc);
     if (cli_is_url(path))
@@ -53,7 +54,13 @@ int cmd_verify(int argc, char **argv)
     size_t n = onnxzip_entry_count(a), with_digest = 0;
     for (size_t i = 0; i < n; i++)
         with_digest += onnxzip_entry_at(a, i)->has_xxh3 != 0;
-    if (onnxzip_archive_layout(a) == ONNXZIP_LAYOUT_ARCHIVE)
+    size_t members = onnxzip_member_count(a), models = 0;
+    for (size_t i = 0; i < members; i++) models += onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL;
+    if (members)
+        cli_line(stdout, "OK: %s: a package of %zu models and %zu files, %zu entries, every model's references "
+                 "checked, CRC-32 verified, XXH3 verified for %zu of %zu entries", path, models, members - models, n,
+                 with_digest, n);
+    else if (onnxzip_archive_layout(a) == ONNXZIP_LAYOUT_ARCHIVE)
         cli_line(stdout, "OK: %s: %zu entries, %zu tensors, CRC-32 verified, XXH3 verified for %zu of %zu entries",
                  path, n, onnxzip_tensor_count(a), with_digest, n);
     else /* classic ONNX has no CRC: structure, every payload read, SHA-1 checksum keys */

@@ -621,7 +621,13 @@ ONNXZIP_API int onnxzip_member_read(onnxzip_archive *a, const onnxzip_member *m,
 /* As onnxzip_open(), holding model `model` (a path listed by the members)
  * of the package at `path`; NULL: the default. ONNXZIP_ENOTFOUND naming the
  * package when it has no such model; ONNXZIP_EINVAL when `model` is given
- * and the file is no package. */
+ * and the file is no package. `model` ONNXZIP_MODEL_NONE: a package is
+ * opened for its members only — no model is read (a remote package: the
+ * end records, directory and manifest only); the handle has no tensors,
+ * empty model bytes and onnxzip_model_path() NULL; a single-model archive
+ * opens as with NULL. The same values apply to
+ * onnxzip_remote_options.model and onnxzip_host_source.model. */
+#define ONNXZIP_MODEL_NONE ""
 ONNXZIP_API int onnxzip_open_model(const char *path, const char *model, unsigned flags, onnxzip_archive **out);
 
 /* ---------------------------------------------------------------------------

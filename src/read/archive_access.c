@@ -132,7 +132,8 @@ const onnxzip_member *onnxzip_find_member(const onnxzip_archive *a, const char *
 
 const char *onnxzip_model_path(const onnxzip_archive *a)
 {
-    return a && a->zip.package ? a->zip.entries[a->zip.model_index].pub.name : NULL;
+    return a && a->zip.package && a->zip.entries[a->zip.model_index].cls == OZ_NAME_PKG_MODEL
+               ? a->zip.entries[a->zip.model_index].pub.name : NULL;
 }
 
 static int own_member(const onnxzip_archive *a, const onnxzip_member *m, const char *fn)

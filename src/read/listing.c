@@ -247,9 +247,13 @@ static void member_table(out *o, const onnxzip_archive *a)
 {
     size_t n = onnxzip_member_count(a), models = 0;
     for (size_t i = 0; i < n; i++) models += onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL;
-    put(o, "package (format 1.%d): %zu models, %zu files; listed below: model ", ONNXZIP_FORMAT_VERSION_MINOR, models,
-        n - models);
-    put_text(o, onnxzip_model_path(a));
+    put(o, "package (format 1.%d): %zu models, %zu files", ONNXZIP_FORMAT_VERSION_MINOR, models, n - models);
+    if (onnxzip_model_path(a)) {
+        put(o, "; tensors below: model ");
+        put_text(o, onnxzip_model_path(a));
+    } else {
+        put(o, " (onnxzip ls --model PATH lists a model's tensors)");
+    }
     put(o, "\n\nmembers:\n%-5s  %12s  %s\n", "kind", "size", "path");
     for (size_t i = 0; i < n; i++) {
         const onnxzip_member *m = onnxzip_member_at(a, i);
@@ -266,7 +270,8 @@ static void tables(out *o, const onnxzip_archive *a)
     size_t n = onnxzip_tensor_count(a);
     tensor_widths w = measure_tensors(a);
     put_text(o, onnxzip_archive_path(a));
-    put(o, ": %s, %zu entries, %zu tensors\n", layouts[onnxzip_archive_layout(a)], onnxzip_entry_count(a), n);
+    put(o, ": %s, %zu entries, %zu tensors\n", onnxzip_member_count(a) ? "onnxzip package"
+                                                : layouts[onnxzip_archive_layout(a)], onnxzip_entry_count(a), n);
     if (onnxzip_member_count(a)) member_table(o, a);
     entry_table(o, a);
     put(o, "\ntensors:\n%-*s  %-*s  %-*s  %-7s  %-*s  %12s  %12s  %5s\n", (int)w.name, "name", (int)w.dtype,

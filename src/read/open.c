@@ -98,9 +98,16 @@ int oz_open_zip(onnxzip_archive *a, uint64_t *need)
             return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
         atomic_store(&a->checked[a->zip.model_index], 1); /* parse checked the last entry's */
     }
+    if (a->zip.package && a->want_model && !*a->want_model) { /* ONNXZIP_MODEL_NONE: its members only */
+        const oz_zentry *m = &a->zip.entries[a->zip.model_index];
+        a->layout = ONNXZIP_LAYOUT_ARCHIVE;
+        a->model = (const uint8_t *)"";
+        return oz_package_parse(&a->pkg, &a->zip, oz_source_window(s) + (m->pub.data_offset - s->win_off),
+                                (size_t)m->pub.size, a->path);
+    }
     if (a->zip.package) {
         if ((rc = open_package(a))) return rc;
-    } else if (a->want_model) {
+    } else if (a->want_model && *a->want_model) {
         return oz_err(ONNXZIP_EINVAL, -1, "%s: model '%s' asked for, but this is a single-model archive, not a "
                       "package", a->path, a->want_model);
     }

@@ -76,7 +76,7 @@ typedef struct jobs {
 /* The model region may have moved since open (spec 15.5): use the copy. */
 static const uint8_t *entry_data(const onnxzip_archive *a, size_t i)
 {
-    return i == a->zip.model_index ? a->model : a->base + a->zip.entries[i].pub.data_offset;
+    return i == a->zip.model_index && a->model_copy ? a->model : a->base + a->zip.entries[i].pub.data_offset;
 }
 
 static void run_job(jobs *js, const job *j)
@@ -192,7 +192,7 @@ int onnxzip_verify(onnxzip_archive *a)
     if (!a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_verify: NULL argument");
     /* The data first: a damaged model entry is reported as damage (ECRC). */
     int rc = oz_verify_data(a);
-    if (!rc) rc = oz_verify_model_fields(a);
+    if (!rc && (!a->pkg.n || onnxzip_model_path(a))) rc = oz_verify_model_fields(a); /* a model is held */
     if (!rc && a->pkg.n) rc = verify_other_models(a);
     return rc ? rc : oz_view_check(a); /* a view: is its archive still the one it describes? */
 }
