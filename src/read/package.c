@@ -239,3 +239,16 @@ void oz_package_free(oz_package *p)
     oz_strmap_free(&p->by_path);
     memset(p, 0, sizeof *p);
 }
+
+const oz_zentry *oz_zip_resolve(const oz_zip *z, const char *loc, size_t n)
+{
+    if (!z->dir) return oz_zip_find(z, loc, n);
+    char name[OZ_MAX_PATH + 1];
+    const char *why;
+    if (z->dir_len + n > OZ_MAX_PATH || memchr(loc, 0, n)) return NULL;
+    memcpy(name, z->dir, z->dir_len);
+    memcpy(name + z->dir_len, loc, n);
+    name[z->dir_len + n] = '\0';
+    if (oz_package_path_check(name + z->dir_len, n, &why)) return NULL;
+    return oz_zip_find(z, name, z->dir_len + n);
+}

@@ -539,15 +539,10 @@ static int is_last_kind(const char *name, size_t len)
            (len == sizeof OZ_PACKAGE_NAME - 1 && !memcmp(name, OZ_PACKAGE_NAME, len));
 }
 
-static int is_model(const oz_zentry *ze)
-{
-    return is_last_kind(ze->pub.name, ze->name_len);
-}
-
 static int local_or_predicted(ctx *c, oz_zentry *ze, uint64_t next)
 {
     if (!c->deferred) return check_local(c, ze);
-    if (!is_model(ze)) return predict_local(c, ze, next);
+    if (!is_last_kind(ze->pub.name, ze->name_len)) return predict_local(c, ze, next);
     if (!in_window(c, ze->pub.header_offset)) return need_more(c);
     return check_local(c, ze);
 }
@@ -801,17 +796,4 @@ const oz_zentry *oz_zip_find(const oz_zip *z, const char *name, size_t len)
     if (oz_strmap_get(&z->names, name, len, &i)) return NULL;
     const oz_zentry *e = &z->entries[i]; /* the one name equal ignoring case */
     return e->name_len == len && !memcmp(e->pub.name, name, len) ? e : NULL;
-}
-
-const oz_zentry *oz_zip_resolve(const oz_zip *z, const char *loc, size_t n)
-{
-    if (!z->dir) return oz_zip_find(z, loc, n);
-    char name[OZ_MAX_PATH + 1];
-    const char *why;
-    if (z->dir_len + n > OZ_MAX_PATH || memchr(loc, 0, n)) return NULL;
-    memcpy(name, z->dir, z->dir_len);
-    memcpy(name + z->dir_len, loc, n);
-    name[z->dir_len + n] = '\0';
-    if (oz_package_path_check(name + z->dir_len, n, &why)) return NULL;
-    return oz_zip_find(z, name, z->dir_len + n);
 }

@@ -62,7 +62,7 @@ void oz_zip_free(oz_zip *z);
 /* The reader generation (spec 13) this library reads up to. */
 #define OZ_READER_GENERATION 2
 
-/* The entry an EXTERNAL `location` of the model names: the entry of that
+/* package.c: the entry an EXTERNAL `location` of the model names: the entry of that
  * name, or in a package the path relative to the model's directory z->dir
  * (spec 19.2), which must be a package path. NULL when there is none. */
 const oz_zentry *oz_zip_resolve(const oz_zip *z, const char *location, size_t n);
