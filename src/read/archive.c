@@ -97,8 +97,8 @@ static int open_mapped(const uint8_t *base, uint64_t size, int fd, const oz_stat
     if (!rc)
         rc = size == 0 ? oz_err(ONNXZIP_ENOTZIP, -1, "%s: empty file, not a model", p)
            : oz_looks_like_zip(base, size) ? open_archive(a)
-           : model ? oz_err(ONNXZIP_EINVAL, -1, "%s: model '%s' asked for, but this is a classic ONNX model, not a "
-                            "package", p, model)
+           : model && *model ? oz_err(ONNXZIP_EINVAL, -1, "%s: model '%s' asked for, but this is a classic ONNX "
+                                      "model, not a package", p, model)
            : open_classic(a, by_path);
     if (mapped) advise(base, size, rc ? 0 : flags);
     if (!rc && (flags & ONNXZIP_OPEN_VERIFY)) rc = oz_verify_data(a);

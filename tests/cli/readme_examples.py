@@ -84,6 +84,14 @@ def setup(work):
                     location="model.onnx.data", size_threshold=1024)
     (work / "weights").mkdir()
     os.rename(work / "big" / "model.onnx.data", work / "weights" / "model.onnx.data")
+    # repo/: a repository folder (the Packages section), an encoder and a
+    # decoder holding the same weights in their own data files, and files
+    (work / "repo" / "onnx").mkdir(parents=True)
+    for name in ("encoder_model", "decoder_model_merged"):
+        onnx.save_model(onnx.load(str(work / "model.onnx")), str(work / "repo" / "onnx" / f"{name}.onnx"), save_as_external_data=True,
+                        location=f"{name}.onnx_data", size_threshold=1024)
+    (work / "repo" / "config.json").write_text('{"model_type": "demo"}\n')
+    (work / "repo" / "tokenizer.json").write_text('{"version": "1.0", "model": {"type": "WordLevel"}}\n')
 
 
 def foreign_zip(work, tool):
@@ -135,6 +143,14 @@ def after(line, work, env):
         ref = {t.name: t for t in onnx.load(str(work / "model.onnx")).graph.initializer}["fc1.weight"]
         check((work / "t.bin").read_bytes() == numpy_helper.to_array(ref).astype("<f4").tobytes(),
               "extract: t.bin holds fc1.weight's bytes")
+    elif " unpack repo.onnxzip repo2" in line:
+        files = sorted(p.relative_to(work / "repo") for p in (work / "repo").rglob("*") if p.is_file())
+        back = sorted(p.relative_to(work / "repo2") for p in (work / "repo2").rglob("*") if p.is_file())
+        check(files == back and all((work / "repo" / f).read_bytes() == (work / "repo2" / f).read_bytes()
+                                    for f in files), "unpack repo: the folder again, every file byte for byte")
+    elif " extract repo.onnxzip --file " in line:
+        check((work / "tokenizer.json").read_bytes() == (work / "repo" / "tokenizer.json").read_bytes(),
+              "extract --file: tokenizer.json's bytes")
     elif " unpack " in line:
         ref = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(work / "model.onnx")).graph.initializer}
         got = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(work / "out" / "model.onnx")).graph.initializer}
@@ -142,8 +158,9 @@ def after(line, work, env):
               f"{line.split('#')[0].strip()}: onnx.load reads the weights back")
     elif line.startswith("onnxzip pack ") or " repack " in line:
         out = re.search(r"-o (\S+)", line).group(1)
+        last = "__PACKAGE" if line.startswith("onnxzip pack repo ") else "__MODEL_PROTO"
         with zipfile.ZipFile(work / out) as z:
-            check(z.testzip() is None and z.namelist()[-1] == "__MODEL_PROTO", f"{out}: zipfile reads it")
+            check(z.testzip() is None and z.namelist()[-1] == last, f"{out}: zipfile reads it")
 
 
 def run_python_block(work, python):
