@@ -616,7 +616,9 @@ CASES = [
                 lambda x: [(1, b""), (1, b"")] + x)),
     ("digest field Data_Size 8 (4.4)", ["ECDIR"], digest_mod(lambda d: d[:8])),
     ("digest Format_Major 0 (4.4)", ["ECDIR"], digest_mod(lambda d: b"\0" + d[1:])),
-    ("digest Format_Major 2 (4.4, 13)", ["EUNSUPPORTED"], digest_mod(lambda d: b"\2" + d[1:])),
+    # format 1.2 reads generations 1 and 2 (13: packages record 2); 3 is newer
+    ("digest Format_Major 3 (4.4, 13)", ["EUNSUPPORTED"], digest_mod(lambda d: b"\3" + d[1:])),
+    ("digest Format_Major 2 in a single-model archive (valid, 13)", VALID, digest_mod(lambda d: b"\2" + d[1:])),
     ("digest of unknown algorithm 7, garbage value (valid, 4.4)", VALID,
      digest_mod(lambda d: d[:1] + b"\7" + b"\xAA" * 8)),
     ("digest field with 2 extra bytes (valid, 4.4)", VALID, digest_mod(lambda d: d + b"\1\2")),
