@@ -287,6 +287,23 @@ def main():
                         '--size-threshold', '0', '-q'], check=True)
         with open(out, 'rb') as f:
             write('fuzz_unpack', 'simple_a4096.onnxzip', f.read())
+        # a package (spec 19): two models of one directory sharing a payload, a model
+        # at the top, a plain file; seeds the manifest and package-path parsers
+        repo = os.path.join(tmp, 'repo')
+        os.makedirs(os.path.join(repo, 'onnx'))
+        for model in ('onnx/a.onnx', 'onnx/b.onnx', 'top.onnx'):
+            with open(os.path.join(repo, model), 'wb') as f:
+                f.write(m_simple().SerializeToString())
+        with open(os.path.join(repo, 'config.json'), 'w') as f:
+            f.write('{"a": 1}\n')
+        out = os.path.join(tmp, 'package.onnxzip')
+        subprocess.run([cli, 'pack', repo, '-o', out, '--size-threshold', '0', '-q'], check=True)
+        with open(out, 'rb') as f:
+            z = f.read()
+        write('fuzz_open', 'package.onnxzip', z)
+        write('fuzz_unpack', 'package.onnxzip', z)
+        for vname, v in variants(random.Random(29), z, 1, 2):
+            write('fuzz_open', 'package.onnxzip.' + vname, v)
     finally:
         shutil.rmtree(tmp)
 
