@@ -12,6 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A package's members: each an entry inside the input, found by its path,
+ * its bytes in place where the entry's data is. */
+static void check_members(const onnxzip_archive *a, const uint8_t *data, size_t size)
+{
+    size_t n = onnxzip_member_count(a), models = 0;
+    for (size_t i = 0; i < n; i++) {
+        const onnxzip_member *m = onnxzip_member_at(a, i);
+        const onnxzip_entry *e = m ? onnxzip_entry_at(a, m->entry) : NULL;
+        if (!e || strcmp(e->name, m->path) || e->size != m->size) fuzz_fail("a member is not its entry");
+        if (onnxzip_find_member(a, m->path) != m) fuzz_fail("find_member cannot find a listed member");
+        const void *p;
+        uint64_t len;
+        if (onnxzip_member_bytes(a, m, &p, &len) || p != data + e->data_offset || len != e->size ||
+            e->data_offset > size)
+            fuzz_fail("a member's bytes are not its entry's data in place");
+        models += m->kind == ONNXZIP_MEMBER_MODEL;
+    }
+    if (n && !models) fuzz_fail("a package opened without a model");
+    if (onnxzip_member_at(a, n)) fuzz_fail("member_at(count) is not NULL");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile uint8_t sink;
@@ -79,9 +100,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t model_offset = 0;
     if (onnxzip_archive_layout(a) == ONNXZIP_LAYOUT_ARCHIVE) {
         const onnxzip_entry *last = ne ? onnxzip_entry_at(a, ne - 1) : NULL;
-        if (!last || strcmp(last->name, "__MODEL_PROTO") != 0 || last->size != ms)
+        const char *mp = onnxzip_model_path(a);
+        const onnxzip_member *mm = mp ? onnxzip_find_member(a, mp) : NULL;
+        const onnxzip_entry *model = onnxzip_member_count(a) ? (mm ? onnxzip_entry_at(a, mm->entry) : NULL) : last;
+        if (onnxzip_member_count(a) && (!last || strcmp(last->name, "__PACKAGE") != 0))
+            fuzz_fail("the last entry of a package is not its manifest");
+        if (!onnxzip_member_count(a) && (!last || strcmp(last->name, "__MODEL_PROTO") != 0))
             fuzz_fail("the last entry of an archive is not its model");
-        model_offset = last->data_offset;
+        if (!model || model->size != ms) fuzz_fail("the model's entry is not the model the handle holds");
+        model_offset = model->data_offset;
+        check_members(a, data, size);
     } else if (mb != data || ms != size) {
         fuzz_fail("a classic model's bytes are not the input");
     }
