@@ -115,7 +115,12 @@ typedef enum onnxzip_feature {
     /* onnxzip_open_url(): archives read over HTTP(S) range requests,
      * through libcurl (-Dcurl). Without it onnxzip_open_url() fails with
      * ONNXZIP_EUNSUPPORTED. */
-    ONNXZIP_FEATURE_REMOTE = 5
+    ONNXZIP_FEATURE_REMOTE = 5,
+    /* Package paths compared under Unicode NFC and full case folding, as
+     * macOS and Windows compare names (libunistring, -Dunistring). Without
+     * it, writers and unpack refuse non-ASCII package paths
+     * (ONNXZIP_EUNSUPPORTED) rather than risk two that are one file. */
+    ONNXZIP_FEATURE_UNICODE_PATHS = 6
 } onnxzip_feature;
 
 /* 1 when this build of the library has `feature`, else 0 (also for values
