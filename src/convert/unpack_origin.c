@@ -124,11 +124,49 @@ static int write_file(unpack *u, size_t f, size_t *j)
     return oz_unpack_close(u, fd, name, rc);
 }
 
+#define GAP_PER_TENSOR ((uint64_t)1 << 16) /* the largest alignment padding */
+
+static int bad_places(const unpack *u, const og_job *x, const char *why)
+{
+    return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: model '%s': the manifest places tensors in data file '%s' %s "
+                  "(offset %llu)", u->archive_path, onnxzip_model_path(u->a), u->og->m->data[x->file], why,
+                  (unsigned long long)x->offset);
+}
+
+/* The recorded places must make data files that a reader of the written
+ * model reads correctly, of a size their tensors explain: no two tensors
+ * over each other unless they are the same bytes (one entry: tied weights),
+ * and no more zeros between them than their own bytes or 64 KiB of padding
+ * each (unused tensors of the original file). Else the manifest is not
+ * trusted (ONNXZIP_EUNSUPPORTED: onnxzip_unpack_dir() falls back to a plain
+ * layout): never a model whose tensors read other tensors' bytes, never a
+ * file of terabytes of zeros. */
+static int check_places(const unpack *u)
+{
+    const oz_og *g = u->og;
+    uint64_t end = 0, zeros = 0, bytes = 0, count = 0;
+    for (size_t j = 0; j < g->n_jobs; j++) {
+        const og_job *x = &g->jobs[j], *p = j ? &g->jobs[j - 1] : NULL;
+        if (!p || p->file != x->file) end = zeros = bytes = count = 0;
+        int same = p && p->file == x->file && p->offset == x->offset && p->len == x->len && p->from == x->from;
+        if (same) continue;
+        if (x->offset < end) return bad_places(u, x, "over one another");
+        zeros += x->offset - end;
+        bytes += x->len;
+        count++;
+        end = x->offset + x->len;
+        if (zeros > bytes && zeros > count * GAP_PER_TENSOR)
+            return bad_places(u, x, "with more zeros between them than their own bytes");
+    }
+    return 0;
+}
+
 int oz_og_write(unpack *u)
 {
     oz_og *g = u->og;
     qsort(g->jobs, g->n_jobs, sizeof *g->jobs, cmp_job);
-    int rc = 0;
+    int rc = check_places(u);
+    if (rc) return rc;
     size_t j = 0;
     for (size_t f = 0; f < g->m->n_data && !rc; f++) rc = write_file(u, f, &j);
     return rc;
