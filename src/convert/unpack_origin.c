@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/package_path.h"
 #include "convert/unpack_impl.h"
 
 typedef struct og_place {
@@ -22,8 +23,85 @@ struct oz_og {
     og_place *places; /* by ordinal */
     size_t n_places, next;
     og_job *jobs;
-    size_t n_jobs;
+    size_t n_jobs, cap_jobs;
 };
+
+static int add_job(oz_og *g, og_job j)
+{
+    if (g->n_jobs == g->cap_jobs) {
+        size_t cap = g->cap_jobs ? g->cap_jobs * 2 : 64;
+        og_job *n = realloc(g->jobs, cap * sizeof *n);
+        if (!n) return oz_unpack_nomem();
+        g->jobs = n;
+        g->cap_jobs = cap;
+    }
+    g->jobs[g->n_jobs++] = j;
+    return 0;
+}
+
+/* Parses a checked origin list (i:f:o,...) into `out` (n items at most). */
+static size_t parse_places(const char *s, og_place *out)
+{
+    size_t n = 0;
+    while (s && *s) {
+        char *end;
+        og_place *p = &out[n++];
+        p->ordinal = strtoull(s, &end, 10);
+        p->file = (size_t)strtoull(end + 1, &end, 10);
+        p->offset = strtoull(end + 1, &end, 10);
+        s = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+static size_t count_items(const char *s)
+{
+    size_t n = s && *s;
+    for (; s && *s; s++) n += *s == ',';
+    return n;
+}
+
+/* Another model of the directory whose data file `name` this one shares
+ * (two models packed from one data file): its tensors placed there are
+ * written too, so that each model's unpack writes the whole file. */
+static int add_sibling(unpack *u, const onnxzip_member *mb, const oz_pkg_model *r)
+{
+    oz_og *g = u->og;
+    onnxzip_archive *b = NULL;
+    og_place *pl = calloc(count_items(r->origin) + 1, sizeof *pl);
+    int rc = pl ? onnxzip_open_model(u->archive_path, mb->path, 0, &b) : oz_unpack_nomem();
+    size_t n = rc ? 0 : parse_places(r->origin, pl);
+    for (size_t i = 0; i < n && !rc; i++) {
+        size_t k = 0;
+        while (k < g->m->n_data && strcmp(g->m->data[k], r->data[pl[i].file])) k++;
+        const onnxzip_tensor *v = pl[i].ordinal < b->tensors.n ? &b->tensors.v[pl[i].ordinal] : NULL;
+        if (k < g->m->n_data && v && v->storage == ONNXZIP_STORAGE_ENTRY)
+            rc = add_job(g, (og_job){ k, pl[i].offset, v->file_offset, v->nbytes, g->m->data[k] });
+    }
+    onnxzip_close(&b);
+    free(pl);
+    return rc;
+}
+
+static int add_siblings(unpack *u)
+{
+    const oz_package *p = &u->a->pkg;
+    const char *self = onnxzip_model_path(u->a);
+    size_t dir = oz_path_dir_len(self, strlen(self));
+    int rc = 0;
+    for (size_t i = 0; i < p->n && !rc; i++) {
+        const onnxzip_member *mb = &p->members[i];
+        const oz_pkg_model *r = &p->models[i];
+        int shares = 0;
+        if (mb->kind != ONNXZIP_MEMBER_MODEL || !strcmp(mb->path, self) ||
+            oz_path_dir_len(mb->path, strlen(mb->path)) != dir || strncmp(mb->path, self, dir))
+            continue;
+        for (size_t f = 0; f < r->n_data; f++)
+            for (size_t k = 0; k < u->og->m->n_data; k++) shares |= !strcmp(r->data[f], u->og->m->data[k]);
+        if (shares) rc = add_sibling(u, mb, r);
+    }
+    return rc;
+}
 
 static int cmp_place(const void *x, const void *y)
 {
@@ -58,22 +136,11 @@ int oz_og_plan(unpack *u)
     if (!(u->og = calloc(1, sizeof *u->og))) return oz_unpack_nomem();
     oz_og *g = u->og;
     g->m = m;
-    size_t n = 0;
-    for (const char *s = m->origin; s && *s; s++) n += *s == ',';
-    n += m->origin && *m->origin;
-    if (!(g->places = calloc(n ? n : 1, sizeof *g->places)) || !(g->jobs = calloc(n ? n : 1, sizeof *g->jobs)))
-        return oz_unpack_nomem();
-    for (const char *s = m->origin; s && *s;) { /* checked at open: i:f:o, f < n_data */
-        char *end;
-        og_place *p = &g->places[g->n_places++];
-        p->ordinal = strtoull(s, &end, 10);
-        p->file = (size_t)strtoull(end + 1, &end, 10);
-        p->offset = strtoull(end + 1, &end, 10);
-        s = *end ? end + 1 : end;
-    }
+    if (!(g->places = calloc(count_items(m->origin) + 1, sizeof *g->places))) return oz_unpack_nomem();
+    g->n_places = parse_places(m->origin, g->places); /* checked at open: i:f:o, f < n_data */
     qsort(g->places, g->n_places, sizeof *g->places, cmp_place);
     for (size_t f = 0; f < m->n_data; f++) u->files[u->nfiles++] = m->data[f];
-    return 0;
+    return add_siblings(u);
 }
 
 int oz_og_ref(unpack *u, const onnxzip_tensor *v, uint64_t ordinal, oz_rewrite *rw)
@@ -85,7 +152,8 @@ int oz_og_ref(unpack *u, const onnxzip_tensor *v, uint64_t ordinal, oz_rewrite *
         return 0;
     }
     const og_place *p = &g->places[g->next];
-    g->jobs[g->n_jobs++] = (og_job){ p->file, p->offset, v->file_offset, v->nbytes, v->entry };
+    int rc = add_job(g, (og_job){ p->file, p->offset, v->file_offset, v->nbytes, v->entry });
+    if (rc) return rc;
     *rw = (oz_rewrite){ .action = OZ_EXTERNAL, .location = g->m->data[p->file], .has_offset = 1, .has_length = 1,
                         .offset = p->offset, .length = v->nbytes };
     return 0;

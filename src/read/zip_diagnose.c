@@ -139,6 +139,7 @@ typedef struct census {
     uint16_t method;              /* the compressed one's */
     uint64_t digests, encrypted;  /* entries with a 0x5A4F field; encrypted entries */
     uint64_t models;              /* entries named as a model (more than one: the reader's error stands) */
+    uint64_t manifests;           /* entries named __PACKAGE: a package's (spec 19), whose errors stand */
     char first[OZ_PRINTABLE_CAP], comp_name[OZ_PRINTABLE_CAP], desc_name[OZ_PRINTABLE_CAP];
     char model_name[OZ_PRINTABLE_CAP];
 } census;
@@ -151,6 +152,7 @@ static void count_entry(census *s, uint64_t i, const uint8_t *h)
     size_t dir;
     int spelling = oz_foreign_model_name((const char *)name, nlen, &dir);
     if (i == 0) oz_printable(name, nlen, s->first, sizeof s->first);
+    if (nlen == sizeof "__PACKAGE" - 1 && !memcmp(name, "__PACKAGE", nlen)) s->manifests++;
     if (spelling && !s->models++) {
         s->model = (int64_t)i;
         s->spelling = spelling;
@@ -274,6 +276,7 @@ int oz_zip_diagnose(const oz_zip_dx *d, int rc)
     if (!d->have_cd) return truncated(d, rc);
     census s;
     if (!layout_status(rc) || take_census(d, &s)) return rc;
+    if (s.manifests) return rc; /* a package: the reader's error names its rule (EMODELPOS, EALIGN, ENAME...) */
     if (s.model < 0) return not_onnxzip(d, &s);
     if (s.encrypted || s.models > 1) return rc; /* repack cannot read it either; a damaged archive */
     return foreign(d, &s, rc);
