@@ -26,6 +26,7 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
 #include "onnx/dtype.h"
 #include "onnx/onnx_walk.h"
 #include "read/zip_diagnose.h"
+#include "write/package_writer.h"
 #include "write/zip_writer.h"
 
 /* The onnxzip status for a libzip error code. */
@@ -330,9 +331,96 @@ static int rewrite_model(repack *r)
     return oz_walk_model(&w, r->model_buf, r->model_len);
 }
 
+/* ---- a package re-zipped (spec 19): its manifest says what each entry is ---- */
+
+/* Entry i whole into memory (a model or the manifest: at most 2 GiB). */
+static int read_whole(repack *r, zip_int64_t i, const char *name, uint8_t **out, size_t *len)
+{
+    r->model = i;
+    r->model_name = name;
+    free(r->model_buf);
+    r->model_buf = NULL;
+    int rc = read_model(r);
+    *out = r->model_buf;
+    *len = r->model_len;
+    r->model_buf = NULL;
+    return rc;
+}
+
+/* The manifest's line for `name` of kind `key` ("model", "file"), or NULL. */
+static char *manifest_line(char *text, const char *key, const char *name)
+{
+    size_t k = strlen(key), n = strlen(name);
+    for (char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (!strncmp(l, key, k) && l[k] == '\t' && !strncmp(l + k + 1, name, n) &&
+            (l[k + 1 + n] == '\t' || l[k + 1 + n] == '\n'))
+            return l + k + 1 + n;
+    return NULL;
+}
+
+/* A model's data files and origin, from its manifest lines, into the writer. */
+static int copy_origin(repack *r, char *text, const char *name)
+{
+    char *data = manifest_line(text, "model", name), *origin = manifest_line(text, "origin", name);
+    if (!data || *data != '\t') return 0;
+    const char *names[1024];
+    size_t n = 0;
+    char *end = strchr(data, '\n'), *copy = oz_strndup(data + 1, end ? (size_t)(end - data - 1) : strlen(data + 1));
+    char *o = origin && *origin == '\t' ? oz_strndup(origin + 1, strcspn(origin + 1, "\n")) : NULL;
+    if (!copy) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    for (char *p = copy; p && n < 1024; n++) {
+        names[n] = p;
+        if ((p = strchr(p, '\t'))) *p++ = '\0';
+    }
+    int rc = oz_pkg_writer_origin(oz_writer_package(r->w), name, names, n, o);
+    free(copy);
+    free(o);
+    return rc;
+}
+
+static int copy_package(repack *r, zip_int64_t manifest)
+{
+    uint8_t *text = NULL, *m = NULL;
+    size_t len = 0, mlen = 0;
+    int rc = read_whole(r, manifest, "__PACKAGE", &text, &len);
+    char *t = rc ? NULL : oz_strndup((const char *)text, len);
+    if (!rc && !t) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    for (int models = 0; models < 2 && !rc; models++) /* files and tensors first, then the models */
+        for (zip_int64_t i = 0; i < r->n && !rc; i++) {
+            const char *name = zip_get_name(r->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+            size_t nl = name ? strlen(name) : 0;
+            if (!name || i == manifest || (nl && name[nl - 1] == '/') || !strncmp(name, "__PAD_", 6)) continue;
+            int is_model = manifest_line(t, "model", name) != NULL;
+            if (is_model != models) continue;
+            if (is_model) {
+                if (!(rc = read_whole(r, i, name, &m, &mlen))) rc = onnxzip_writer_add_model(r->w, name, m, mlen);
+                free(m);
+                m = NULL;
+                if (!rc) rc = copy_origin(r, t, name);
+                continue;
+            }
+            uint64_t size;
+            if ((rc = open_entry(r, (zip_uint64_t)i, name, &size))) break;
+            rc = manifest_line(t, "file", name) ? oz_writer_add_file_stream(r->w, name, size, read_entry, r)
+                                                 : oz_writer_add_stream(r->w, name, size, read_entry, r);
+            close_entry(r);
+        }
+    char *def = rc ? NULL : strstr(t, "\ndefault\t"); /* the header line comes first */
+    if (def && !rc) {
+        char *path = oz_strndup(def + 9, strcspn(def + 9, "\n"));
+        rc = path ? onnxzip_writer_set_default_model(r->w, path) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+        free(path);
+    }
+    free(text);
+    free(t);
+    return rc;
+}
+
 static int copy_entries(repack *r)
 {
     r->n = zip_get_num_entries(r->za, 0);
+    zip_int64_t manifest = zip_name_locate(r->za, "__PACKAGE", ZIP_FL_ENC_RAW);
+    if (manifest >= 0) return copy_package(r, manifest);
     int rc = find_model(r);
     if (!rc && !(r->names = calloc((size_t)r->n, sizeof *r->names)))
         rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
@@ -389,7 +477,11 @@ int onnxzip_repack(const char *in_path, const char *out_path, const onnxzip_writ
         zip_error_fini(&ze);
         return rc;
     }
-    if (!(rc = onnxzip_writer_create(out_path, opts, &r.w))) {
+    onnxzip_write_options o;
+    onnxzip_write_options_init(&o);
+    if (opts) o = *opts;
+    if (zip_name_locate(r.za, "__PACKAGE", ZIP_FL_ENC_RAW) >= 0) o.flags |= ONNXZIP_WRITE_PACKAGE;
+    if (!(rc = onnxzip_writer_create(out_path, &o, &r.w))) {
         rc = copy_entries(&r);
         if (!rc) rc = oz_output_check(OZ_AT_CWD, NULL, out_path, &in, 1); /* once more before the rename */
         if (!rc) rc = onnxzip_writer_finish(&r.w);

@@ -405,6 +405,14 @@ int oz_writer_add_stream(onnxzip_writer *w, const char *name, uint64_t size, oz_
     return add_checked(w, name, OZ_NAME_TENSOR, &s);
 }
 
+int oz_writer_add_file_stream(onnxzip_writer *w, const char *path, uint64_t size, oz_stream_fn read, void *user)
+{
+    if (!read || !w || !w->pkg) return oz_err(ONNXZIP_EINVAL, -1, "oz_writer_add_file_stream: not a package writer");
+    source s = { NULL, -1, 0, size, read, user };
+    int rc = add_checked(w, path, OZ_NAME_PKG_FILE, &s);
+    return rc ? rc : oz_pkg_writer_file(w->pkg, path);
+}
+
 int onnxzip_writer_add_file(onnxzip_writer *w, const char *path, int fd, uint64_t offset, uint64_t size)
 {
     if (w && !w->pkg) return oz_err(ONNXZIP_EINVAL, -1, "%s: plain files need a package writer "

@@ -28,4 +28,7 @@ typedef int (*oz_stream_fn)(void *user, void *buf, size_t n, size_t *got);
  * `size` bytes the stream is read once more, expecting its end. */
 int oz_writer_add_stream(onnxzip_writer *w, const char *name, uint64_t size, oz_stream_fn read, void *user);
 
+/* As oz_writer_add_stream() for a package writer's plain file `path`. */
+int oz_writer_add_file_stream(onnxzip_writer *w, const char *path, uint64_t size, oz_stream_fn read, void *user);
+
 #endif
