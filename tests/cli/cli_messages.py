@@ -29,8 +29,9 @@ status and key phrases below, and leave no file behind:
     archive" (the empty zip was read as a protobuf);
   * a classic model whose external data file is missing: ENOTFOUND,
     "external data file 'x.bin' does not exist" (repack: not a zip, ENOTZIP);
-  * a FIFO (no writer) or a directory in place of the archive, and as
-    pack's input: ENOTREG, "not a regular file" / "a directory", at once
+  * a FIFO (no writer) or a directory in place of the archive, and a FIFO as
+    pack's input: ENOTREG, "not a regular file" / "a directory", at once; an
+    empty folder as pack's input: ENOMODEL, "no .onnx model in the folder"
     (a FIFO must not wait for a writer);
   * `set-model` with an empty model (a 0-byte file: the empty ModelProto):
     exit 1 with the very line `verify` prints for an archive with that model
@@ -274,11 +275,15 @@ def not_regular(t, exe, d):
     os.mkfifo(fifo)
     os.mkdir(folder)
     for path, phrase in ((fifo, "not a regular file (a device, FIFO or socket)"), (folder, "a directory")):
-        for argv in [args_of(cmd, path, d) for cmd in COMMANDS] + [["pack", path, "-o", os.path.join(d, "p.onnxzip")]]:
+        # pack takes a folder as a repository (spec 19.6): an empty one has no model
+        pack = (["pack", path, "-o", os.path.join(d, "p.onnxzip")], "ENOMODEL", "no .onnx model in the folder")
+        for argv, status, said in [(args_of(cmd, path, d), "ENOTREG", phrase) for cmd in COMMANDS] + \
+                [pack if path == folder else (pack[0], "ENOTREG", phrase)]:
             try:
-                expect(t, exe, f"{os.path.basename(path)}: {argv[0]}", argv, d, "ENOTREG", [phrase], path)
+                expect(t, exe, f"{os.path.basename(path)}: {argv[0]}", argv, d, status, [said], path)
             except subprocess.TimeoutExpired:
                 t.check(False, f"{os.path.basename(path)}: {argv[0]}: refused at once", "no answer in 10 s")
+    t.check(not os.path.exists(os.path.join(d, "p.onnxzip")), "pack of an empty folder: no output")
     os.unlink(fifo)
     os.rmdir(folder)
 
