@@ -4,6 +4,7 @@
 #include "common/internal.h"
 #include "common/escape.h"
 #include "common/package_path.h"
+#include "common/strmap.h"
 #ifdef OZ_HAVE_UNISTRING
 #include <unicase.h>
 #include <uninorm.h>
@@ -85,4 +86,53 @@ int oz_path_key(const char *p, size_t n, const char *shown, char **key)
 #else
     return ascii_key(p, n, shown, key);
 #endif
+}
+
+static int set_grow(oz_path_set *s)
+{
+    if (s->n < s->cap) return 0;
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    char **k = realloc(s->keys_owned, cap * sizeof *k);
+    if (k) s->keys_owned = k;
+    char **p = k ? realloc(s->paths, cap * sizeof *p) : NULL;
+    if (p) s->paths = p;
+    if (!k || !p) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    s->cap = cap;
+    return 0;
+}
+
+int oz_path_set_add(oz_path_set *s, const char *path, const char *where)
+{
+    char shown[OZ_PRINTABLE_CAP], other[OZ_PRINTABLE_CAP], *key = NULL;
+    oz_printable(path, strlen(path), shown, sizeof shown);
+    if (!s->keys) {
+        if (!(s->keys = malloc(sizeof *s->keys))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+        oz_strmap_init(s->keys, 0);
+    }
+    int rc = set_grow(s);
+    if (!rc) rc = oz_path_key(path, strlen(path), shown, &key);
+    if (rc) return rc;
+    if (!(s->paths[s->n] = strdup(path))) {
+        free(key);
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    }
+    s->keys_owned[s->n] = key;
+    uint32_t j;
+    rc = oz_strmap_put(s->keys, key, strlen(key), (uint32_t)s->n, &j);
+    s->n++; /* counted either way: oz_path_set_free() frees them */
+    if (rc <= 0) return rc;
+    oz_printable(s->paths[j], strlen(s->paths[j]), other, sizeof other);
+    return oz_err(ONNXZIP_EDUPNAME, -1, "%s%s'%s' and '%s' are one file on a case-insensitive or Unicode-normalizing "
+                  "file system (macOS, Windows): a package cannot hold both", where ? where : "", where ? ": " : "",
+                  other, shown);
+}
+
+void oz_path_set_free(oz_path_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) free(s->keys_owned[i]), free(s->paths[i]);
+    free(s->keys_owned);
+    free(s->paths);
+    if (s->keys) oz_strmap_free(s->keys);
+    free(s->keys);
+    memset(s, 0, sizeof *s);
 }

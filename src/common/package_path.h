@@ -28,4 +28,20 @@ size_t oz_path_dir_len(const char *p, size_t n);
  * not UTF-8. */
 int oz_path_key(const char *p, size_t n, const char *shown, char **key);
 
+/* Paths taken so far, by collision key: the one check that no two paths of
+ * a package are one file on some file system (spec 19.2). */
+typedef struct oz_path_set {
+    struct oz_strmap *keys;
+    char **keys_owned, **paths; /* per path added: its key, a copy of it */
+    size_t n, cap;
+} oz_path_set;
+
+/* Adds `path`: 0; ONNXZIP_EDUPNAME naming it and the path it collides with
+ * (the message begins "WHERE: " when `where` is not NULL); the statuses of
+ * oz_path_key(); ONNXZIP_ENOMEM. */
+int oz_path_set_add(oz_path_set *s, const char *path, const char *where);
+
+/* Releases what the set holds (a zeroed set is empty). */
+void oz_path_set_free(oz_path_set *s);
+
 #endif

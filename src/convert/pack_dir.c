@@ -7,7 +7,6 @@
 
 #include "common/outputs.h"
 #include "common/package_path.h"
-#include "common/strmap.h"
 #include "common/sys.h"
 #include "convert/pack_impl.h"
 #include "write/package_writer.h"
@@ -144,31 +143,20 @@ static int ends_with(const char *s, const char *suffix)
 /* Names and collisions (spec 19.2), before anything is opened. */
 static int check_names(const walker *w)
 {
-    oz_strmap keys;
-    oz_strmap_init(&keys, 0);
-    char **owned = calloc(w->n ? w->n : 1, sizeof *owned);
-    int rc = owned ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    oz_path_set taken = { 0 };
+    int rc = 0;
     for (size_t i = 0; i < w->n && !rc; i++) {
-        char shown[OZ_PRINTABLE_CAP], other[OZ_PRINTABLE_CAP];
+        char shown[OZ_PRINTABLE_CAP];
         const char *why, *rel = w->v[i].rel;
         shown_path(rel, shown, sizeof shown);
         if ((rc = oz_package_path_check(rel, strlen(rel), &why)))
             rc = oz_err(rc, -1, "%s/%s: cannot be named in a package: %s", w->root, shown, why);
         else if (rel[0] == '_' && rel[1] == '_' && !strchr(rel, '/'))
             rc = oz_err(ONNXZIP_ENAME, -1, "%s/%s: names beginning with __ at the top are reserved", w->root, shown);
-        else if (!(rc = oz_path_key(rel, strlen(rel), shown, &owned[i]))) {
-            uint32_t j;
-            int r = oz_strmap_put(&keys, owned[i], strlen(owned[i]), (uint32_t)i, &j);
-            if (r < 0) rc = r;
-            else if (r == 1)
-                rc = oz_err(ONNXZIP_EDUPNAME, -1, "%s: '%s' and '%s' are one file on a case-insensitive or Unicode-"
-                            "normalizing file system (macOS, Windows): a package cannot hold both", w->root,
-                            shown_path(w->v[j].rel, other, sizeof other), shown);
-        }
+        else
+            rc = oz_path_set_add(&taken, rel, w->root);
     }
-    oz_strmap_free(&keys);
-    for (size_t i = 0; owned && i < w->n; i++) free(owned[i]);
-    free(owned);
+    oz_path_set_free(&taken);
     return rc;
 }
 

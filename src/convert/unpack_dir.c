@@ -7,7 +7,6 @@
 #include "common/atomic_file.h"
 #include "common/mkdirs.h"
 #include "common/package_path.h"
-#include "common/strmap.h"
 #include "common/sys.h"
 #include "read/archive.h"
 
@@ -22,26 +21,11 @@ typedef struct unpack_dir {
 /* Two members one file system would make one file (spec 19.2). */
 static int check_collisions(const unpack_dir *u)
 {
-    oz_strmap keys;
-    oz_strmap_init(&keys, 0);
-    size_t n = onnxzip_member_count(u->a);
-    char **k = calloc(n ? n : 1, sizeof *k);
-    int rc = k ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    for (size_t i = 0; i < n && !rc; i++) {
-        const char *p = onnxzip_member_at(u->a, i)->path;
-        uint32_t j;
-        if (!(rc = oz_path_key(p, strlen(p), p, &k[i]))) {
-            int r = oz_strmap_put(&keys, k[i], strlen(k[i]), (uint32_t)i, &j);
-            if (r == 1)
-                rc = oz_err(ONNXZIP_EDUPNAME, -1, "%s: '%s' and '%s' would be one file on a case-insensitive or "
-                            "normalizing file system", u->archive, onnxzip_member_at(u->a, j)->path, p);
-            else if (r < 0)
-                rc = r;
-        }
-    }
-    oz_strmap_free(&keys);
-    for (size_t i = 0; k && i < n; i++) free(k[i]);
-    free(k);
+    oz_path_set taken = { 0 };
+    int rc = 0;
+    for (size_t i = 0; i < onnxzip_member_count(u->a) && !rc; i++)
+        rc = oz_path_set_add(&taken, onnxzip_member_at(u->a, i)->path, u->archive);
+    oz_path_set_free(&taken);
     return rc;
 }
 

@@ -14,10 +14,7 @@ typedef struct pkg_model {
 } pkg_model;
 
 struct oz_pkg_writer {
-    char **keys;          /* collision keys, owned; `by_key` borrows them */
-    size_t n_keys, cap_keys;
-    oz_strmap by_key;     /* key -> index in paths */
-    char **paths;         /* parallel to keys: the path that took each */
+    oz_path_set taken;    /* every path's collision key */
     pkg_model *models;
     size_t n_models, cap_models;
     char **files;
@@ -38,15 +35,13 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 
 oz_pkg_writer *oz_pkg_writer_new(void)
 {
-    oz_pkg_writer *p = calloc(1, sizeof *p);
-    if (p) oz_strmap_init(&p->by_key, 0);
-    return p;
+    return calloc(1, sizeof(oz_pkg_writer));
 }
 
 void oz_pkg_writer_free(oz_pkg_writer *p)
 {
     if (!p) return;
-    for (size_t i = 0; i < p->n_keys; i++) free(p->keys[i]), free(p->paths[i]);
+    oz_path_set_free(&p->taken);
     for (size_t i = 0; i < p->n_models; i++) {
         free(p->models[i].path);
         free(p->models[i].bytes);
@@ -54,40 +49,16 @@ void oz_pkg_writer_free(oz_pkg_writer *p)
         oz_buf_free(&p->models[i].line);
     }
     for (size_t i = 0; i < p->n_files; i++) free(p->files[i]);
-    free(p->keys);
-    free(p->paths);
     free(p->models);
     free(p->files);
     free(p->default_path);
-    oz_strmap_free(&p->by_key);
     free(p);
 }
 
 int oz_pkg_writer_claim(oz_pkg_writer *p, const char *path, const char *shown)
 {
-    char *key;
-    int rc = oz_path_key(path, strlen(path), shown, &key);
-    if (rc) return rc;
-    size_t cap = p->cap_keys;
-    if ((rc = grow((void **)&p->keys, &cap, p->n_keys, sizeof *p->keys)) ||
-        (rc = grow((void **)&p->paths, &p->cap_keys, p->n_keys, sizeof *p->paths))) {
-        free(key);
-        return rc;
-    }
-    uint32_t other;
-    rc = oz_strmap_put(&p->by_key, key, strlen(key), (uint32_t)p->n_keys, &other);
-    if (rc) {
-        free(key);
-        if (rc < 0) return rc;
-        char first[OZ_PRINTABLE_CAP];
-        oz_printable(p->paths[other], strlen(p->paths[other]), first, sizeof first);
-        return oz_err(ONNXZIP_EDUPNAME, -1, "'%s' and '%s' are one file on a case-insensitive or Unicode-"
-                      "normalizing file system (macOS, Windows): a package cannot hold both", first, shown);
-    }
-    p->keys[p->n_keys] = key;
-    if (!(p->paths[p->n_keys] = strdup(path))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    p->n_keys++;
-    return 0;
+    (void)shown;
+    return oz_path_set_add(&p->taken, path, NULL);
 }
 
 int oz_pkg_writer_file(oz_pkg_writer *p, const char *path)
