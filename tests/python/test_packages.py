@@ -1,6 +1,7 @@
 """Packages (format 1.2, spec section 19) through the Python API:
 onnxzip.open(PKG).models / .files / .members / .model_path, load(model=),
-ort_session(model=), open_url(model=) and their errors.
+ort_session(model=), open_url(model=), pack(DIR), unpack(PKG, DIR) and their
+errors.
 
 The repository folder is built here with onnx.helper (two models in onnx/
 whose external data, one of them in two chunks, holds the same embedding;
@@ -324,9 +325,11 @@ BAD_MODELS = [(5, TypeError), (b"onnx/model.onnx", TypeError), ("", ValueError),
 def test_model_argument_checked(repo, bad, cls, tmp_path):
     package = repo[1]
     for fn in (lambda: onnxzip.open(package, model=bad), lambda: onnxzip.load(package, model=bad),
-               lambda: onnxzip.open_url("http://127.0.0.1:1/p.onnxzip", model=bad)):
+               lambda: onnxzip.open_url("http://127.0.0.1:1/p.onnxzip", model=bad),
+               lambda: onnxzip.pack(repo[0], tmp_path / "out.onnxzip", default_model=bad)):
         with pytest.raises(cls, match="model must be"):
             fn()
+    assert not (tmp_path / "out.onnxzip").exists()
 
 
 @pytest.mark.parametrize("bad, cls", BAD_MODELS)
@@ -366,3 +369,94 @@ def test_remote_package(repo, nginx):
     assert m.closed
     with pytest.raises(LookupError, match="model_q4"):
         onnxzip.open_url(url, allow_http=True, model="onnx/model_q4.onnx")
+
+
+# ---- pack ------------------------------------------------------------------------------------
+
+
+def test_pack_folder(repo, tmp_path):
+    folder, package = repo
+    out = tmp_path / "py.onnxzip"
+    onnxzip.pack(folder, out, default_model="onnx/model_fp16.onnx", sync=False)
+    with onnxzip.open(out) as a, onnxzip.open(package) as b:
+        assert a.model_path == "onnx/model_fp16.onnx"
+        assert sorted(a.models) == sorted(b.models) and list(a.files) == list(b.files)
+        for path in a.files:
+            assert bytes(a.files[path]) == bytes(b.files[path])
+        for path in a.models:
+            assert_models_equal(a.models[path].model(load_data=True), load_classic(folder / path), path)
+
+
+def test_pack_refusals(repo, tmp_path, single):
+    folder, _ = repo
+    out = tmp_path / "o.onnxzip"
+    with pytest.raises(ValueError, match="default_model"):
+        onnxzip.pack(folder / "onnx" / "model.onnx", out, default_model="onnx/model.onnx")
+    with pytest.raises(ValueError, match="data_dir"):
+        onnxzip.pack(folder, out, data_dir=folder / "onnx")
+    with pytest.raises(LookupError, match="onnx/none.onnx"):
+        onnxzip.pack(folder, out, default_model="onnx/none.onnx")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "README.md").write_text("no model here\n")
+    with pytest.raises(onnxzip.FormatError) as e:
+        onnxzip.pack(empty, out)
+    assert e.value.status == "ENOMODEL" and str(empty) in str(e.value)
+    with pytest.raises(ValueError, match="inside"):
+        onnxzip.pack(folder, folder / "self.onnxzip")
+    assert not out.exists() and not (folder / "self.onnxzip").exists()
+
+
+# ---- unpack ----------------------------------------------------------------------------------
+
+
+def _tree(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_unpack_recreates_the_folder(repo, tmp_path):
+    folder, package = repo
+    out = tmp_path / "out"
+    onnxzip.unpack(package, out, sync=False)
+    assert _tree(out) == _tree(folder)
+    for path in FILES:
+        assert (out / path).read_bytes() == FILES[path], path
+    for path in MODELS:
+        assert_models_equal(load_classic(out / path), load_classic(folder / path), path)
+
+
+def test_unpacked_models_run_as_the_folders(repo, tmp_path, ort):
+    folder, package = repo
+    onnxzip.unpack(package, tmp_path / "out", sync=False)
+    ids = np.array([[3, 1, 4, 1]], dtype=np.int64)
+    for path in MODELS:
+        got = ort.InferenceSession(str(tmp_path / "out" / path)).run(None, {"ids": ids})
+        assert same_outputs(got, ort.InferenceSession(str(folder / path)).run(None, {"ids": ids})) is None, path
+
+
+def test_unpack_one_model(repo, tmp_path):
+    folder, package = repo
+    out = tmp_path / "one" / "m.onnx"
+    onnxzip.unpack(package, out, model="onnx/model_fp16.onnx", sync=False)
+    assert sorted(os.listdir(out.parent)) == ["m.onnx", "m.onnx.data"]
+    assert_models_equal(load_classic(out), load_classic(folder / "onnx" / "model_fp16.onnx"), "model_fp16")
+    with pytest.raises(LookupError, match="onnx/model_q4.onnx"):
+        onnxzip.unpack(package, tmp_path / "q4" / "m.onnx", model="onnx/model_q4.onnx")
+    assert not (tmp_path / "q4").exists()
+
+
+def test_unpack_refusals(repo, tmp_path, single):
+    package = repo[1]
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "keep.txt").write_bytes(b"mine")
+    with pytest.raises(onnxzip.Error) as e:
+        onnxzip.unpack(package, busy)
+    assert str(busy) in str(e.value)
+    assert os.listdir(busy) == ["keep.txt"] and (busy / "keep.txt").read_bytes() == b"mine"
+    with pytest.raises(ValueError, match="not a package"):
+        onnxzip.unpack(single, tmp_path / "s" / "m.onnx", model="model.onnx")
+    with pytest.raises(TypeError, match="model must be"):
+        onnxzip.unpack(package, tmp_path / "t", model=1)  # type: ignore[arg-type]
+    assert sorted(os.listdir(tmp_path)) == ["busy"]
+

@@ -64,7 +64,10 @@ def use_remote(url: str, out: pathlib.Path) -> None:
     onnxzip.fetch(url, out, low_speed_limit=4096, low_speed_time=10, request_timeout=60.0)
 
 
-def use_package(path: pathlib.Path, url: str) -> None:
+def use_package(path: pathlib.Path, folder: pathlib.Path, url: str) -> None:
+    onnxzip.pack(folder, path, default_model="onnx/model.onnx", sync=False)
+    onnxzip.unpack(path, folder / "copy")
+    onnxzip.unpack(path, folder / "one" / "model.onnx", model="onnx/model_fp16.onnx", layout="single")
     with onnxzip.open(path, model="onnx/model_fp16.onnx") as a:
         models: Mapping[str, onnxzip.Archive] = a.models
         other: onnxzip.Archive = a.models["onnx/model.onnx"]

@@ -88,10 +88,11 @@ PyObject *handle_model_path(Handle *h, PyObject *unused);
 
 #define NATIVE_WRITE_METHODS                                                                                  \
     { "pack", native_pack, METH_VARARGS,                                                                     \
-      "pack(in_path, out_path, alignment, flags, size_threshold, data_dir) (onnxzip_pack)." },               \
+      "pack(in_path, out_path, alignment, flags, size_threshold, data_dir, default_model=None) "            \
+      "(onnxzip_pack)." },                                                                                   \
     { "unpack", native_unpack, METH_VARARGS,                                                                 \
-      "unpack(archive, model_path, layout, alignment, location, flags, size_threshold, max_shard_size) "    \
-      "(onnxzip_unpack)." },                                                                                 \
+      "unpack(archive, out, layout, alignment, location, flags, size_threshold, max_shard_size, model=None, " \
+      "folder=False) (onnxzip_unpack, onnxzip_unpack_dir)." },                                               \
     { "parse_size", native_parse_size, METH_VARARGS, "parse_size(text) -> int (onnxzip_parse_size)." },      \
     { "repack", native_repack, METH_VARARGS, "repack(in_path, out_path, alignment, flags) (onnxzip_repack)." }, \
     { "update_model", native_update_model, METH_VARARGS, "update_model(archive_path, model_bytes)." },       \
