@@ -4,7 +4,7 @@ in the package's annotations, fails the check; the reveal_type-free
 assignments below pin what each call returns."""
 import mmap
 import pathlib
-from typing import List, Mapping, Optional
+from typing import List, Mapping, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -62,3 +62,32 @@ def use_remote(url: str, out: pathlib.Path) -> None:
     onnxzip.fetch(url, str(out), tensors="weight", allow_http=True, ca_file=pathlib.Path("ca.pem"), token=False)
     onnxzip.open_url(url, token="hf_xyz").close()
     onnxzip.fetch(url, out, low_speed_limit=4096, low_speed_time=10, request_timeout=60.0)
+
+
+def use_package(path: pathlib.Path, folder: pathlib.Path, url: str) -> None:
+    onnxzip.pack(folder, path, default_model="onnx/model.onnx", sync=False)
+    onnxzip.unpack(path, folder / "copy")
+    onnxzip.unpack(path, folder / "one" / "model.onnx", model="onnx/model_fp16.onnx", layout="single")
+    with onnxzip.open(path, model="onnx/model_fp16.onnx") as a:
+        models: Mapping[str, onnxzip.Archive] = a.models
+        other: onnxzip.Archive = a.models["onnx/model.onnx"]
+        files: Mapping[str, memoryview] = a.files
+        tokenizer: memoryview = a.files["tokenizer.json"]
+        where: Optional[str] = a.model_path
+        package: bool = a.is_package
+        members: List[onnxzip.Member] = a.members
+        first: onnxzip.Member = members[0]
+        about: Tuple[str, str, int, bool] = (first.path, first.kind, first.size, first.is_default)
+        del models, other, files, tokenizer, where, package, about
+    try:
+        onnxzip.open(path).files["vocab.txt"]
+    except onnxzip.MemberNotFoundError as e:
+        status: str = e.status
+        missing: KeyError = e
+        del status, missing
+    loaded: onnx.ModelProto = onnxzip.load(path, model="onnx/model.onnx")
+    session: onnxruntime.InferenceSession = onnxzip.ort_session(path, model="onnx/model_fp16.onnx")
+    with onnxzip.open_url(url, model="onnx/model_fp16.onnx") as r:
+        remote: Mapping[str, onnxzip.Archive] = r.models
+        del remote
+    del loaded, session

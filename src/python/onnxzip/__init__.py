@@ -17,6 +17,12 @@ downloading it: ``onnxzip.open_url(url)`` fetches the model and the
 directory, then each tensor when asked for; ``onnxzip.fetch(url, path)``
 downloads it, verified and resumable (see ``onnxzip._remote``).
 
+A package (format 1.2) holds a repository folder: several models and plain
+files under their paths. ``onnxzip.open(pkg)`` holds its default model and
+lists the rest: ``a.models["onnx/model_fp16.onnx"]`` (an Archive),
+``a.files["tokenizer.json"]`` (a read-only memoryview, no copy); see
+``onnxzip._package``.
+
 The functions mirror the C library (include/onnxzip/onnxzip.h) and the
 ``onnxzip`` command; failures raise :class:`onnxzip.Error`.
 """
@@ -24,17 +30,19 @@ from . import _native
 from ._archive import Archive, Entry, TensorInfo, open
 from ._convert import pack, repack, unpack, update_model, verify
 from ._errors import (DirectoryError, Error, FileSystemError, FormatError, InvalidArgumentError, LimitError,
-                      NameNotFoundError, NetworkError, NetworkTimeoutError, NotDirectoryError, NotFoundError,
-                      OutOfMemoryError, PermissionDeniedError, UnsupportedError)
+                      MemberNotFoundError, NameNotFoundError, NetworkError, NetworkTimeoutError, NotDirectoryError,
+                      NotFoundError, OutOfMemoryError, PermissionDeniedError, UnsupportedError)
 from ._model import load, save
 from ._ort import ort_session
+from ._package import Member
 from ._remote import RemoteArchive, RemoteStats, fetch, open_url
 
 __version__: str = _native.version()
 
-__all__ = ["Archive", "Entry", "Error", "RemoteArchive", "RemoteStats", "TensorInfo", "fetch", "load", "open",
-           "open_url", "ort_session", "pack", "repack", "save", "unpack", "update_model", "verify", "__version__",
+__all__ = ["Archive", "Entry", "Error", "Member", "RemoteArchive", "RemoteStats", "TensorInfo", "fetch", "load",
+           "open", "open_url", "ort_session", "pack", "repack", "save", "unpack", "update_model", "verify",
+           "__version__",
            # the classes of Error, each also a builtin exception (_errors.py's table)
            "DirectoryError", "FileSystemError", "FormatError", "InvalidArgumentError", "LimitError",
-           "NameNotFoundError", "NetworkError", "NetworkTimeoutError", "NotDirectoryError", "NotFoundError",
-           "OutOfMemoryError", "PermissionDeniedError", "UnsupportedError"]
+           "MemberNotFoundError", "NameNotFoundError", "NetworkError", "NetworkTimeoutError", "NotDirectoryError",
+           "NotFoundError", "OutOfMemoryError", "PermissionDeniedError", "UnsupportedError"]

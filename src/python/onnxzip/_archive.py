@@ -8,12 +8,13 @@ import os
 import re
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Deque, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
 
 import numpy as np
 
-from . import _args, _dtypes, _native, _torch, _walk
+from . import _args, _dtypes, _native, _package, _torch, _walk
 from ._errors import Error, make
+from ._package import Member
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnx
@@ -27,6 +28,10 @@ _STORAGE = ("entry", "inline", "typed", "file")
 _KIND = (_walk.INITIALIZER, _walk.ATTRIBUTE, _walk.SPARSE_VALUES, _walk.SPARSE_INDICES)
 _LAYOUT = ("archive", "classic", "external")
 _TYPED = _STORAGE.index("typed")
+
+# Opens a model of the same file as a new handle: the package's model of
+# that path, or its default for None (see Archive._open_model).
+Opener = Callable[[Optional[str]], "_native.Handle"]
 
 # onnxzip_open() flags (include/onnxzip/onnxzip.h)
 _OPEN_VERIFY, _OPEN_SEQUENTIAL, _OPEN_WILLNEED, _OPEN_POPULATE, _OPEN_HUGEPAGE = 1, 2, 4, 8, 16
@@ -164,9 +169,13 @@ class Archive:
     Arrays and buffers obtained from it point into the mapping; each keeps it
     alive, so they stay valid after :meth:`close` and after the Archive is
     garbage-collected: the file is unmapped when the last of them goes.
+
+    Opened on a package (format 1.2), it holds one of the package's models
+    (the default, or the one ``model=`` named) and lists them all:
+    :attr:`models`, :attr:`files`, :attr:`members`, :attr:`model_path`.
     """
 
-    def __init__(self, handle: Any, path: Optional[str]) -> None:
+    def __init__(self, handle: Any, path: Optional[str], opener: Optional[Opener] = None) -> None:
         self._h: Optional[_native.Handle] = handle
         # The last models model() returned with their references, so that
         # save() knows where their bytes are (see model_source()).
@@ -178,6 +187,21 @@ class Archive:
         self._copies: Dict[int, np.ndarray] = {}  # typed tensors, decoded once (read-only: over bytes)
         self._strings: Dict[int, List[bytes]] = {}  # STRING tensors' elements
         self.tensors: Mapping[str, np.ndarray] = _Tensors(self)
+        # the package's members (none: no package), and its models opened by .models
+        self._opener = opener
+        self._member_list = _package.members(handle.members())
+        self._model_path: Optional[str] = handle.model_path()
+        self._members_by_path = {m.path: i for i, m in enumerate(self._member_list)}
+        self._model_archives: Dict[str, Archive] = {}
+        self._directory: Optional[List[Any]] = None
+        #: The package's models by path, in manifest order (empty when this is
+        #: no package): each an Archive of that model, opened when first asked
+        #: for and closed with this one (see :class:`onnxzip._package.Models`).
+        self.models: Mapping[str, Archive] = _package.Models(self)
+        #: The package's plain files by path, in manifest order (empty when
+        #: this is no package): each a read-only memoryview of its bytes, in
+        #: place (see :class:`onnxzip._package.Files`).
+        self.files: Mapping[str, memoryview] = _package.Files(self)
 
     # -- state -------------------------------------------------------------
 
@@ -189,7 +213,12 @@ class Archive:
     def close(self) -> None:
         """Releases the archive. The mapping stays while arrays or buffers
         made from it live; further calls on the Archive raise ValueError.
+        The package's models opened through :attr:`models` are closed too.
         Closing twice is harmless."""
+        children, self._model_archives = self._model_archives, {}
+        for child in children.values():
+            child.close()
+        self._opener = None  # it may hold a caller's buffer
         self._h = None
         self._copies = {}
         self._strings = {}
@@ -207,9 +236,10 @@ class Archive:
         self.close()
 
     def __repr__(self) -> str:
+        shown = (self._path or "(buffer)") + (f" [{self._model_path}]" if self._member_list else "")
         if self._h is None:
-            return f"<onnxzip.{type(self).__name__} {self._path or '(buffer)'} closed>"
-        return f"<onnxzip.{type(self).__name__} {self._path or '(buffer)'} {self.layout}, {len(self._raw)} tensors>"
+            return f"<onnxzip.{type(self).__name__} {shown} closed>"
+        return f"<onnxzip.{type(self).__name__} {shown} {self.layout}, {len(self._raw)} tensors>"
 
     # -- metadata ----------------------------------------------------------
 
@@ -229,6 +259,63 @@ class Archive:
         """"archive", "classic" (every tensor inline) or "external" (a
         classic model with external data files), found by content."""
         return _LAYOUT[self._handle().layout()]
+
+    # -- packages (format 1.2; _package.py) ------------------------------------
+
+    @property
+    def model_path(self) -> Optional[str]:
+        """The path in the package of the model this Archive holds
+        (``"onnx/model.onnx"``); None when it is no package."""
+        self._handle()
+        return self._model_path
+
+    @property
+    def is_package(self) -> bool:
+        """Whether the file is a package (format 1.2: models and files
+        under their paths)."""
+        self._handle()
+        return bool(self._member_list)
+
+    @property
+    def members(self) -> List[Member]:
+        """The package's models and files (:class:`Member`: path, kind,
+        size, is_default) in manifest order; empty when it is no package."""
+        self._handle()
+        return list(self._member_list)
+
+    def _member_index(self, path: str, kind: str) -> Optional[int]:
+        self._handle()
+        index = self._members_by_path.get(path)
+        return index if index is not None and self._member_list[index].kind == kind else None
+
+    def _file_bytes(self, index: int) -> memoryview:
+        """Member ``index``'s bytes: in place when mapped, else fetched."""
+        h = self._handle()
+        region = h.member_region(index)
+        return memoryview(h.member_read(index) if region is None else region)
+
+    def _open_model(self, path: str) -> "Archive":
+        """The Archive of the package's model ``path``, kept until this one
+        closes (opened again when closed). The file must still be the one
+        this Archive opened (its zip directory unchanged): ECHANGED if not."""
+        self._handle()
+        child = self._model_archives.get(path)
+        if child is not None and not child.closed:
+            return child
+        if self._opener is None:  # pragma: no cover - every open() passes one
+            raise make("EUNSUPPORTED", f"{self._path or '(buffer)'}: cannot open another model of this archive")
+        child = type(self)(self._opener(path), self._path, self._opener)
+        if self._entries_raw() != child._entries_raw():  # the path names another file now
+            child.close()
+            raise make("ECHANGED", f"{self._path or '(buffer)'}: the file changed since it was opened (its zip "
+                       f"directory differs): open it again to read model '{path}'", path=self._file)
+        self._model_archives[path] = child
+        return child
+
+    def _entries_raw(self) -> List[Any]:
+        if self._directory is None:
+            self._directory = self._handle().entries()
+        return self._directory
 
     @property
     def _infos(self) -> List[TensorInfo]:
@@ -386,10 +473,17 @@ class Archive:
         found: Dict[Tuple[str, int], List[TensorInfo]] = {}
         for t in self._infos:
             if t.storage == "entry" and t.entry is not None:
-                found.setdefault((t.entry, t.offset - data_offset[t.entry]), []).append(t)
+                found.setdefault((self._entry_location(t.entry), t.offset - data_offset[t.entry]), []).append(t)
             elif t.storage == "file" and t.entry is not None:
                 found.setdefault((t.entry, t.offset), []).append(t)
         return found
+
+    def _entry_location(self, entry: str) -> str:
+        """The ``location`` by which this model references tensor entry
+        ``entry``: its name, in a package relative to the model's directory
+        (spec 19.2: ``onnx/w`` is ``w`` for ``onnx/model.onnx``)."""
+        directory = (self._model_path or "").rpartition("/")[0]
+        return entry[len(directory) + 1:] if directory and entry.startswith(directory + "/") else entry
 
     def _resolve(self, tensor: Any, regions: Dict[Tuple[str, int], List[TensorInfo]]) -> TensorInfo:
         """The tensor of this model holding the bytes an EXTERNAL TensorProto
@@ -537,8 +631,8 @@ def _refuse_url(path: str) -> None:
         raise make("EINVAL", f"{shown}: a URL, not a file: open it with onnxzip.open_url(url)")
 
 
-def open(source: Source, *, verify: bool = False, populate: bool = False, sequential: bool = False,
-         willneed: bool = False, hugepage: bool = False) -> Archive:
+def open(source: Source, *, model: Optional[str] = None, verify: bool = False, populate: bool = False,
+         sequential: bool = False, willneed: bool = False, hugepage: bool = False) -> Archive:
     """Opens a model: an onnxzip archive, a classic .onnx, or a classic .onnx
     with external data files (found by content), and maps it read-only.
 
@@ -550,6 +644,15 @@ def open(source: Source, *, verify: bool = False, populate: bool = False, sequen
     a bytes path as ``os.fsdecode(p)`` (or a PathLike). Anything else is a
     TypeError.
 
+    A package (format 1.2: a repository folder in one archive) opens as its
+    default model, or as the model whose path ``model`` names
+    (``"onnx/model_fp16.onnx"``): NameNotFoundError (a LookupError) naming
+    the package when it has none of that path; InvalidArgumentError (a
+    ValueError) when ``model`` is given for a file that is no package. Its
+    other models and its files are :attr:`Archive.models` and
+    :attr:`Archive.files`. A buffer's package opens its default model only
+    (UnsupportedError for ``model``: open it by path).
+
     ``verify=True`` also checks every entry's CRC-32 and digest (reads every
     byte). ``populate``, ``sequential``, ``willneed``, ``hugepage`` are access
     hints for the mapping (``ONNXZIP_OPEN_*``). Raises onnxzip.Error naming
@@ -558,16 +661,31 @@ def open(source: Source, *, verify: bool = False, populate: bool = False, sequen
         with onnxzip.open("model.onnxzip") as a:
             w = a.tensors["weight"]
     """
+    wanted = _args.model(model)
     flags = ((_OPEN_VERIFY if verify else 0) | (_OPEN_POPULATE if populate else 0)
              | (_OPEN_SEQUENTIAL if sequential else 0) | (_OPEN_WILLNEED if willneed else 0)
              | (_OPEN_HUGEPAGE if hugepage else 0))
     if isinstance(source, (str, os.PathLike)):
         path = _args.path(source, "source")
         _refuse_url(path)
-        return Archive(_native.open(path, flags), path)
+
+        def by_path(member: Optional[str]) -> _native.Handle:
+            return _native.open(path, flags, member)
+        return Archive(by_path(wanted), path, by_path)
     try:
         memoryview(cast(Any, source)).release()  # the buffer protocol, checked before the C call
     except TypeError:
         raise TypeError(f"source must be a path (str or os.PathLike) or a bytes-like object, "
                         f"not {type(source).__name__}") from None
-    return Archive(_native.open_buffer(source, flags), None)
+    if wanted is not None:
+        raise make("EUNSUPPORTED", f"(buffer): model '{wanted}' asked for: a package in a buffer opens its "
+                   "default model only; open the file by path to choose another")
+    handle = _native.open_buffer(source, flags)
+    default = handle.model_path()
+
+    def by_buffer(member: Optional[str]) -> _native.Handle:
+        if member != default:
+            raise make("EUNSUPPORTED", f"(buffer): model '{member}': a package in a buffer opens its default "
+                       f"model ('{default}') only; open the file by path to read its other models")
+        return _native.open_buffer(source, flags)
+    return Archive(handle, None, by_buffer)

@@ -12,6 +12,7 @@ reaches the C library, with messages naming the argument. One rule each:
   ``str`` (bytes decoded as ``os.fsdecode`` does: round-trips to the same
   bytes when the C layer encodes it again);
 - choices: one of a fixed set of strings (ValueError listing them);
+- a package's model (``model=``): None or a non-empty ``str`` without NUL;
 - bounded integers (``bounded``) and durations in seconds
   (``milliseconds``: int or float, not bool; > 0, at most a limit).
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import operator
 import os
-from typing import Iterable, SupportsIndex, Union
+from typing import Iterable, Optional, SupportsIndex, Union
 
 from ._errors import make
 
@@ -85,6 +86,19 @@ def path(value: object, name: str) -> str:
     if not isinstance(value, (str, bytes, os.PathLike)):
         raise TypeError(f"{name} must be a path (str, bytes or os.PathLike), not {type(value).__name__}")
     return os.fsdecode(os.fspath(value))
+
+
+def model(value: object, name: str = "model") -> Optional[str]:
+    """A package's model path (``model=``, e.g. ``"onnx/model_fp16.onnx"``),
+    or None (the package's default model)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str (a model's path, e.g. 'onnx/model.onnx') or None, "
+                        f"not {type(value).__name__}")
+    if not value or "\0" in value:
+        raise make("EINVAL", f"{name} must be a model's path (e.g. 'onnx/model.onnx'), not {value!r}")
+    return value
 
 
 def choice(value: object, name: str, choices: Iterable[str]) -> str:

@@ -1,6 +1,7 @@
 """The C library's conversions: pack, unpack, repack, update_model, verify."""
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Literal, Optional, Union
 
 from . import _args, _errors, _model, _native
@@ -22,25 +23,50 @@ _UNPACK_LAYOUTS = {"single": 0, "per_tensor": 1, "per-tensor": 1, "inline": 2, "
 
 def pack(model_path: PathArg, archive_path: PathArg, *, align: IntArg = 64, size_threshold: IntArg = 1024,
          keep_typed: bool = False, convert_attribute: bool = True, dedup: bool = False,
-         data_dir: Optional[PathArg] = None, sync: bool = True) -> None:
+         data_dir: Optional[PathArg] = None, default_model: Optional[str] = None, sync: bool = True) -> None:
     """Converts a classic .onnx (single file or with external data) into an
     archive, streaming payloads from the files (``onnxzip_pack``; the CLI's
     ``onnxzip pack``). External data is read under ONNX's path rules, from
     ``data_dir`` or the model's directory. ``align``: a power of two in
     64..65536; ``size_threshold``: payloads of at least this many bytes
     become entries. Paths are str, bytes or os.PathLike; a bad argument
-    raises TypeError or ValueError naming it, before anything is read."""
+    raises TypeError or ValueError naming it, before anything is read.
+
+    ``model_path`` a folder (a model repository: several .onnx at any
+    depth, their external data in any layout, tokenizer and config files)
+    makes a package (format 1.2, ``onnxzip_pack_dir``; the CLI's ``onnxzip
+    pack DIR -o PKG``): every model and file under its path in the folder,
+    equal payloads of a directory stored once (whatever ``dedup``); its
+    default model is ``default_model`` (a model's path in the folder, e.g.
+    ``"onnx/model.onnx"``), else the shallowest ``model.onnx``, else the
+    first model in byte order. :func:`unpack` recreates the folder. Refused,
+    naming the path, before anything is written: a folder without a model
+    (FormatError ENOMODEL), names that are no package path or that collide
+    under case folding or Unicode normalization, missing external data or
+    data outside the folder, a plain file of 4 GiB or more,
+    ``archive_path`` inside the folder. ``data_dir`` applies to a single
+    model only, ``default_model`` to a folder only (InvalidArgumentError
+    otherwise)."""
     flags = ((_PACK_KEEP_TYPED if keep_typed else 0) | (0 if convert_attribute else _PACK_NO_CONVERT_ATTRIBUTES)
              | (_PACK_DEDUP if dedup else 0) | (0 if sync else _PACK_NO_SYNC))
-    _native.pack(_args.path(model_path, "model_path"), _args.path(archive_path, "archive_path"),
+    source = _args.path(model_path, "model_path")
+    default = _args.model(default_model, "default_model")
+    folder = os.path.isdir(source)
+    if folder and data_dir is not None:
+        raise _errors.make("EINVAL", f"{source}: data_dir applies to a single model; a folder's models have their "
+                           "external data in the folder")
+    if not folder and default is not None:
+        raise _errors.make("EINVAL", f"{source}: default_model applies to a folder (a package's models), not to "
+                           "a single model")
+    _native.pack(source, _args.path(archive_path, "archive_path"),
                  _args.alignment(align, "align", _args.ARCHIVE_MIN_ALIGN), flags,
                  _args.byte_count(size_threshold, "size_threshold"),
-                 None if data_dir is None else _args.path(data_dir, "data_dir"))
+                 None if data_dir is None else _args.path(data_dir, "data_dir"), default)
 
 
 def unpack(archive_path: PathArg, model_path: PathArg, *, layout: UnpackLayout = "single", align: IntArg = 4096,
            location: Optional[str] = None, checksum: bool = False, size_threshold: IntArg = 1024,
-           max_shard_size: Union[IntArg, str, None] = None, sync: bool = True) -> None:
+           max_shard_size: Union[IntArg, str, None] = None, sync: bool = True, model: Optional[str] = None) -> None:
     """Converts an archive back to classic ONNX (``onnxzip_unpack``; the CLI's
     ``onnxzip unpack``): ``layout`` "single" (the model and one data file,
     ``location``, default NAME.onnx.data, tensors at multiples of ``align``,
@@ -53,15 +79,38 @@ def unpack(archive_path: PathArg, model_path: PathArg, *, layout: UnpackLayout =
     NAME-0000k-of-0000n.safetensors shards and NAME.safetensors.index.json).
     Tensors under ``size_threshold`` bytes are written inline;
     ``checksum`` adds ONNX's SHA-1 checksum key. A bad argument raises
-    TypeError or ValueError naming it."""
+    TypeError or ValueError naming it.
+
+    A package (format 1.2) without ``model`` comes back as the folder it was
+    packed from, ``model_path`` naming that folder, which must be new or
+    empty (``onnxzip_unpack_dir``; ``onnxzip unpack PKG DIR``): every file
+    byte for byte, every model at its path with its external data files as
+    they were named, its tensors at their offsets (a model packed without
+    data files gets ``layout``); the folder appears whole or not at all.
+    ``model`` (a model's path in the package, ``"onnx/model_fp16.onnx"``)
+    unpacks that one model to the model file ``model_path`` as above
+    (NameNotFoundError when the package has no such model,
+    InvalidArgumentError for a file that is no package)."""
     code = _UNPACK_LAYOUTS[_args.choice(layout, "layout", _UNPACK_LAYOUTS)]
     shard = 0 if max_shard_size is None else _args.shard_size(max_shard_size, "max_shard_size")
     if shard and code != _UNPACK_LAYOUTS["safetensors"]:
         raise _errors.make("EINVAL", f"max_shard_size applies to layout='safetensors' only, not {layout!r}")
     flags = (_UNPACK_CHECKSUM if checksum else 0) | (0 if sync else _UNPACK_NO_SYNC)
-    _native.unpack(_args.path(archive_path, "archive_path"), _args.path(model_path, "model_path"), code,
-                   _args.alignment(align, "align", 1), None if location is None else _args.path(location, "location"),
-                   flags, _args.byte_count(size_threshold, "size_threshold"), shard)
+    archive, out = _args.path(archive_path, "archive_path"), _args.path(model_path, "model_path")
+    wanted = _args.model(model)
+    _native.unpack(archive, out, code, _args.alignment(align, "align", 1),
+                   None if location is None else _args.path(location, "location"), flags,
+                   _args.byte_count(size_threshold, "size_threshold"), shard, wanted,
+                   wanted is None and _is_package(archive))
+
+
+def _is_package(path: str) -> bool:
+    """Whether ``path`` opens as a package (a file that does not open at all
+    is left to onnxzip_unpack(), which says why)."""
+    try:
+        return _native.open(path).model_path() is not None
+    except _errors.Error:
+        return False
 
 
 def repack(in_path: PathArg, out_path: PathArg, *, align: IntArg = 64, sync: bool = True) -> None:

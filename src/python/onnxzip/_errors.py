@@ -26,6 +26,9 @@ UnsupportedError           ValueError                  EUNSUPPORTED, EDTYPE
 InvalidArgumentError       ValueError                  EINVAL
 NameNotFoundError          LookupError                 ENOTFOUND without an errno (a tensor
                                                        or entry name that is not there)
+MemberNotFoundError        KeyError (a LookupError)    a path that Archive.models or .files
+                                                       does not have (a NameNotFoundError
+                                                       too: ENOTFOUND)
 OutOfMemoryError           MemoryError                 ENOMEM
 NetworkError               ConnectionError             ENETWORK, EHTTP
 NetworkTimeoutError        TimeoutError                ETIMEOUT
@@ -153,6 +156,12 @@ class NameNotFoundError(Error, LookupError):
     """A tensor or entry name that is not there (ENOTFOUND)."""
 
 
+class MemberNotFoundError(NameNotFoundError, KeyError):
+    """A path that :attr:`Archive.models` or :attr:`Archive.files` does not
+    have (ENOTFOUND): a KeyError as the mappings' protocol wants (``get``,
+    ``in``), whose message names the path and the package."""
+
+
 class OutOfMemoryError(Error, MemoryError):
     """Out of memory (ENOMEM)."""
 
@@ -217,7 +226,7 @@ def _from_native(code: int, name: str, message: str, offset: int, sys_errno: int
 
 ERROR_CLASSES = (Error, NotFoundError, PermissionDeniedError, DirectoryError, NotDirectoryError, FileSystemError,
                  FormatError, LimitError, UnsupportedError, InvalidArgumentError, NameNotFoundError,
-                 OutOfMemoryError, NetworkError, NetworkTimeoutError)
+                 MemberNotFoundError, OutOfMemoryError, NetworkError, NetworkTimeoutError)
 for _cls in ERROR_CLASSES:
     _cls.__module__ = "onnxzip"
 _native.set_error_factory(_from_native)

@@ -39,23 +39,30 @@ _TYPED.update({t: ("int32_data", "u1", 0xFF) for t in (2, 3, 9, 17, 18, 19, 20, 
 _TYPED.update({t: ("int32_data", "u1", 0x3F) for t in (27, 28)})
 
 
-def load(path: PathArg, load_external_data: bool = True) -> "onnx.ModelProto":
+def load(path: PathArg, load_external_data: bool = True, *, model: Optional[str] = None) -> "onnx.ModelProto":
     """Loads a model as ``onnx.load`` would give it, from any layout: an
     onnxzip archive, a classic .onnx, or one with external data files.
 
     With ``load_external_data=True`` (the default) every tensor has its data
     in the ModelProto (raw_data), the external references removed. With
     False, an archive's large tensors reference its entries and a classic
-    model is returned as stored (its side files are not read)."""
+    model is returned as stored (its side files are not read).
+
+    For a package (format 1.2), its default model, or the model whose path
+    in the package ``model`` names (``"onnx/model_fp16.onnx"``):
+    NameNotFoundError (a LookupError) when it has none of that path,
+    InvalidArgumentError (a ValueError) when ``model`` is given for a file
+    that is no package."""
     path = _args.path(path, "path")
+    wanted = _args.model(model)
     if not load_external_data:
         with _open_file(path) as f:  # its failure as the library's (onnxzip.NotFoundError...)
-            if f.read(4) != _ZIP_MAGIC:  # a classic model, as stored
-                model: "onnx.ModelProto" = _import_onnx().ModelProto()
+            if f.read(4) != _ZIP_MAGIC and wanted is None:  # a classic model, as stored
+                proto: "onnx.ModelProto" = _import_onnx().ModelProto()
                 f.seek(0)
-                model.ParseFromString(f.read())
-                return model
-    with _open(path) as archive:
+                proto.ParseFromString(f.read())
+                return proto
+    with _open(path, model=wanted) as archive:  # a classic model with model=: the library's EINVAL
         return archive.model(load_data=load_external_data)
 
 
@@ -316,7 +323,8 @@ class _EntryMatcher:
                 self.inline_largest = max(self.inline_largest, (_walk.describe(src), len(data)), key=lambda x: x[1])
             return
         copy_metadata(src, dst)
-        set_reference(dst, cast(str, info.entry), *self.parts[info.index])  # entry tensors only (__init__)
+        location = self.archive._entry_location(cast(str, info.entry))  # entry tensors only (__init__)
+        set_reference(dst, location, *self.parts[info.index])
 
 
 def model_for_update(path: str, model: Any) -> bytes:

@@ -119,7 +119,7 @@ typedef struct {
 
 static PyTypeObject RegionType;
 
-static PyObject *region_new(Handle *owner, const void *data, uint64_t len)
+PyObject *region_new(Handle *owner, const void *data, uint64_t len)
 {
     if (len > (uint64_t)PY_SSIZE_T_MAX) return PyErr_Format(PyExc_OverflowError, "region of %llu bytes", (unsigned long long)len);
     Region *r = PyObject_New(Region, &RegionType);
@@ -178,17 +178,20 @@ static PyTypeObject RegionType = {
  * Opening
  * ---------------------------------------------------------------------- */
 
+/* open(path, flags=0, model=None): onnxzip_open_model(); model, a package's
+ * model path (str) or None: its default. */
 static PyObject *native_open(PyObject *self, PyObject *args)
 {
     PyObject *path;
     uint32_t flags = 0;
+    const char *model = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O&|O&:open", PyUnicode_FSConverter, &path, arg_flags, &flags)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&|O&z:open", PyUnicode_FSConverter, &path, arg_flags, &flags, &model)) return NULL;
     Handle *h = handle_new();
     int rc = 0;
     if (h) {
         Py_BEGIN_ALLOW_THREADS
-        rc = onnxzip_open(PyBytes_AS_STRING(path), flags, &h->a);
+        rc = onnxzip_open_model(PyBytes_AS_STRING(path), model, flags, &h->a);
         Py_END_ALLOW_THREADS
     }
     Py_DECREF(path);
@@ -237,7 +240,7 @@ static const onnxzip_tensor *tensor_arg(Handle *h, PyObject *args, const char *f
     return t;
 }
 
-static PyObject *str_or_none(const char *s)
+PyObject *str_or_none(const char *s)
 {
     if (!s) Py_RETURN_NONE;
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogateescape");
@@ -507,6 +510,7 @@ static PyMethodDef handle_methods[] = {
     { "view", (PyCFunction)handle_view, METH_VARARGS, "view(location, size_threshold) -> bytes." },
     { "view_write", (PyCFunction)handle_view_write, METH_VARARGS, "view_write(path, size_threshold)." },
     { "extract", (PyCFunction)handle_extract, METH_VARARGS, "extract(tensor_name, out_path)." },
+    NATIVE_PACKAGE_HANDLE_METHODS
     { NULL, NULL, 0, NULL },
 };
 
@@ -560,7 +564,7 @@ static PyObject *native_entry_name_for(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef native_methods[] = {
-    { "open", native_open, METH_VARARGS, "open(path, flags=0) -> Handle (onnxzip_open)." },
+    { "open", native_open, METH_VARARGS, "open(path, flags=0, model=None) -> Handle (onnxzip_open_model)." },
     { "open_buffer", native_open_buffer, METH_VARARGS, "open_buffer(obj, flags=0) -> Handle over obj's bytes, held." },
     { "version", native_version, METH_NOARGS, "The C library's version." },
     { "dtype_name", native_dtype_name, METH_VARARGS, "dtype_name(code) -> ONNX data type name." },

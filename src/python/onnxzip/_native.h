@@ -22,6 +22,13 @@ Handle *handle_new(void);
 /* The Handle type, for "O!" arguments. */
 extern PyTypeObject HandleType;
 
+/* A read-only buffer over `len` bytes at `data`, owned by `owner` (held):
+ * a tensor's payload, the model bytes, a package file (_native.c). */
+PyObject *region_new(Handle *owner, const void *data, uint64_t len);
+
+/* A C string as str (UTF-8, undecodable bytes as surrogates), None for NULL. */
+PyObject *str_or_none(const char *s);
+
 /* Raises the package's onnxzip.Error for status rc (< 0) from
  * onnxzip_last_error(); returns NULL. Call with the GIL, in the thread that
  * made the failing call. */
@@ -53,11 +60,27 @@ PyObject *native_open_url(PyObject *self, PyObject *args);
 PyObject *native_fetch(PyObject *self, PyObject *args);
 PyObject *native_remote_stats(PyObject *self, PyObject *args);
 
+/* _native_package.c: the members of a package (format 1.2) and its folder. */
+PyObject *handle_members(Handle *h, PyObject *unused);
+PyObject *handle_member_region(Handle *h, PyObject *args);
+PyObject *handle_member_read(Handle *h, PyObject *args);
+PyObject *handle_model_path(Handle *h, PyObject *unused);
+
+#define NATIVE_PACKAGE_HANDLE_METHODS                                                                         \
+    { "members", (PyCFunction)handle_members, METH_NOARGS,                                                   \
+      "[(path, kind, is_default, size)] in manifest order (onnxzip_member_at); [] when no package." },      \
+    { "member_region", (PyCFunction)handle_member_region, METH_VARARGS,                                      \
+      "member_region(i): member i's bytes in place (onnxzip_member_bytes), None when nothing is mapped." }, \
+    { "member_read", (PyCFunction)handle_member_read, METH_VARARGS,                                          \
+      "member_read(i): member i's bytes, a copy (onnxzip_member_read; fetched from a URL)." },              \
+    { "model_path", (PyCFunction)handle_model_path, METH_NOARGS,                                             \
+      "onnxzip_model_path(): the package path of the model held, None when no package." },
+
 #define NATIVE_REMOTE_METHODS                                                                                     \
     { "open_url", native_open_url, METH_VARARGS,                                                                 \
       "open_url(url, allow_http, ca_file, connect_timeout_ms, stall_timeout_ms, retries, max_redirects, "        \
       "parallel, token, no_sign_request, profile, region, endpoint_url, addressing, chunk_size, "                \
-      "low_speed_limit, low_speed_time_ms, request_timeout_ms) -> Handle (onnxzip_open_url)." },                 \
+      "low_speed_limit, low_speed_time_ms, request_timeout_ms, model) -> Handle (onnxzip_open_url)." },                 \
     { "fetch", native_fetch, METH_VARARGS,                                                                       \
       "fetch(handle, path, patterns or None, progress or None) (onnxzip_fetch, onnxzip_fetch_tensors)." },       \
     { "remote_stats", native_remote_stats, METH_VARARGS,                                                         \
@@ -65,10 +88,11 @@ PyObject *native_remote_stats(PyObject *self, PyObject *args);
 
 #define NATIVE_WRITE_METHODS                                                                                  \
     { "pack", native_pack, METH_VARARGS,                                                                     \
-      "pack(in_path, out_path, alignment, flags, size_threshold, data_dir) (onnxzip_pack)." },               \
+      "pack(in_path, out_path, alignment, flags, size_threshold, data_dir, default_model=None) "            \
+      "(onnxzip_pack)." },                                                                                   \
     { "unpack", native_unpack, METH_VARARGS,                                                                 \
-      "unpack(archive, model_path, layout, alignment, location, flags, size_threshold, max_shard_size) "    \
-      "(onnxzip_unpack)." },                                                                                 \
+      "unpack(archive, out, layout, alignment, location, flags, size_threshold, max_shard_size, model=None, " \
+      "folder=False) (onnxzip_unpack, onnxzip_unpack_dir)." },                                               \
     { "parse_size", native_parse_size, METH_VARARGS, "parse_size(text) -> int (onnxzip_parse_size)." },      \
     { "repack", native_repack, METH_VARARGS, "repack(in_path, out_path, alignment, flags) (onnxzip_repack)." }, \
     { "update_model", native_update_model, METH_VARARGS, "update_model(archive_path, model_bytes)." },       \

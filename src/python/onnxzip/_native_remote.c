@@ -22,10 +22,11 @@ static int opt_str(PyObject *obj, void *out)
 /* open_url(url, allow_http, ca_file, connect_timeout_ms, stall_timeout_ms,
  * retries, max_redirects, parallel, token, no_sign_request, profile,
  * region, endpoint_url, addressing, chunk_size, low_speed_limit,
- * low_speed_time_ms, request_timeout_ms) -> Handle; token: None (the
+ * low_speed_time_ms, request_timeout_ms, model) -> Handle; token: None (the
  * library's default: the Hugging Face token for Hub URLs), "" (none) or the
  * bearer token; profile, region, endpoint_url: str or None; addressing:
- * ONNXZIP_S3_*; chunk_size: bytes, 0 for the default. */
+ * ONNXZIP_S3_*; chunk_size: bytes, 0 for the default; model: a package's
+ * model path, or None: its default. */
 PyObject *native_open_url(PyObject *self, PyObject *args)
 {
     const char *url, *token;
@@ -35,11 +36,12 @@ PyObject *native_open_url(PyObject *self, PyObject *args)
     onnxzip_remote_options o;
     onnxzip_remote_options_init(&o);
     (void)self;
-    if (!PyArg_ParseTuple(args, "spO&O&O&O&O&O&zpzzziKO&O&O&:open_url", &url, &allow_http, opt_str, &ca_file,
+    if (!PyArg_ParseTuple(args, "spO&O&O&O&O&O&zpzzziKO&O&O&z:open_url", &url, &allow_http, opt_str, &ca_file,
                           arg_index, &o.connect_timeout_ms, arg_index, &o.stall_timeout_ms, arg_index, &o.retries,
                           arg_index, &o.max_redirects, arg_index, &o.parallel, &token, &o.s3_no_sign, &o.s3_profile,
                           &o.s3_region, &o.s3_endpoint_url, &o.s3_addressing, &chunk, arg_index,
-                          &o.low_speed_limit, arg_index, &o.low_speed_time_ms, arg_index, &o.request_timeout_ms))
+                          &o.low_speed_limit, arg_index, &o.low_speed_time_ms, arg_index, &o.request_timeout_ms,
+                          &o.model))
         return NULL;
     if (chunk) o.chunk_size = chunk;
     o.bearer_token = token;

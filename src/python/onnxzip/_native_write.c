@@ -39,9 +39,9 @@ PyObject *native_pack(PyObject *self, PyObject *args)
     onnxzip_pack_options o;
     onnxzip_pack_options_init(&o);
     (void)self;
-    if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&:pack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter, &out,
+    if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&|z:pack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter, &out,
                           arg_alignment, &o.alignment, arg_flags, &o.flags, arg_size_threshold, &o.size_threshold,
-                          opt_path, &data_dir))
+                          opt_path, &data_dir, &o.default_model))
         return NULL;
     o.data_dir = path_str(data_dir);
     int rc;
@@ -52,21 +52,27 @@ PyObject *native_pack(PyObject *self, PyObject *args)
     return done(rc);
 }
 
+/* unpack(archive, out, layout, alignment, location, flags, size_threshold,
+ * max_shard_size, model, folder): onnxzip_unpack() of one model to the model
+ * file `out` (a package's `model`, None: its default), or with `folder`
+ * onnxzip_unpack_dir() of a package to the folder `out`. */
 PyObject *native_unpack(PyObject *self, PyObject *args)
 {
     PyObject *in, *out, *location = NULL;
-    int layout;
+    int layout, folder = 0;
     onnxzip_unpack_options o;
     onnxzip_unpack_options_init(&o);
     (void)self;
-    if (!PyArg_ParseTuple(args, "O&O&iO&O&O&O&O&:unpack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter,
+    if (!PyArg_ParseTuple(args, "O&O&iO&O&O&O&O&|zp:unpack", PyUnicode_FSConverter, &in, PyUnicode_FSConverter,
                           &out, &layout, arg_alignment, &o.alignment, opt_path, &location, arg_flags, &o.flags,
-                          arg_size_threshold, &o.size_threshold, arg_size_threshold, &o.max_shard_size))
+                          arg_size_threshold, &o.size_threshold, arg_size_threshold, &o.max_shard_size, &o.model,
+                          &folder))
         return NULL;
     o.layout = (onnxzip_unpack_layout)layout;
     o.location = path_str(location);
     int rc;
-    CALL_UNLOCKED(rc, onnxzip_unpack(PyBytes_AS_STRING(in), PyBytes_AS_STRING(out), &o));
+    if (folder) CALL_UNLOCKED(rc, onnxzip_unpack_dir(PyBytes_AS_STRING(in), PyBytes_AS_STRING(out), &o));
+    else CALL_UNLOCKED(rc, onnxzip_unpack(PyBytes_AS_STRING(in), PyBytes_AS_STRING(out), &o));
     Py_DECREF(in);
     Py_DECREF(out);
     Py_XDECREF(location);

@@ -56,7 +56,7 @@ class _folder_entry:
             _OPTIONS_LOCK.release()
 
 
-def _view_and_folder(archive: Any, path: str) -> "tuple[bytes, str]":
+def _view_and_folder(archive: Any, path: str, model: Optional[str]) -> "tuple[bytes, str]":
     """The archive's view and the directory ONNX Runtime resolves it in.
     Through a symbolic link (a Hugging Face cache's
     snapshots/REV/model.onnxzip -> ../../blobs/SHA256, chains, links into
@@ -68,7 +68,7 @@ def _view_and_folder(archive: Any, path: str) -> "tuple[bytes, str]":
     real = os.path.realpath(path)
     if real == os.path.abspath(path):
         return archive.view(), os.path.dirname(real)
-    with _open(real) as target:
+    with _open(real, model=model) as target:
         if target.layout != "archive":
             raise _errors.make("ECHANGED", f"{path}: the symbolic link now resolves to {real}, which is not an "
                                "archive (was it retargeted meanwhile?)", path=path)
@@ -76,7 +76,8 @@ def _view_and_folder(archive: Any, path: str) -> "tuple[bytes, str]":
 
 
 def ort_session(path: _args.PathArg, sess_options: Optional["onnxruntime.SessionOptions"] = None,
-                providers: Optional[Sequence[Any]] = None, **kwargs: Any) -> "onnxruntime.InferenceSession":
+                providers: Optional[Sequence[Any]] = None, *, model: Optional[str] = None,
+                **kwargs: Any) -> "onnxruntime.InferenceSession":
     """An ``onnxruntime.InferenceSession`` for the model at ``path`` (str,
     bytes or os.PathLike).
 
@@ -93,19 +94,22 @@ def ort_session(path: _args.PathArg, sess_options: Optional["onnxruntime.Session
     the entry is set back (to "", meaning unset, when it had none), so the
     same options can be reused for other models (ONNX Runtime may log a
     warning that the entry is overwritten). A classic model is given to ONNX
-    Runtime by path as it is. ``providers`` and other keyword arguments go
-    to InferenceSession."""
+    Runtime by path as it is. For a package (format 1.2), the session runs
+    its default model, or the model whose path ``model`` names, viewed the
+    same way (errors as :func:`onnxzip.open`'s). ``providers`` and other
+    keyword arguments go to InferenceSession."""
     try:
         import onnxruntime
     except ImportError as e:
         raise ImportError("onnxzip.ort_session() needs onnxruntime: pip install onnxruntime") from e
     path = _args.path(path, "path")
+    wanted = _args.model(model)
     if sess_options is not None and not isinstance(sess_options, onnxruntime.SessionOptions):
         raise TypeError(f"sess_options must be an onnxruntime.SessionOptions, not {type(sess_options).__name__}")
-    with _open(path) as archive:
+    with _open(path, model=wanted) as archive:
         if archive.layout != "archive":  # by the caller's path: its data files are beside it, links or not
             return onnxruntime.InferenceSession(path, sess_options=sess_options, providers=providers, **kwargs)
-        view, folder = _view_and_folder(archive, path)
+        view, folder = _view_and_folder(archive, path, wanted)
     if sess_options is None:
         options = onnxruntime.SessionOptions()
         options.add_session_config_entry(_FOLDER_KEY, folder)

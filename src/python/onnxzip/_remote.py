@@ -206,7 +206,7 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
              connections: Optional[_args.IntArg] = None, chunk_size: Union[None, _args.IntArg, str] = None,
              ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
              region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
-             parallel: Optional[_args.IntArg] = None) -> RemoteArchive:
+             parallel: Optional[_args.IntArg] = None, model: Optional[str] = None) -> RemoteArchive:
     """Opens the archive at ``url`` (``https://``; ``http://`` too with
     ``allow_http=True``; ``s3://BUCKET/KEY``) over HTTP range requests,
     without downloading it: see the module's documentation
@@ -260,10 +260,18 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
     error code and message (``NoSuchKey``, ``SignatureDoesNotMatch``,
     ``AuthorizationHeaderMalformed`` with the region S3 expects).
 
+    A package (format 1.2) opens as its default model, or as the model
+    whose path ``model`` names (as :func:`onnxzip.open`): only the end of
+    the file (directory, manifest) and that model's entry are transferred,
+    then its tensors when asked for. :attr:`Archive.models` opens its other
+    models the same way (each a new RemoteArchive with the same options),
+    :attr:`Archive.files` fetches a file's bytes at each access.
+
     Returns a :class:`RemoteArchive`; use it as a context manager.
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, not {type(url).__name__}")
+    wanted = _args.model(model)
     if not isinstance(allow_http, bool):
         raise TypeError(f"allow_http must be a bool, not {type(allow_http).__name__}")
     stall_ms = _args.milliseconds(timeout, "timeout", _MAX_SECONDS)
@@ -283,9 +291,12 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
         raise TypeError(f"no_sign_request must be a bool, not {type(no_sign_request).__name__}")
     s3 = (_text(profile, "profile"), _text(region, "region"), _text(endpoint_url, "endpoint_url"),
           _ADDRESSING[_args.choice(addressing, "addressing", _ADDRESSING)])
-    handle = _native.open_url(url, allow_http, ca, connect_ms, stall_ms, n_retries, redirects, n_parallel, bearer,
-                              no_sign_request, *s3, chunk, *pace)
-    return RemoteArchive(handle, handle.path())
+
+    def by_url(member: Optional[str]) -> _native.Handle:
+        return _native.open_url(url, allow_http, ca, connect_ms, stall_ms, n_retries, redirects, n_parallel, bearer,
+                                no_sign_request, *s3, chunk, *pace, member)
+    handle = by_url(wanted)
+    return RemoteArchive(handle, handle.path(), by_url)
 
 
 def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[str]] = None,
