@@ -314,13 +314,14 @@ int oz_tensors_build_classic(oz_tensors *ts, oz_extdata *ext, const uint8_t *mod
 
 int oz_tensors_check(const oz_zip *z, const uint8_t *model, size_t len, const char *path)
 {
+    if (!model) model = (const uint8_t *)""; /* an empty model (refused below): no pointer arithmetic on NULL */
     oz_tensors ts;
     int rc = build_index(&ts, z, NULL, NULL, model, len, 0, path, 0);
     if (rc) return rc;
     oz_tensors_free(&ts);
     /* then what onnxzip_verify() checks of the model after open's checks:
      * nothing onnxzip writes is refused by its own verify */
-    return oz_check_model_fields(model ? model : (const uint8_t *)"", len, path, 1, -1);
+    return oz_check_model_fields(model, len, path, 1, -1);
 }
 
 void oz_tensors_free(oz_tensors *ts)
