@@ -4,6 +4,7 @@
 #
 #   pytest.sh PYTHON BASETEMP [pytest arguments...]
 #
+# Tests in tests/python; ONNXZIP_PYTEST_DIR names another directory (tests/packages).
 # Fails, never skips, when PYTHON or its pytest is missing, and when pytest
 # collects no test (its exit status 5, which would otherwise read as "nothing
 # wrong"). Nothing is written in the source tree: no cache provider, no
@@ -19,6 +20,7 @@ fi
 python=$1 basetemp=$2
 shift 2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+tests=${ONNXZIP_PYTEST_DIR:-$here}
 
 if [ ! -x "$python" ]; then
     venv=$(dirname "$(dirname "$python")")
@@ -58,7 +60,7 @@ if [ -n "${ONNXZIP_PY_PRELOAD-}" ]; then
 fi
 # -ra: a closing summary line for every test not passed (skips with reasons).
 "$python" -m pytest -p no:cacheprovider --basetemp="$basetemp" -ra --color=no "${capture[@]}" \
-    --rootdir="$here" "$here" "$@"
+    --rootdir="$tests" "$tests" "$@"
 rc=$?
 unset LD_PRELOAD
 if [ -n "$sanlogs" ] && [ -n "$(ls -A "$sanlogs")" ]; then
@@ -69,7 +71,7 @@ if [ -n "$sanlogs" ] && [ -n "$(ls -A "$sanlogs")" ]; then
     [ "$rc" != 0 ] || rc=1
 fi
 if [ "$rc" = 5 ]; then
-    echo "pytest.sh: FAIL: pytest collected no test in $here (exit status 5)" >&2
+    echo "pytest.sh: FAIL: pytest collected no test in $tests (exit status 5)" >&2
     exit 1
 fi
 # 77 and 99 mean skip and hard error to meson; pytest never uses them.

@@ -1,0 +1,73 @@
+"""What tests/packages/meson.build passes to the package tests, as fixtures
+(helpers.py has the functions both test modules use).
+
+The suite runs under `meson test` (tests/python/pytest.sh with
+ONNXZIP_PYTEST_DIR pointing here), which sets ONNXZIP_CLI (the built
+`onnxzip`), ONNXZIP_BUILD_ROOT and ONNXZIP_SOURCE_ROOT. The oracles are
+other programs: Python's zipfile, Info-ZIP's unzip, the onnx package, ONNX
+Runtime, and the CLI of format 1.1 (commit d9f55d9) built from this
+repository's history.
+"""
+import fcntl
+import os
+import pathlib
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent / "cli"))      # zipbuild, zipcheck: the crafting tools of tests/cli
+
+from helpers import OLD_COMMIT, old_cli_build  # noqa: E402
+
+
+def _env_path(name):
+    value = os.environ.get(name)
+    if not value:
+        pytest.fail(f"{name} is not set: run these tests through meson "
+                    f"(meson test -C BUILDDIR packages)", pytrace=False)
+    return pathlib.Path(value)
+
+
+@pytest.fixture(scope="session")
+def onnxzip_cli():
+    path = _env_path("ONNXZIP_CLI")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"ONNXZIP_CLI={path}: not an executable", pytrace=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def ort():
+    import onnxruntime
+    onnxruntime.set_default_logger_severity(3)
+    return onnxruntime
+
+
+@pytest.fixture(scope="session")
+def old_cli():
+    """The onnxzip CLI of commit d9f55d9 (format 1.1), built once into
+    BUILDDIR/tests/packages/cli-d9f55d9; skipped only where git or that
+    commit is not available."""
+    source_root = _env_path("ONNXZIP_SOURCE_ROOT")
+    cache = _env_path("ONNXZIP_BUILD_ROOT") / "tests" / "packages" / f"cli-{OLD_COMMIT}"
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache.parent / f"cli-{OLD_COMMIT}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        got = old_cli_build(source_root, cache)
+    if isinstance(got, str):
+        pytest.skip(f"the format-1.1 CLI cannot be built: {got}")
+    return got
+
+
+def pytest_report_header(config):
+    lines = [f"python: {sys.executable} {sys.version.split()[0]}"]
+    for name in ("numpy", "onnx", "onnxruntime", "tokenizers"):
+        try:
+            mod = __import__(name)
+            lines.append(f"{name}: {mod.__version__}")
+        except ImportError as e:
+            lines.append(f"{name}: not importable ({e})")
+    return lines
+
