@@ -214,24 +214,25 @@ def dotdot_name(entries):
     m.data = m.data.replace(b"file\ttokenizer.json\n", b"file\t../tokenizer.json\n")
 
 
-# (change, status, what the message must name)
+MANIFEST_NAMED = ("__PACKAGE", "manifest")
+# (change, status, what the message must name: one of these)
 CRAFTED = [
-    (manifest_in_directory_not_last, "EMODELPOS", "__PACKAGE"),
-    (manifest_in_file_not_last, "EMODELPOS", "__PACKAGE"),
-    (model_line_names_no_entry, "EPACKAGE", "missing.onnx"),
-    (bad_first_line, "EPACKAGE", "__PACKAGE"),
-    (version_2, "EUNSUPPORTED", "2.0"),
+    (manifest_in_directory_not_last, "EMODELPOS", ("__PACKAGE",)),
+    (manifest_in_file_not_last, "EMODELPOS", ("__PACKAGE",)),
+    (model_line_names_no_entry, "EPACKAGE", ("missing.onnx",)),
+    (bad_first_line, "EPACKAGE", MANIFEST_NAMED),
+    (version_2, "EUNSUPPORTED", ("2.0",)),
     (tensor_misaligned, "EALIGN", None),
-    (dotdot_name, "ENAME", "../tokenizer.json"),
+    (dotdot_name, "ENAME", ("../tokenizer.json",)),
 ]
 
 
-@pytest.mark.parametrize("change,status,named", CRAFTED, ids=lambda x: getattr(x, "__name__", None))
+@pytest.mark.parametrize("change,status,named", CRAFTED, ids=lambda x: x.__name__ if callable(x) else None)
 def test_readers_refuse(change, status, named, good, tmp_path, onnxzip_cli):
     b = _edit(good, change)
     assert b != good
     if named is None:                                     # the misaligned entry
-        named = _misaligned_name(b)
+        named = (_misaligned_name(b),)
     pkg = tmp_path / "p.onnxzip"
     pkg.write_bytes(b)
     for cmd in (["ls"], ["ls", "--json"], ["verify"]):
@@ -239,7 +240,7 @@ def test_readers_refuse(change, status, named, good, tmp_path, onnxzip_cli):
         msg = text(p)
         assert p.returncode == 1, f"{cmd}: exit {p.returncode}\n{msg}"
         assert f"[ONNXZIP_{status}]" in msg, f"{cmd}: {msg}"
-        assert named in msg, f"{cmd}: the message does not name {named!r}: {msg}"
+        assert any(n in msg for n in named), f"{cmd}: the message names none of {named}: {msg}"
     out = tmp_path / "out"
     p = run(onnxzip_cli, "unpack", pkg, out)
     assert p.returncode == 1, text(p)

@@ -42,6 +42,7 @@ from helpers import FORMAT2_MESSAGE, assert_same_outputs, ok, outputs, run, text
 MANIFEST = "__PACKAGE"
 THRESHOLD = 1024                  # pack's default --size-threshold: smaller payloads stay inline
 TENSOR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+FILLER = re.compile(r"__PAD_(0|[1-9][0-9]*)\Z")
 EXTRA_DIGEST = 0x5A4F
 
 
@@ -194,7 +195,12 @@ def test_zip_structure(packed):
             assert struct.unpack_from("<Q", digest, 2)[0] == zipbuild.xxh3_64(z.read(i)), i.filename
             if i.filename == MANIFEST:
                 kinds[i.filename] = 3
-            elif i.filename in models:
+                continue
+            if FILLER.match(i.filename):
+                continue
+            # writers align file and model entries as tensor entries (spec 19.1)
+            assert data_offset(f, i) % 64 == 0, f"{i.filename}: data at {data_offset(f, i)}"
+            if i.filename in models:
                 kinds[i.filename] = 2
             elif i.filename in files:
                 kinds[i.filename] = 0
@@ -202,11 +208,10 @@ def test_zip_structure(packed):
                 d, _, leaf = i.filename.rpartition("/")
                 assert d in model_dirs, f"tensor entry {i.filename} is in no model's directory"
                 assert TENSOR_NAME.match(leaf) and not leaf.startswith("__"), i.filename
-                assert data_offset(f, i) % 64 == 0, f"{i.filename}: data at {data_offset(f, i)}"
                 kinds[i.filename] = 1
     by_offset = sorted(infos, key=lambda i: i.header_offset)
     assert by_offset[-1].filename == MANIFEST, "the manifest's local header is not the last"
-    order = [kinds[i.filename] for i in by_offset]
+    order = [kinds[i.filename] for i in by_offset if i.filename in kinds]
     assert order == sorted(order), "entries not in the order files, tensors, models, manifest (spec 19.1)"
 
 
@@ -220,6 +225,22 @@ def test_manifest_lists_the_folder(packed):
     assert manifest["files"] == packed.folder.files
     assert default_model(manifest) in manifest["models"]
     assert set(manifest["origin"]) <= set(manifest["models"])
+
+
+def test_manifest_origins(packed):
+    """Each origin item (i:f:o) says where the model's i-th tensor was: at
+    offset o of its f-th data file; every external tensor has one (spec 19.4)."""
+    _, manifest = members(packed)
+    for m, data in manifest["models"].items():
+        proto = onnx.load(str(packed.root / m), load_external_data=False)
+        want = set()
+        for i, t in enumerate(model_tensors(proto)):
+            if t.data_location == TensorProto.EXTERNAL:
+                e = ext(t)
+                want.add((i, data.index(e["location"]), int(e.get("offset", "0"))))
+        items = manifest["origin"].get(m, "")
+        got = {tuple(int(x) for x in item.split(":")) for item in items.split(",") if item}
+        assert got == want, (m, sorted(got), sorted(want))
 
 
 def test_file_and_model_entries(packed):
@@ -343,7 +364,7 @@ def test_ls_model(packed, onnxzip_cli):
             assert [t["name"] for t in listing["tensors"]] == [t.name for t in model_tensors(proto)], m
             for t in listing["tensors"]:
                 if t["storage"] == "entry":
-                    assert t["entry"].startswith(posixpath.dirname(m)), (m, t)
+                    assert posixpath.dirname(t["entry"]) == posixpath.dirname(m), (m, t)
                     assert t["offset"] == data_offset(f, by_name[t["entry"]]), (m, t)
 
 
