@@ -11,6 +11,7 @@ repository's history.
 import fcntl
 import os
 import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -58,6 +59,9 @@ def old_cli():
         got = old_cli_build(source_root, cache)
     if isinstance(got, str):
         pytest.skip(f"the format-1.1 CLI cannot be built: {got}")
+    # linked statically: never today's libonnxzip.so (meson test's LD_LIBRARY_PATH)
+    dynamic = subprocess.run(["readelf", "-d", str(got)], capture_output=True, text=True, check=True).stdout
+    assert "libonnxzip" not in dynamic, f"{got} loads libonnxzip dynamically:\n{dynamic}"
     return got
 
 

@@ -18,8 +18,9 @@ with '..', a manifest of version 2.0: ls and verify exit 1 naming the
 problem, unpack writes nothing.
 """
 import os
+import pathlib
 import shutil
-import subprocess
+import tempfile
 import unicodedata
 
 import onnx
@@ -47,36 +48,39 @@ def relocate(model_path, location):
     model_path.write_bytes(m.SerializeToString())
 
 
-def case_missing_data(d, outside):
+def case_missing_data(d, outside, later):
     os.unlink(d / DATA)
     return "ENOTFOUND", DATA
 
 
-def case_dotdot(d, outside):
+def case_dotdot(d, outside, later):
     shutil.move(d / DATA, outside / "outside.data")
     relocate(d / "model.onnx", "../outside/outside.data")
     return "EPATH", "../outside/outside.data"
 
 
-def case_absolute(d, outside):
-    shutil.move(d / DATA, outside / "outside.data")
-    relocate(d / "model.onnx", str(outside / "outside.data"))
-    return "EPATH", str(outside / "outside.data")
+def case_absolute(d, outside, later):
+    # /tmp/ozXXXXXXXX/o.data: short enough to be quoted whole (messages shorten long locations)
+    short = pathlib.Path(tempfile.mkdtemp(prefix="oz"))
+    later(lambda: shutil.rmtree(short))
+    shutil.move(d / DATA, short / "o.data")
+    relocate(d / "model.onnx", str(short / "o.data"))
+    return "EPATH", str(short / "o.data")
 
 
-def case_symlink_out(d, outside):
+def case_symlink_out(d, outside, later):
     shutil.move(d / DATA, outside / DATA)
     os.symlink(outside / DATA, d / DATA)
     return "EPATH", DATA
 
 
-def case_case_fold(d, outside):
+def case_case_fold(d, outside, later):
     (d / "Config.json").write_text('{"a": 1}\n')
     (d / "config.json").write_text('{"a": 2}\n')
     return "EDUPNAME", "onfig.json"
 
 
-def case_unicode_nfc_nfd(d, outside):
+def case_unicode_nfc_nfd(d, outside, later):
     nfc, nfd = unicodedata.normalize("NFC", "café.json"), unicodedata.normalize("NFD", "café.json")
     assert nfc.encode() != nfd.encode()
     (d / nfc).write_text("{}\n")
@@ -84,20 +88,20 @@ def case_unicode_nfc_nfd(d, outside):
     return "EDUPNAME", "caf"
 
 
-def case_not_utf8(d, outside):
+def case_not_utf8(d, outside, later):
     fd = os.open(os.fsencode(d) + b"/\xff.json", os.O_WRONLY | os.O_CREAT, 0o644)
     os.write(fd, b"{}\n")
     os.close(fd)
     return "ENAME", "\\xff.json"
 
 
-def case_sparse_4gib(d, outside):
+def case_sparse_4gib(d, outside, later):
     with open(d / "big.bin", "wb") as f:
         f.truncate(4 << 30)
     return "ELIMIT", "big.bin"
 
 
-def case_no_model(d, outside):
+def case_no_model(d, outside, later):
     for p in d.iterdir():
         if p.suffix == ".onnx":
             p.unlink()
@@ -109,12 +113,12 @@ PACK_CASES = [case_missing_data, case_dotdot, case_absolute, case_symlink_out, c
 
 
 @pytest.mark.parametrize("case", PACK_CASES, ids=lambda c: c.__name__[5:])
-def test_pack_refuses(case, genai, tmp_path, onnxzip_cli):
+def test_pack_refuses(case, genai, tmp_path, onnxzip_cli, request):
     d = tmp_path / "repo"
     shutil.copytree(genai, d, symlinks=True)
     outside = tmp_path / "outside"
     outside.mkdir()
-    status, path = case(d, outside)
+    status, path = case(d, outside, request.addfinalizer)
     before = snapshot(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
