@@ -9,7 +9,7 @@ Runtime, and the CLI of format 1.1 (commit d9f55d9) built from this
 repository's history.
 """
 import fcntl
-import os
+import importlib.util
 import pathlib
 import subprocess
 import sys
@@ -23,20 +23,12 @@ sys.path.insert(1, str(HERE.parent / "cli"))      # zipbuild, zipcheck: the craf
 from helpers import OLD_COMMIT, old_cli_build  # noqa: E402
 
 
-def _env_path(name):
-    value = os.environ.get(name)
-    if not value:
-        pytest.fail(f"{name} is not set: run these tests through meson "
-                    f"(meson test -C BUILDDIR packages)", pytrace=False)
-    return pathlib.Path(value)
-
-
-@pytest.fixture(scope="session")
-def onnxzip_cli():
-    path = _env_path("ONNXZIP_CLI")
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"ONNXZIP_CLI={path}: not an executable", pytrace=False)
-    return path
+# tests/python's conftest: _env_path() and the onnxzip_cli fixture, the same here
+_spec = importlib.util.spec_from_file_location("python_conftest", HERE.parent / "python" / "conftest.py")
+_python_conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_python_conftest)
+_env_path = _python_conftest._env_path
+onnxzip_cli = _python_conftest.onnxzip_cli
 
 
 @pytest.fixture(scope="session")
