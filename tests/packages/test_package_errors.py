@@ -9,7 +9,8 @@ no temporary file left, the input folder untouched: a model whose external
 data is missing; a location with '..', an absolute one, a data file that is
 a symbolic link out of the folder; two names equal after case folding, and
 after Unicode normalization (NFC/NFD); a non-UTF-8 name; a sparse plain file
-of 4 GiB; a folder without any .onnx; an output inside the folder.
+of 4 GiB; a link to a directory; a FIFO (no hang); a folder without any
+.onnx; an output inside the folder.
 
 Readers (spec 19.1, 19.2, 19.4): the manifest not last (in the directory,
 in the file), a `model` line naming no entry, a first line that is not the
@@ -101,6 +102,18 @@ def case_sparse_4gib(d, outside, later):
     return "ELIMIT", "big.bin"
 
 
+def case_directory_link(d, outside, later):
+    (d / "sub").mkdir()
+    (d / "sub" / "x.json").write_text("{}\n")
+    os.symlink("sub", d / "alias")
+    return "EINVAL", "alias"
+
+
+def case_fifo(d, outside, later):
+    os.mkfifo(d / "pipe")
+    return "EINVAL", "pipe"
+
+
 def case_no_model(d, outside, later):
     for p in d.iterdir():
         if p.suffix == ".onnx":
@@ -109,7 +122,8 @@ def case_no_model(d, outside, later):
 
 
 PACK_CASES = [case_missing_data, case_dotdot, case_absolute, case_symlink_out, case_case_fold,
-              case_unicode_nfc_nfd, case_not_utf8, case_sparse_4gib, case_no_model]
+              case_unicode_nfc_nfd, case_not_utf8, case_sparse_4gib, case_directory_link, case_fifo,
+              case_no_model]
 
 
 @pytest.mark.parametrize("case", PACK_CASES, ids=lambda c: c.__name__[5:])

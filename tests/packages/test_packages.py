@@ -507,3 +507,60 @@ def test_one_model_folder_is_a_package(tmp_path, onnxzip_cli, ort):
     feeds = make_repos.sample_inputs(src / "model.onnx")
     assert_same_outputs(outputs(ort, tmp_path / "out/sub/model.onnx", feeds),
                         outputs(ort, src / "model.onnx", feeds), "sub/model.onnx")
+
+
+def test_hugging_face_snapshot(tmp_path, onnxzip_cli):
+    """A Hugging Face cache snapshot (snapshots/REV/PATH -> ../../blobs/SHA256,
+    one more '../' per subfolder, as huggingface_hub lays it out) packs to the
+    very package of the folder it stands for (spec 19.6: links followed)."""
+    import hashlib
+    root = make_repos.make("transformers_js", tmp_path / "repo")
+    cache = tmp_path / "models--tiny--generated"
+    snap = cache / "snapshots" / ("0123456789abcdef" * 2 + "01234567")
+    for path, data in tree(root).items():
+        blob = cache / "blobs" / hashlib.sha256(data).hexdigest()
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(data)
+        link = snap / path
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(posixpath.relpath(blob, link.parent))
+    ok(run(onnxzip_cli, "pack", root, "-o", tmp_path / "folder.onnxzip"))
+    ok(run(onnxzip_cli, "pack", snap, "-o", tmp_path / "snapshot.onnxzip"))
+    assert (tmp_path / "snapshot.onnxzip").read_bytes() == (tmp_path / "folder.onnxzip").read_bytes()
+
+
+def test_data_file_shared_by_two_models(tmp_path, onnxzip_cli, ort):
+    """Two models whose tensors lie in one data file (b.onnx uses two of
+    a.onnx's tensors and one of its own at the end): pack stores each payload
+    once, unpack gives the data file back whole and both models their outputs."""
+    rng = np.random.default_rng(29)
+    root = tmp_path / "repo"
+    root.mkdir()
+    data = make_repos.DataFiles(root)
+    w1, w2, w3 = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(3))
+    from onnx import helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])
+    t1, t2 = data.put("w1", w1, "shared.data"), data.put("w2", w2, "shared.data")
+    t3 = data.put("w3", w3, "shared.data")
+    graphs = {"a.onnx": ([t1, t2], ["w1", "w2"]), "b.onnx": ([t1, t3], ["w1", "w3"])}
+    for name, (inits, names) in graphs.items():
+        nodes = [helper.make_node("MatMul", ["x", names[0]], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+                 helper.make_node("MatMul", ["r", names[1]], ["y"])]
+        make_repos._save(root / name, helper.make_graph(nodes, name[0], [x], [y], inits), data=data)
+    pkg = tmp_path / "p.onnxzip"
+    ok(run(onnxzip_cli, "pack", root, "-o", pkg))
+    ok(run(onnxzip_cli, "verify", pkg))
+    with zipfile.ZipFile(pkg) as z:
+        manifest = parse_manifest(z.read(MANIFEST))
+        assert manifest["models"] == {"a.onnx": ["shared.data"], "b.onnx": ["shared.data"]}
+        assert manifest["files"] == []
+        stored = sum(i.file_size for i in z.infolist() if i.filename not in manifest["models"]
+                     and i.filename != MANIFEST)
+    assert stored == 3 * 64 * 64 * 4, "w1 is stored twice, or a tensor is missing"
+    out = tmp_path / "out"
+    ok(run(onnxzip_cli, "unpack", pkg, out))
+    assert tree(out) == tree(root)
+    feeds = {"x": rng.standard_normal((1, 64)).astype(np.float32)}
+    for name in graphs:
+        assert_same_outputs(outputs(ort, out / name, feeds), outputs(ort, root / name, feeds), name)
