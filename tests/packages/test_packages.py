@@ -564,3 +564,22 @@ def test_data_file_shared_by_two_models(tmp_path, onnxzip_cli, ort):
     feeds = {"x": rng.standard_normal((1, 64)).astype(np.float32)}
     for name in graphs:
         assert_same_outputs(outputs(ort, out / name, feeds), outputs(ort, root / name, feeds), name)
+
+
+def test_repack_keeps_the_package(tmp_path, onnxzip_cli):
+    """repack of a package gives it back; so does repack of the same entries
+    re-zipped DEFLATED by zipfile (no alignment, no digest records): one
+    package, every member as packed (issue 29: 'repack keeps packages whole')."""
+    root = make_repos.make("encoder_decoder", tmp_path / "repo")
+    pkg = tmp_path / "p.onnxzip"
+    ok(run(onnxzip_cli, "pack", root, "-o", pkg))
+    ok(run(onnxzip_cli, "repack", pkg, "-o", tmp_path / "again.onnxzip"))
+    assert (tmp_path / "again.onnxzip").read_bytes() == pkg.read_bytes()
+    deflated = tmp_path / "deflated.zip"
+    with zipfile.ZipFile(pkg) as src, zipfile.ZipFile(deflated, "w", zipfile.ZIP_DEFLATED) as dst:
+        for i in src.infolist():
+            dst.writestr(i.filename, src.read(i))
+    ok(run(onnxzip_cli, "repack", deflated, "-o", tmp_path / "r.onnxzip"))
+    ok(run(onnxzip_cli, "verify", tmp_path / "r.onnxzip"))
+    ok(run(onnxzip_cli, "unpack", tmp_path / "r.onnxzip", tmp_path / "out"))
+    assert tree(tmp_path / "out") == tree(root)
