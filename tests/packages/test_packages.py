@@ -8,20 +8,25 @@ checked by readers that share no code with onnxzip:
   last, every tensor entry's data at a multiple of 64, every digest record
   of generation 2 with the XXH3-64 of libxxhash; every file entry the file's
   bytes; the manifest listing exactly the folder's models (with their data
-  files) and plain files; equal payloads of one directory stored once (the
-  tensor bytes are the folder's minus make_repos.shared_bytes(kind)), so
-  that the package's content is smaller than the folder by those bytes;
+  files) and plain files, and where each tensor was in them; equal payloads
+  of one directory stored once (the tensor bytes are the folder's minus
+  make_repos.shared_bytes(kind)), the package smaller than the folder by
+  those bytes less what a package adds (zip structure, manifest, references);
 * Info-ZIP's `unzip -t`, and `unzip` into a folder where every model passes
   onnx.checker (full check) and ONNX Runtime computes the original's outputs
   bit for bit (spec 19.7);
 * the CLI: ls (text and JSON, and --model), verify, unpack (the folder back:
   plain files and data files byte for byte under their original names,
-  models equal in every tensor and output), unpack --model, extract --file,
-  view --model (ONNX Runtime on the view);
+  models equal in every tensor and output; here the whole folder byte for
+  byte), unpack --model, extract --file, view --model (ONNX Runtime on the
+  view), pack --default-model, repack;
 * the CLI of format 1.1 (commit d9f55d9, built from git history): refuses
   every package with "was written for onnxzip format 2", and reads the
   single-model archives of today's CLI, which writes them byte for byte as it
   did.
+
+Also: a folder of one model is still a package; a Hugging Face cache snapshot
+(links into blobs/) packs as its folder; a data file shared by two models.
 """
 import json
 import posixpath
