@@ -111,7 +111,7 @@ def case_directory_link(d, outside, later):
 
 def case_fifo(d, outside, later):
     os.mkfifo(d / "pipe")
-    return "EINVAL", "pipe"
+    return "ENOTREG", "pipe"
 
 
 def case_no_model(d, outside, later):
@@ -274,3 +274,42 @@ def _misaligned_name(b):
     assert len(bad) == 1, bad
     return bad[0]
 
+
+
+def origins_overlap(entries):
+    """Every tensor of model.onnx placed at offset 0 of its data file."""
+    m = _manifest(entries)
+    lines = m.data.decode().split("\n")
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("origin\tmodel.onnx\t"))
+    items = lines[at].split("\t")[2].split(",")
+    lines[at] = "origin\tmodel.onnx\t" + ",".join(":".join(it.split(":")[:2] + ["0"]) for it in items)
+    m.data = "\n".join(lines).encode()
+
+
+def origins_far(entries):
+    """The last tensor of model.onnx placed 1 TiB into its data file."""
+    m = _manifest(entries)
+    lines = m.data.decode().split("\n")
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("origin\tmodel.onnx\t"))
+    items = lines[at].split("\t")[2].split(",")
+    i, f, _ = items[-1].split(":")
+    items[-1] = f"{i}:{f}:{1 << 40}"
+    lines[at] = "origin\tmodel.onnx\t" + ",".join(items)
+    m.data = "\n".join(lines).encode()
+
+
+@pytest.mark.parametrize("change", [origins_overlap, origins_far], ids=lambda c: c.__name__)
+def test_unpack_does_not_trust_origins(change, good, genai, tmp_path, onnxzip_cli, ort):
+    """A manifest whose places put tensors over one another, or 1 TiB into a
+    file: unpack writes the model in a plain layout instead (spec 19.6), a
+    model that computes the original's outputs, and no huge (sparse) file."""
+    from helpers import assert_same_outputs, outputs
+    pkg = tmp_path / "p.onnxzip"
+    pkg.write_bytes(_edit(good, change))
+    out = tmp_path / "out"
+    ok(run(onnxzip_cli, "unpack", pkg, out, timeout=60))
+    sizes = {p.relative_to(out).as_posix(): p.stat().st_size for p in out.rglob("*") if p.is_file()}
+    assert sum(sizes.values()) < 2 * sum(p.stat().st_size for p in genai.rglob("*") if p.is_file()), sizes
+    feeds = make_repos.sample_inputs(genai / "model.onnx")
+    assert_same_outputs(outputs(ort, out / "model.onnx", feeds), outputs(ort, genai / "model.onnx", feeds),
+                        "model.onnx")

@@ -588,3 +588,24 @@ def test_repack_keeps_the_package(tmp_path, onnxzip_cli):
     ok(run(onnxzip_cli, "verify", tmp_path / "r.onnxzip"))
     ok(run(onnxzip_cli, "unpack", tmp_path / "r.onnxzip", tmp_path / "out"))
     assert tree(tmp_path / "out") == tree(root)
+
+
+def test_git_and_cache_left_out(tmp_path, onnxzip_cli):
+    """.git and .cache at the top of the folder (git's and huggingface_hub's
+    bookkeeping: `hf download --local-dir` writes .cache/huggingface/) are
+    not packed (spec 19.6 step 1); the same names deeper down are files."""
+    root = make_repos.make("genai", tmp_path / "repo")
+    plain = tree(root)
+    for rel in (".git/HEAD", ".git/objects/ab/cdef", ".cache/huggingface/download/model.onnx.metadata",
+                ".cache/huggingface/.gitignore"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("bookkeeping\n")
+    (root / "docs" / ".cache").mkdir(parents=True)
+    (root / "docs" / ".cache" / "kept.txt").write_text("a file\n")
+    plain["docs/.cache/kept.txt"] = b"a file\n"
+    pkg = tmp_path / "p.onnxzip"
+    ok(run(onnxzip_cli, "pack", root, "-o", pkg))
+    with zipfile.ZipFile(pkg) as z:
+        assert not [n for n in z.namelist() if n.startswith((".git/", ".cache/"))]
+    ok(run(onnxzip_cli, "unpack", pkg, tmp_path / "out"))
+    assert tree(tmp_path / "out") == plain
