@@ -24,7 +24,8 @@ export interface OpenOptions {
   /** The model of a package to open, by its path (a key of Archive.models, e.g.
    * "onnx/model_fp16.onnx"); tensors, modelBytes(), view() and createSession are then that model's.
    * Default: the package's default model. A path the package has no model of fails with
-   * ONNXZIP_ENOTFOUND; any model given for an archive that is no package, with ONNXZIP_EINVAL. */
+   * ONNXZIP_ENOTFOUND; any model given for an archive that is no package, with ONNXZIP_EINVAL; ""
+   * or a NUL character is a RangeError. */
   model?: string;
 }
 

@@ -20,7 +20,8 @@ function checkOptions(o) {
   if (o.name !== undefined && typeof o.name !== 'string') throw new TypeError('options.name must be a string');
   if (o.model !== undefined && o.model !== null) {
     if (typeof o.model !== 'string') throw new TypeError('options.model must be a string (a model path of the package)');
-    if (o.model.includes('\0')) throw new RangeError('options.model must not contain NUL characters');
+    // "" is the C library's ONNXZIP_MODEL_NONE (members only), which this package does not offer
+    if (o.model === '' || o.model.includes('\0')) throw new RangeError('options.model must be a model path (not empty, no NUL)');
   }
   if (o.fetch !== undefined && typeof o.fetch !== 'function') throw new TypeError('options.fetch must be a function');
   if (o.headers !== undefined && (typeof o.headers !== 'object' || o.headers === null)) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the repository folder that tests/js/package.test.mjs packs, and
+"""Writes the repository folder that tests/js/repo_package.test.mjs packs, and
 what the `onnx` package reads of its models (the test's oracle):
 
     make_repo.py REPO_DIR TENSORS.json

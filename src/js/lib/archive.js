@@ -316,7 +316,7 @@ export class Archive {
   // ENOTFOUND for readFile(path), saying what the archive has instead
   #noFile(path) {
     const files = [...this.files.keys()];
-    const what = this.modelPath === null ? `no file '${path}' (the archive is a single model, not a package)`
+    const what = this.models.size === 0 ? `no file '${path}' (the archive is a single model, not a package)`
       : `the package has no file '${path}'` + (this.models.has(path)
         ? ` (that is a model: open(source, { model: '${path}' }) opens it)`
         : ` (its files: ${files.slice(0, 8).join(', ') || 'none'}${files.length > 8 ? ', ...' : ''})`);

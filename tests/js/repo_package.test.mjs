@@ -1,10 +1,9 @@
-// package.test.mjs — packages (format 1.2, spec 19) in the npm package (issue 29): a repository folder
+// repo_package.test.mjs — packages (format 1.2, spec 19) in the npm package (issue 29): a repository folder
 // (make_repo.py: models under onnx/ and text_encoder/, external data in one file and in two chunks,
 // plain files) packed by the CLI (`onnxzip pack DIR -o PKG`), then opened from every kind of source.
 // Oracles: the folder itself (file list, file bytes), the `onnx` package on the folder's models (their
 // tensors, make_repo.py's TENSORS.json), onnxruntime-node on the folder's models (outputs, bit for bit),
-// the CLI (`ls --json`: the default model), and the requests a URL open sends (counted through
-// options.fetch).
+// the CLI (`ls --json --model`), and the requests a URL open sends (counted through options.fetch).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -88,14 +87,12 @@ test('models and files list the folder; readFile gives each file\'s bytes, from 
 });
 
 test('each model: open(PKG, {model}) holds it, its tensors are the folder\'s, its listing the CLI\'s', async () => {
-  const cliDefault = h.cliOk('ls', '--json', pkg).toString('utf8');
   for (const [label, [src, opts]] of Object.entries(sources(pkg))) {
     for (const m of modelPaths()) {
       const a = await oz.open(src, { ...opts, model: m });
       try {
         assert.equal(a.modelPath, m, label);
-        // the default's listing is the CLI's (whose ls has no --model yet)
-        if (a.models.get(m).default) h.assertSameListing(a._listing, cliDefault, `${label}: ${m}`);
+        h.assertSameListing(a._listing, h.cliOk('ls', '--json', '--model', m, pkg).toString('utf8'), `${label}: ${m}`);
         const names = Object.keys(oracle[m]);
         assert.ok(names.length >= 2, m);
         for (const name of names) {
@@ -138,6 +135,7 @@ test('createSession on each model of the package = onnxruntime-node on the folde
 });
 
 test('an unknown model or file is ONNXZIP_ENOTFOUND naming it', async () => {
+  assert.equal(h.cliStatus(h.cli('ls', '--model', 'onnx/nope.onnx', pkg).stderr), 'ONNXZIP_ENOTFOUND');  // as the CLI
   for (const [label, [src, opts]] of Object.entries(sources(pkg))) {
     for (const model of ['onnx/nope.onnx', 'config.json', 'ONNX/model.onnx']) {
       await assert.rejects(oz.open(src, { ...opts, model }), (e) => {
@@ -182,6 +180,7 @@ test('a single-model archive: no members, modelPath null; a model asked of it is
 test('options.model: a string without NUL; createSession of an Archive holding another model refuses', async () => {
   await assert.rejects(oz.open(pkg, { model: 42 }), TypeError);
   await assert.rejects(oz.open(pkg, { model: 'onnx/model.onnx\0x' }), RangeError);
+  await assert.rejects(oz.open(pkg, { model: '' }), RangeError);
   const ort = createRequire(import.meta.url)('onnxruntime-node');
   const a = await oz.open(pkg, { model: 'text_encoder/model.onnx' });
   try {
