@@ -21,6 +21,12 @@ export interface OpenOptions {
   name?: string;
   /** Verify the whole file (Archive.verify) before open resolves. */
   verify?: boolean;
+  /** The model of a package to open, by its path (a key of Archive.models, e.g.
+   * "onnx/model_fp16.onnx"); tensors, modelBytes(), view() and createSession are then that model's.
+   * Default: the package's default model. A path the package has no model of fails with
+   * ONNXZIP_ENOTFOUND; any model given for an archive that is no package, with ONNXZIP_EINVAL; ""
+   * or a NUL character is a RangeError. */
+  model?: string;
 }
 
 /** A zip entry (central directory order). Offsets are absolute file offsets. */
@@ -71,6 +77,28 @@ export interface ViewOptions {
   location?: string;
 }
 
+/** A model of a package (format 1.2, spec section 19). */
+export interface PackageModel {
+  /** Its path in the repository folder, "/"-separated (e.g. "onnx/model.onnx"). */
+  readonly path: string;
+  /** Its serialized ModelProto's bytes as stored (the weights not counted). */
+  readonly size: number;
+  /** Whether it is the package's default model (what open() holds without options.model). */
+  readonly default: boolean;
+}
+
+/** A plain file of a package (tokenizer, configuration, ...). */
+export interface PackageFile {
+  /** Its path in the repository folder, "/"-separated (e.g. "tokenizer.json"). */
+  readonly path: string;
+  /** Its size in bytes. */
+  readonly size: number;
+}
+
+export interface ReadFileOptions {
+  signal?: AbortSignal;
+}
+
 export interface VerifyOptions {
   signal?: AbortSignal;
   onProgress?: (done: number, total: number) => void;
@@ -82,9 +110,21 @@ export declare class Archive {
   readonly size: number;
   readonly entries: readonly Entry[];
   readonly tensors: readonly Tensor[];
+  /** A package's models by path, in the manifest's order; empty for an archive that is no package. */
+  readonly models: ReadonlyMap<string, PackageModel>;
+  /** A package's plain files by path, in the manifest's order; empty for an archive that is no package. */
+  readonly files: ReadonlyMap<string, PackageFile>;
+  /** The path of the package's model this Archive holds (tensors, modelBytes, view), or null when the
+   * archive is no package. */
+  readonly modelPath: string | null;
+  /** The bytes of a package's plain file (a key of `files`), read in one range read through the
+   * archive's source (its local header checked); shares memory with an in-memory source: don't
+   * modify it. A path that is no file of the package (a model's too) fails with ONNXZIP_ENOTFOUND. */
+  readFile(path: string, options?: ReadFileOptions): Promise<Uint8Array>;
   /** The tensor with this key or name. */
   tensor(nameOrKey: string): Tensor | undefined;
-  /** The model's bytes (__MODEL_PROTO): the same array on each call; don't modify it. */
+  /** The model's bytes (__MODEL_PROTO, or the entry of the package's model it holds): the same array
+   * on each call; don't modify it. */
   modelBytes(): Uint8Array;
   /** The view (spec 16): a small ONNX model whose large tensors reference the archive by offset. */
   view(options?: ViewOptions): Promise<Uint8Array>;
@@ -147,6 +187,7 @@ export interface OrtModule<S, O> {
  * otherwise, and for a URL opened with `fetch` or `headers` (which ORT's GET would not carry),
  * the bytes (a URL's read whole, every local header checked). `sessionOptions` is
  * copied, never modified. A source that is an Archive stays open; any other is closed after.
+ * A package's model other than the default: `options.model` (or an Archive opened with it).
  */
 export declare function createSession<S, O extends object>(
   ort: OrtModule<S, O>, source: Source | Archive, sessionOptions?: O, options?: OpenOptions): Promise<S>;

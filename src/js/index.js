@@ -18,6 +18,11 @@ function checkOptions(o) {
   };
   num('tailBytes', 1); num('retries', 0); num('backoffMs', 0);
   if (o.name !== undefined && typeof o.name !== 'string') throw new TypeError('options.name must be a string');
+  if (o.model !== undefined && o.model !== null) {
+    if (typeof o.model !== 'string') throw new TypeError('options.model must be a string (a model path of the package)');
+    // "" is the C library's ONNXZIP_MODEL_NONE (members only), which this package does not offer
+    if (o.model === '' || o.model.includes('\0')) throw new RangeError('options.model must be a model path (not empty, no NUL)');
+  }
   if (o.fetch !== undefined && typeof o.fetch !== 'function') throw new TypeError('options.fetch must be a function');
   if (o.headers !== undefined && (typeof o.headers !== 'object' || o.headers === null)) {
     throw new TypeError('options.headers must be an object');
@@ -77,7 +82,7 @@ export async function open(source, options) {
   const [reader, tail] = await readerFor(source, o);
   let archive;
   try {
-    archive = await openArchive(reader, { tailBytes: o.tailBytes, tail, signal: o.signal });
+    archive = await openArchive(reader, { tailBytes: o.tailBytes, tail, signal: o.signal, model: o.model });
   } catch (e) {
     await reader.close();
     throw e;
@@ -104,7 +109,14 @@ export async function createSession(ort, source, sessionOptions, options) {
   }
   const so = sessionOptions ?? {};
   if (typeof so !== 'object') throw new TypeError('sessionOptions must be an object');
-  if (source instanceof Archive) return createSessionOn(ort, source, so, options?.signal);
+  if (source instanceof Archive) {
+    const want = options?.model;
+    if (want != null && want !== source.modelPath) {
+      throw new RangeError(`options.model '${want}': the Archive given holds ${source.modelPath === null ? 'a single ' +
+        'model' : `model '${source.modelPath}'`}; open(source, { model }) opens another`);
+    }
+    return createSessionOn(ort, source, so, options?.signal);
+  }
   const archive = await open(source, options);
   try {
     return await createSessionOn(ort, archive, so, options?.signal);

@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { launch, unavailable } from './browser/chromium.mjs';
 import { CORPUS_MODELS, KERNEL_DIFFERS, difference, makeFixtures, nodeOutputs, run } from './browser/fixtures.mjs';
 import { NGINX, startNginx } from './browser/nginx.mjs';
-import { CLI, PACKAGE_DIR, REPO, scratch } from './helpers.mjs';
+import { CLI, PACKAGE_DIR, REPO, scratch, walk } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const ORT_WEB_DIST = path.dirname(require.resolve('onnxruntime-web'));
@@ -56,6 +56,9 @@ describe('browser', { skip: skip ?? false }, () => {
     dir = scratch('oz-browser-');
     fs.mkdirSync(path.join(dir, 'data'));
     models = makeFixtures(path.join(dir, 'data'), { cli: CLI, python: PYTHON, repo: REPO });
+    // a package: tests/js/make_repo.py's repository folder, packed by the CLI
+    run(PYTHON, [path.join(REPO, 'tests/js/make_repo.py'), path.join(dir, 'repo'), path.join(dir, 'tensors.json')]);
+    run(CLI, ['pack', path.join(dir, 'repo'), '-o', path.join(dir, 'data', 'repo.onnxzip'), '-q']);
     srv = await startNginx({ page: path.join(REPO, 'tests/js/browser'), pkg: PACKAGE_DIR,
                              ort: ORT_WEB_DIST, data: path.join(dir, 'data') });
     browser = await launch();
@@ -148,6 +151,39 @@ describe('browser', { skip: skip ?? false }, () => {
       const want = run(CLI, ['extract', m.archive, name, '-o', '-']).toString('base64');
       assert.equal(await call('tensorData', 'url', dataUrl(m), name), want, `${name} (url)`);
       assert.equal(await call('tensorData', 'file', null, name), want, `${name} (File)`);
+    }
+  });
+
+  test('a package (URL and File): models and files listed, readFile = the folder\'s bytes, one range each', async () => {
+    const pkg = path.join(dir, 'data', 'repo.onnxzip');
+    const repo = path.join(dir, 'repo');
+    const tensors = JSON.parse(fs.readFileSync(path.join(dir, 'tensors.json'), 'utf8'));
+    const model = 'text_encoder/model.onnx';  // not the default (onnx/model.onnx: the first by path)
+    const wantFiles = walk(repo, () => true).map((p) => path.relative(repo, p).split(path.sep).join('/'))
+      .filter((p) => !p.endsWith('.onnx') && !/\.onnx_data(_\d+)?$/.test(p)).sort();
+    srv.clearLog();
+    const fromUrl = await call('package', 'url', '/data/repo.onnxzip', { model }, Object.keys(tensors[model]));
+    const log = await srv.requests('/data/repo.onnxzip', { waitFor: 1 });
+    await choose(pkg);
+    const fromFile = await call('package', 'file', null, { model }, Object.keys(tensors[model]));
+    const { entries } = JSON.parse(run(CLI, ['ls', '--json', pkg]).toString());
+    for (const [label, info] of [['url', fromUrl], ['File', fromFile]]) {
+      assert.equal(info.modelPath, model, label);
+      assert.deepEqual(info.models.map((m) => m.path).sort(), Object.keys(tensors).sort(), label);
+      assert.deepEqual(info.models.filter((m) => m.default).map((m) => m.path), ['onnx/model.onnx'], label);
+      assert.deepEqual(Object.keys(info.files).sort(), wantFiles, label);
+      for (const p of wantFiles) {
+        assert.equal(info.files[p], fs.readFileSync(path.join(repo, p)).toString('base64'), `${label}: ${p}`);
+      }
+      for (const [name, b64] of Object.entries(tensors[model])) assert.equal(info.data[name], b64, `${label}: ${name}`);
+    }
+    // each file: one request, its local header and its bytes
+    for (const p of wantFiles) {
+      const e = entries.find((x) => x.name === p);
+      const reads = log.filter((r) => r.range === `bytes=${e.header_offset}-${e.data_offset + e.size - 1}`);
+      assert.equal(reads.length, 1, `${p}: ${JSON.stringify(log.map((r) => r.range))}`);
+      assert.equal(reads[0].status, 206);
+      assert.equal(reads[0].bytes, e.data_offset + e.size - e.header_offset);
     }
   });
 

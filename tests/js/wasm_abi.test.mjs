@@ -56,14 +56,17 @@ function cliVerify(file) {
   return /\[(ONNXZIP_\w+)\]/.exec(r.stderr.toString())?.[1] ?? `exit ${r.status}: ${r.stderr}`;
 }
 
-/** ozw_open from a tail of `tail` bytes, widened as asked; returns the handle and the rounds. */
-function open(bytes, name, tail) {
+/** ozw_open from a tail of `tail` bytes, widened as asked; returns the handle and the rounds. `model`:
+ * a package's model (its path), passed as the last argument only when given. */
+function open(bytes, name, tail, model) {
   let off = Math.max(0, bytes.length - tail);
   for (let rounds = 0; rounds <= 3; rounds++) {
     const win = put(bytes.subarray(off)), np = putStr(name), needp = x.ozw_malloc(8), outp = x.ozw_malloc(4);
-    const st = x.ozw_open(np, win, bytes.length - off, off, bytes.length, needp, outp);
+    const mp = model === undefined ? 0 : putStr(model);
+    const args = [np, win, bytes.length - off, off, bytes.length, needp, outp];
+    const st = model === undefined ? x.ozw_open(...args) : x.ozw_open(...args, mp);
     const need = dv().getFloat64(needp, true), h = dv().getUint32(outp, true);
-    [win, np, needp, outp].forEach((p) => x.ozw_free(p));
+    [win, np, needp, outp, mp].forEach((p) => x.ozw_free(p));
     if (st !== 0) return { st, message: str(x.ozw_error_message()) };
     if (h) return { h, rounds };
     assert.ok(need >= 0 && need < off, `need ${need} below the window at ${off}`);
@@ -104,7 +107,7 @@ function view(h, bytes, threshold, location) {
 }
 
 // --- archives ----------------------------------------------------------------------------------
-let archive, bytes, ls;
+let archive, bytes, ls, pkgBytes;
 const lsText = {};  // `onnxzip ls --json NAME` (run in tmp: the archive named as the wasm names it)
 before(() => {
   run(python, [path.join(root, 'tools/make_example_model.py'), 'ex.onnx']);
@@ -117,6 +120,11 @@ before(() => {
   for (const name of ['model.onnxzip', 'inline.onnxzip']) {
     lsText[name] = run(cli, ['ls', '--json', name]).stdout.toString();
   }
+  // a package (spec 19): tests/js/make_repo.py's repository folder
+  run(python, [path.join(root, 'tests/js/make_repo.py'), 'repo', 'tensors.json']);
+  run(cli, ['pack', 'repo', '-o', 'repo.onnxzip', '-q']);
+  pkgBytes = fs.readFileSync(path.join(tmp, 'repo.onnxzip'));
+  lsText['repo.onnxzip'] = run(cli, ['ls', '--json', 'repo.onnxzip']).stdout.toString();
 });
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -218,4 +226,55 @@ test('verify: passes on the archive, fails as onnxzip verify does on damaged cop
   assert.ok(want, 'the CLI refuses the damaged local header');
   assert.equal(verify(h, loc, 4096), want);
   x.ozw_close(h);
+});
+
+// The manifest (spec 19.4) as the test reads it from the file: models and files in order, the default.
+function manifest(data, entries) {
+  const m = entries.find((e) => e.name === '__PACKAGE');
+  const lines = data.subarray(m.data_offset, m.data_offset + m.size).toString('utf8').split('\n');
+  assert.equal(lines[0], 'onnxzip-package\t1.2');
+  const members = [];
+  let dflt = null;
+  for (const f of lines.slice(1).map((l) => l.split('\t'))) {
+    if (f[0] === 'model' || f[0] === 'file') members.push({ path: f[1], kind: f[0] === 'model' ? 0 : 1 });
+    if (f[0] === 'default') dflt = f[1];
+  }
+  dflt ??= members.find((x) => x.kind === 0).path;
+  return members.map((x) => ({ ...x, isDefault: x.path === dflt ? 1 : 0 }));
+}
+
+test('packages: ozw_member_* = the manifest; ozw_open\'s model = ozw_model_path; none: the default', () => {
+  const { entries } = JSON.parse(lsText['repo.onnxzip']);
+  const want = manifest(pkgBytes, entries);
+  assert.equal(want.filter((m) => m.kind === 0).length, 3);
+  const info = x.ozw_malloc(32);
+  for (const model of [undefined, ...want.filter((m) => m.kind === 0).map((m) => m.path)]) {
+    const { h, st, message } = open(pkgBytes, 'repo.onnxzip', 256, model);
+    assert.ok(h, `${model}: ${st && statusName(st)} ${message}`);
+    assert.equal(x.ozw_member_count(h), want.length);
+    want.forEach((m, i) => {
+      assert.equal(str(x.ozw_member_path(h, i)), m.path);
+      check(x.ozw_member_info(h, i, info), 'ozw_member_info');
+      const [kind, isDefault, size, entry] = [0, 8, 16, 24].map((k) => dv().getFloat64(info + k, true));
+      assert.deepEqual({ kind, isDefault, entry: entries[entry].name, size },
+        { kind: m.kind, isDefault: m.isDefault, entry: m.path, size: entries[entry].size }, m.path);
+    });
+    assert.equal(x.ozw_member_path(h, want.length), 0);
+    assert.notEqual(x.ozw_member_info(h, want.length, info), 0);
+    const path_ = str(x.ozw_model_path(h));
+    assert.equal(path_, model ?? want.find((m) => m.isDefault).path);
+    const e = entries.find((t) => t.name === path_);
+    const mp = x.ozw_model(h), ms = x.ozw_model_size(h);
+    assert.deepEqual(Buffer.from(u8().subarray(mp, mp + ms)), pkgBytes.subarray(e.data_offset, e.data_offset + e.size));
+    x.ozw_close(h);
+  }
+  x.ozw_free(info);
+  const bad = open(pkgBytes, 'repo.onnxzip', 256, 'onnx/nope.onnx');
+  assert.equal(statusName(bad.st), 'ONNXZIP_ENOTFOUND');
+  assert.match(bad.message, /repo\.onnxzip.*'onnx\/nope\.onnx'/);
+  const single = open(bytes, 'model.onnxzip', 256);
+  assert.equal(x.ozw_member_count(single.h), 0);
+  assert.equal(x.ozw_model_path(single.h), 0);
+  x.ozw_close(single.h);
+  assert.equal(statusName(open(bytes, 'model.onnxzip', 256, 'onnx/model.onnx').st), 'ONNXZIP_EINVAL');
 });

@@ -89,10 +89,12 @@ const FD = 3;  // the descriptor ozw_open_file's reads name (any; one source at 
 
 // ozw_open (reads null: a URL) or ozw_open_file over the window `win` at the file's end, widened as
 // the C reader asks (at most 3 rounds); a Blob's missed reads are read and the open tried again.
-async function openRounds(n, reader, win, reads, signal) {
+// `model`: the package's model to hold (null: its default).
+async function openRounds(n, reader, win, reads, signal, model) {
   const size = reader.size;
   let winOff = size - win.length;
   const nameP = n.putStr(reader.display);
+  const modelP = model == null ? 0 : n.putStr(model);
   const outs = n.alloc(16);  // need (f64) at +0, handle (pointer) at +8
   try {
     for (let round = 0; ; round++) {
@@ -102,7 +104,7 @@ async function openRounds(n, reader, win, reads, signal) {
         reads.miss = null;
         setReader((fd, ptr, len, off) => reads.call(n, ptr, len, off));
         try {
-          st = n.x.ozw_open_file(nameP, winP, win.length, winOff, size, FD, outs, outs + 8);
+          st = n.x.ozw_open_file(nameP, winP, win.length, winOff, size, FD, outs, outs + 8, modelP);
         } finally {
           setReader(null);
           n.free(winP);
@@ -114,7 +116,7 @@ async function openRounds(n, reader, win, reads, signal) {
           continue;
         }
       } else {
-        st = n.x.ozw_open(nameP, winP, win.length, winOff, size, outs, outs + 8);
+        st = n.x.ozw_open(nameP, winP, win.length, winOff, size, outs, outs + 8, modelP);
         n.free(winP);
       }
       n.check(st, where(reader));
@@ -132,16 +134,16 @@ async function openRounds(n, reader, win, reads, signal) {
       [win, winOff] = [wider, need];
     }
   } finally {
-    n.free(nameP, outs);
+    n.free(nameP, modelP, outs);
   }
 }
 
 // A Blob's local headers, read ahead of ozw_open_file: where the URL-style open (predicted data
 // offsets) puts them; [] when that open fails (a damaged file: ozw_open_file then asks one by one).
-async function headerSpans(n, reader, win, signal) {
+async function headerSpans(n, reader, win, signal, model) {
   let h;
   try {
-    h = await openRounds(n, reader, win, null, signal);
+    h = await openRounds(n, reader, win, null, signal, model);
   } catch (e) {
     if (e?.name === 'AbortError') throw e;
     return [];
@@ -156,17 +158,18 @@ async function headerSpans(n, reader, win, signal) {
 
 /** Opens the archive `reader` serves (the open protocol of js-design.md). `tail`: the file's last
  * bytes when the reader already has them (a URL's first request). A URL's local headers are checked
- * on each entry's first read; any other source's all at open, as onnxzip_open() does. */
-export async function openArchive(reader, { tailBytes = 65536, tail = null, signal } = {}) {
+ * on each entry's first read; any other source's all at open, as onnxzip_open() does. `model`: the
+ * package's model to hold (null: its default). */
+export async function openArchive(reader, { tailBytes = 65536, tail = null, signal, model = null } = {}) {
   const n = await native();
   const size = reader.size;
   const win = tail ?? await reader.read(size - Math.min(tailBytes, size), Math.min(tailBytes, size));
   let reads = null;
   if (reader.kind !== 'url') {
     reads = new SourceReads(reader);
-    if (!reader.readSync) await reads.fill(await headerSpans(n, reader, win, signal), signal);
+    if (!reader.readSync) await reads.fill(await headerSpans(n, reader, win, signal, model), signal);
   }
-  const h = await openRounds(n, reader, win, reads, signal);
+  const h = await openRounds(n, reader, win, reads, signal, model);
   try {
     return new Archive(n, h, reader, reads !== null);
   } catch (e) {
@@ -177,9 +180,29 @@ export async function openArchive(reader, { tailBytes = 65536, tail = null, sign
 
 function where(reader) { return reader.kind === 'url' ? { url: reader.display } : reader.kind === 'file' ? { path: reader.display } : {}; }
 
+// A package's members (ozw_member_*): {models, files} Maps path -> frozen {path, size[, default]}, and
+// entries, path -> entry index; empty for an archive that is no package.
+function membersOf(n, h) {
+  const models = new Map(), files = new Map(), entries = new Map();
+  const info = n.alloc(32);
+  try {
+    for (let i = 0, count = n.x.ozw_member_count(h); i < count; i++) {
+      n.check(n.x.ozw_member_info(h, i, info));
+      const [kind, isDefault, size, entry] = [0, 8, 16, 24].map((k) => n.f64(info + k));
+      const path = n.str(n.x.ozw_member_path(h, i));
+      if (kind === 0) models.set(path, Object.freeze({ path, size, default: isDefault !== 0 }));
+      else files.set(path, Object.freeze({ path, size }));
+      entries.set(path, entry);
+    }
+  } finally {
+    n.free(info);
+  }
+  return { models, files, entries };
+}
+
 /** An opened archive. */
 export class Archive {
-  #n; #h; #reader; #checked = new Set(); #model; #byKey = new Map(); #order;
+  #n; #h; #reader; #checked = new Set(); #model; #byKey = new Map(); #order; #memberEntry;
   constructor(n, h, reader, allChecked = false) {
     this.#n = n; this.#h = h; this.#reader = reader;
     this._listing = n.str(n.nonNull(n.x.ozw_json(h), where(reader)));  // `onnxzip ls --json`, byte for byte
@@ -188,7 +211,12 @@ export class Archive {
     this.size = reader.size;
     this.entries = Object.freeze(info.entries.map(entryOf));
     this.tensors = Object.freeze(info.tensors.map(tensorOf));
-    this._modelEntry = this.entries[this.entries.length - 1];  // __MODEL_PROTO: the directory's last record, always
+    const pkg = membersOf(n, h);
+    [this.models, this.files, this.#memberEntry] = [pkg.models, pkg.files, pkg.entries];
+    const mp = n.x.ozw_model_path(h);
+    this.modelPath = mp ? n.str(mp) : null;
+    // the model's entry: a package's model by its path, else __MODEL_PROTO (the directory's last record)
+    this._modelEntry = this.entries[mp ? pkg.entries.get(this.modelPath) : this.entries.length - 1];
     for (const t of this.tensors) if (t.name && !this.#byKey.has(t.name)) this.#byKey.set(t.name, t);
     for (const t of this.tensors) this.#byKey.set(t.key, t);  // a key wins over another tensor's name
     const p = n.x.ozw_model(h);
@@ -204,7 +232,8 @@ export class Archive {
   /** The tensor with this key (Tensor.key) or name, or undefined. */
   tensor(nameOrKey) { return this.#byKey.get(String(nameOrKey)); }
 
-  /** The model's bytes (__MODEL_PROTO): the same array on each call; don't modify it. */
+  /** The model's bytes (__MODEL_PROTO, or the package's model entry): the same array on each call; don't
+   * modify it. */
   modelBytes() { return this.#model; }
 
   // Checks the local headers of entries `indices` not checked yet; `got` may hold the bytes of some.
@@ -266,6 +295,32 @@ export class Archive {
     }
     const span = [t.offset, t.byteLength];
     return (await this._readChecked([span])).get(span);
+  }
+
+  /** A package's plain file (Archive.files) by its path: its bytes, read in one range read (with its
+   * entry's local header, checked on the first read for a URL). */
+  async readFile(path, { signal } = {}) {
+    if (typeof path !== 'string') throw new TypeError('path must be a string');
+    this.#handle();
+    if (!this.files.has(path)) throw this.#noFile(path);
+    const i = this.#memberEntry.get(path);
+    const e = this.entries[i];
+    throwIfAborted(signal);
+    if (this.#checked.has(i)) return e.size ? this.#reader.read(e.dataOffset, e.size) : new Uint8Array(0);
+    const [off, hlen] = headerSpan(e);
+    const bytes = await this.#reader.read(off, hlen + e.size);
+    await this._checkLocal([i], signal, new Map([[i, bytes.subarray(0, hlen)]]));
+    return bytes.subarray(hlen);
+  }
+
+  // ENOTFOUND for readFile(path), saying what the archive has instead
+  #noFile(path) {
+    const files = [...this.files.keys()];
+    const what = this.models.size === 0 ? `no file '${path}' (the archive is a single model, not a package)`
+      : `the package has no file '${path}'` + (this.models.has(path)
+        ? ` (that is a model: open(source, { model: '${path}' }) opens it)`
+        : ` (its files: ${files.slice(0, 8).join(', ') || 'none'}${files.length > 8 ? ', ...' : ''})`);
+    return new OnnxzipError('ENOTFOUND', `${this.#reader.display}: ${what}`, where(this.#reader));
   }
 
   /** The view (spec 16): a small ONNX model whose large tensors reference this archive by offset. */

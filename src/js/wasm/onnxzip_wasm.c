@@ -78,16 +78,19 @@ static int64_t import_read(void *ctx, uint64_t off, size_t n, void *dst)
     return ozw_import_read((int)(intptr_t)ctx, dst, n, (double)off);
 }
 
-/* A handle, or 0 with *need (the bytes from there on first), or a status. */
+/* A handle, or 0 with *need (the bytes from there on first), or a status.
+ * `model`: a package's model to hold (onnxzip_host_source.model), NULL: the
+ * default. */
 static int open_any(const char *name, const uint8_t *win, size_t win_len, double win_off, double size, int fd,
-                    double *need, void **out)
+                    double *need, void **out, const char *model)
 {
     if (out) *out = NULL;
     if (need) *need = -1;
     if (!need || !out) return ONNXZIP_EINVAL;
     uint64_t off = 0;
     onnxzip_host_source src = { .name = name, .window = win, .window_len = win_len,
-                                .read = fd >= 0 ? import_read : NULL, .ctx = (void *)(intptr_t)fd };
+                                .read = fd >= 0 ? import_read : NULL, .ctx = (void *)(intptr_t)fd,
+                                .model = model };
     /* A bad number: onnxzip_open_host() refuses the window with its message. */
     if (to_u64(size, &src.size) || to_u64(win_off, &off) || off + win_len != src.size) src.window_len = SIZE_MAX;
     ozw *h = calloc(1, sizeof *h);
@@ -100,12 +103,14 @@ static int open_any(const char *name, const uint8_t *win, size_t win_len, double
     return rc;
 }
 
+/* `model` comes last so that callers of the ABI before packages (which
+ * pass one argument less: 0, NULL) still open the default. */
 EXPORT(ozw_open) int ozw_open(const char *name, const uint8_t *win, size_t win_len, double win_off, double size,
-                              double *need, void **out);
+                              double *need, void **out, const char *model);
 int ozw_open(const char *name, const uint8_t *win, size_t win_len, double win_off, double size, double *need,
-             void **out)
+             void **out, const char *model)
 {
-    return open_any(name, win, win_len, win_off, size, -1, need, out);
+    return open_any(name, win, win_len, win_off, size, -1, need, out, model);
 }
 
 /* ozw_open() of a source whose every byte the package can read (a Blob,
@@ -114,12 +119,12 @@ int ozw_open(const char *name, const uint8_t *win, size_t win_len, double win_of
  * order, so statuses are the local reader's. A read that returns -1 fails
  * the open; the package then reads those bytes and opens again. */
 EXPORT(ozw_open_file) int ozw_open_file(const char *name, const uint8_t *win, size_t win_len, double win_off,
-                                        double size, int fd, double *need, void **out);
+                                        double size, int fd, double *need, void **out, const char *model);
 int ozw_open_file(const char *name, const uint8_t *win, size_t win_len, double win_off, double size, int fd,
-                  double *need, void **out)
+                  double *need, void **out, const char *model)
 {
     if (fd < 0) return ONNXZIP_EINVAL;
-    return open_any(name, win, win_len, win_off, size, fd, need, out);
+    return open_any(name, win, win_len, win_off, size, fd, need, out, model);
 }
 
 EXPORT(ozw_close) void ozw_close(void *p);
@@ -164,6 +169,46 @@ double ozw_model_size(void *p)
     size_t n = 0;
     onnxzip_model_bytes(((ozw *)p)->a, &m, &n);
     return (double)n;
+}
+
+/* ------------------------------------------------------------------------
+ * Packages (onnxzip_member_*): JavaScript reads a member's bytes itself, as
+ * a tensor's, at its entry's data offset (ozw_check_local first)
+ * --------------------------------------------------------------------- */
+
+EXPORT(ozw_member_count) size_t ozw_member_count(void *p);
+size_t ozw_member_count(void *p)
+{
+    return onnxzip_member_count(((ozw *)p)->a);
+}
+
+/* The path of member `i`, or NULL out of range. */
+EXPORT(ozw_member_path) const char *ozw_member_path(void *p, size_t i);
+const char *ozw_member_path(void *p, size_t i)
+{
+    const onnxzip_member *m = onnxzip_member_at(((ozw *)p)->a, i);
+    return m ? m->path : NULL;
+}
+
+/* Member `i`'s kind (onnxzip_member_kind), is_default, size and entry
+ * index as out[0..3]; ONNXZIP_EINVAL out of range. */
+EXPORT(ozw_member_info) int ozw_member_info(void *p, size_t i, double *out);
+int ozw_member_info(void *p, size_t i, double *out)
+{
+    const onnxzip_member *m = onnxzip_member_at(((ozw *)p)->a, i);
+    if (!m) return ONNXZIP_EINVAL;
+    out[0] = m->kind;
+    out[1] = m->is_default;
+    out[2] = (double)m->size;
+    out[3] = (double)m->entry;
+    return 0;
+}
+
+/* The path of the model the handle holds; NULL when it is no package. */
+EXPORT(ozw_model_path) const char *ozw_model_path(void *p);
+const char *ozw_model_path(void *p)
+{
+    return onnxzip_model_path(((ozw *)p)->a);
 }
 
 /* ------------------------------------------------------------------------

@@ -163,6 +163,20 @@ window.ozTest = {
       externalData: [{ path: 'model.onnx_data', data: chosenFile('model.onnx_data') }] });
   })),
 
+  /** A package: open(source, options), its members, the model it holds, and readFile of each
+   * file (base64), the opened model's tensorData of `tensors` (base64). */
+  package: (kind, url, options, tensors = []) => guarded(async () => {
+    const a = await oz.open(source(kind, url), options);
+    try {
+      const files = {}, data = {};
+      for (const p of a.files.keys()) files[p] = toB64(await a.readFile(p));
+      for (const t of tensors) data[t] = toB64(await a.tensorData(t));
+      return { modelPath: a.modelPath, models: [...a.models.values()], files, sizes: [...a.files.values()], data };
+    } finally {
+      a.close();
+    }
+  }),
+
   tensorData: (kind, url, name) => guarded(async () => {
     const a = await oz.open(source(kind, url));
     try {

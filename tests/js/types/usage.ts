@@ -2,7 +2,7 @@
 // against the real onnxruntime-node and onnxruntime-web types.
 import * as ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
-import { open, createSession, Archive, OnnxzipError, type Tensor, type Entry, type Status } from '../../../src/js/index.js';
+import { open, createSession, Archive, OnnxzipError, type Tensor, type Entry, type Status, type PackageFile } from '../../../src/js/index.js';
 
 async function use(): Promise<void> {
   const ctl = new AbortController();
@@ -20,6 +20,14 @@ async function use(): Promise<void> {
   const s1: ortNode.InferenceSession = await createSession(ortNode, a, { executionProviders: ['cpu'] });
   const s2: ortWeb.InferenceSession = await createSession(ortWeb, 'model.onnxzip', { graphOptimizationLevel: 'all' });
   void [dims, x, data, view, s1, s2, a.modelBytes().length, a.name, a.size];
+  // a package: its models and files, one of its models, a file's bytes
+  const p = await open('repo.onnxzip', { model: 'onnx/model_fp16.onnx' });
+  const held: string | null = p.modelPath;
+  for (const [path, m] of p.models) void [path.length, m.path, m.size, m.default satisfies boolean];
+  const f: PackageFile | undefined = p.files.get('tokenizer.json');
+  const bytes: Uint8Array = await p.readFile('tokenizer.json', { signal: ctl.signal });
+  const s3: ortNode.InferenceSession = await createSession(ortNode, 'repo.onnxzip', {}, { model: 'onnx/model.onnx' });
+  void [held, f?.size, bytes, s3];
   try {
     await a.close();
   } catch (err) {
@@ -36,5 +44,9 @@ void use;
 void open(42);
 // @ts-expect-error tailBytes is a number
 void open('x', { tailBytes: '1' });
+// @ts-expect-error a model is named by its path
+void open('x', { model: 1 });
+// @ts-expect-error models is read-only
+void open('x').then((a) => a.models.set('m', { path: 'm', size: 0, default: false }));
 // @ts-expect-error not an ORT module
 void createSession({}, 'x');
