@@ -126,7 +126,8 @@ static int walk(walker *w, int dirfd, const char *rel, int depth)
     if (rc == ONNXZIP_ENOMEM) return oz_err(rc, -1, "out of memory");
     if (rc) return oz_err_sys(ONNXZIP_EIO, -1, w->root, "%s/%s: cannot list: %s", w->root, rel, strerror(errno));
     size_t last = w->n_names;
-    qsort(w->names + first, last - first, sizeof *w->names, cmp_str); /* byte order: the same package anywhere */
+    if (last > first) /* byte order: the same package anywhere (an empty folder: no list at all) */
+        qsort(w->names + first, last - first, sizeof *w->names, cmp_str);
     for (size_t i = first; i < last && !rc; i++)
         if (!skipped(rel, w->names[i])) rc = visit(w, dirfd, rel, w->names[i], depth);
     for (size_t i = first; i < last; i++) free(w->names[i]);
