@@ -371,6 +371,22 @@ def test_remote_package(repo, nginx):
         onnxzip.open_url(url, allow_http=True, model="onnx/model_q4.onnx")
 
 
+def test_fetch_one_model(repo, nginx, tmp_path):
+    """fetch(model=): that model alone as a single-model archive, its tensors
+    those of the folder's model, fewer bytes than the package."""
+    folder, package = repo
+    out = tmp_path / "fp16.onnxzip"
+    onnxzip.fetch(nginx.url("files", package.name), out, allow_http=True, model="onnx/model_fp16.onnx")
+    with onnxzip.open(out) as a:
+        assert a.model_path is None and not a.models  # a single-model archive
+        assert_models_equal(a.model(load_data=True), load_classic(folder / "onnx/model_fp16.onnx"), "fp16")
+    assert out.stat().st_size < package.stat().st_size
+    with pytest.raises(LookupError, match="model_q4"):
+        onnxzip.fetch(nginx.url("files", package.name), tmp_path / "x.onnxzip", allow_http=True,
+                      model="onnx/model_q4.onnx")
+    assert not (tmp_path / "x.onnxzip").exists()
+
+
 # ---- pack ------------------------------------------------------------------------------------
 
 

@@ -307,9 +307,14 @@ def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[s
           chunk_size: Union[None, _args.IntArg, str] = None,
           ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
           region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
-          parallel: Optional[_args.IntArg] = None) -> None:
+          parallel: Optional[_args.IntArg] = None, model: Optional[str] = None) -> None:
     """Downloads the archive at ``url`` to ``path``, as ``onnxzip fetch``
     does (the network options are :func:`open_url`'s).
+
+    With ``model`` (a package's model path, as ``onnxzip fetch --model``):
+    ``path`` is that model alone as a single-model archive, every tensor
+    of it (or those ``tensors`` selects); only its model entry, its tensor
+    entries, the directory and the manifest are transferred.
 
     Without ``tensors``: the file byte for byte, every local header and
     every entry's CRC-32 and XXH3 checked as the bytes arrive, into
@@ -335,5 +340,5 @@ def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[s
                   low_speed_limit=low_speed_limit, low_speed_time=low_speed_time, request_timeout=request_timeout,
                   retries=retries, max_redirects=max_redirects, connections=connections, chunk_size=chunk_size,
                   ca_file=ca_file, no_sign_request=no_sign_request, profile=profile, region=region,
-                  endpoint_url=endpoint_url, addressing=addressing, parallel=parallel) as a:
-        a.fetch(path, tensors=tensors, progress=progress)
+                  endpoint_url=endpoint_url, addressing=addressing, parallel=parallel, model=model) as a:
+        a.fetch(path, tensors="*" if model is not None and tensors is None else tensors, progress=progress)
