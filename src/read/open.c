@@ -53,15 +53,15 @@ static int parse(onnxzip_archive *a, uint64_t *need)
 }
 
 /* A package: its manifest (the last entry, in the window) read, the model
- * asked for selected as the zip's model. */
+ * asked for selected as the zip's model; none for ONNXZIP_MODEL_NONE. */
 static int open_package(onnxzip_archive *a)
 {
     const oz_source *s = &a->src;
     const oz_zentry *m = &a->zip.entries[a->zip.model_index];
     int rc = oz_package_parse(&a->pkg, &a->zip, oz_source_window(s) + (m->pub.data_offset - s->win_off),
                               (size_t)m->pub.size, a->path);
-    if (!rc) rc = oz_package_select(&a->pkg, &a->zip, a->want_model, a->path);
-    return rc;
+    if (rc || (a->want_model && !*a->want_model)) return rc;
+    return oz_package_select(&a->pkg, &a->zip, a->want_model, a->path);
 }
 
 /* The model's bytes, copied: an in-place update may later truncate the
@@ -98,21 +98,18 @@ int oz_open_zip(onnxzip_archive *a, uint64_t *need)
             return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
         atomic_store(&a->checked[a->zip.model_index], 1); /* parse checked the last entry's */
     }
-    if (a->zip.package && a->want_model && !*a->want_model) { /* ONNXZIP_MODEL_NONE: its members only */
-        const oz_zentry *m = &a->zip.entries[a->zip.model_index];
-        a->layout = ONNXZIP_LAYOUT_ARCHIVE;
-        a->model = (const uint8_t *)"";
-        return oz_package_parse(&a->pkg, &a->zip, oz_source_window(s) + (m->pub.data_offset - s->win_off),
-                                (size_t)m->pub.size, a->path);
-    }
+    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
     if (a->zip.package) {
         if ((rc = open_package(a))) return rc;
+        if (a->want_model && !*a->want_model) { /* ONNXZIP_MODEL_NONE: its members only, no model */
+            a->model = (const uint8_t *)"";
+            return 0;
+        }
     } else if (a->want_model && *a->want_model) {
         return oz_err(ONNXZIP_EINVAL, -1, "%s: model '%s' asked for, but this is a single-model archive, not a "
                       "package", a->path, a->want_model);
     }
     if ((rc = copy_model(a, need))) return rc;
-    a->layout = ONNXZIP_LAYOUT_ARCHIVE;
     const oz_zentry *m = &a->zip.entries[a->zip.model_index];
     if (s->map)
         return oz_tensors_build_archive(&a->tensors, &a->zip, s->map, a->model, a->model_len, m->pub.data_offset,

@@ -29,9 +29,10 @@ static int check_version(parser *ps, const char *v)
     size_t k = dot ? strspn(dot + 1, "0123456789") : 0;
     if (!dot || dot == v || strspn(v, "0123456789") != (size_t)(dot - v) || !k || dot[1 + k])
         return bad(ps, "the first line is not 'onnxzip-package<TAB>1.N' (version ", v, ")");
+    char shown[OZ_PRINTABLE_CAP];
     if (dot - v != 1 || v[0] != '1')
         return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: a package of format %s; this library reads format 1.%d",
-                      ps->path, v, ONNXZIP_FORMAT_VERSION_MINOR);
+                      ps->path, oz_printable(v, strlen(v), shown, sizeof shown), ONNXZIP_FORMAT_VERSION_MINOR);
     return 0;
 }
 
