@@ -203,9 +203,10 @@ static int measure_model(packer *k, dfile *m, char **prefix)
     for (size_t i = 0; x && i < x->n && !rc; i++) {
         oz_stat st;
         dfile *d = oz_sys_fstat(x->files[i].fd, &st) ? NULL : walked(k, &st);
-        if (!d || d->kind == MODEL)
-            rc = oz_err(d ? ONNXZIP_EPATH : ONNXZIP_EPATH, -1, "%s: external data '%s' (tensor '%s') %s", path,
-                        x->files[i].location, x->files[i].tensor,
+        char loc[OZ_PRINTABLE_CAP];
+        oz_printable(x->files[i].location, strlen(x->files[i].location), loc, sizeof loc);
+        if (!d || d->kind == MODEL) /* the tensor's name is printable already (extdata.h) */
+            rc = oz_err(ONNXZIP_EPATH, -1, "%s: external data '%s' (tensor '%s') %s", path, loc, x->files[i].tensor,
                         d ? "is a model of the folder" : "lies outside the folder being packed");
         else
             d->kind = DATA;
