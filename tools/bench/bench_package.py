@@ -171,7 +171,9 @@ def write_files(repo: str, vocab: int) -> None:
     docs = {
         "config.json": {"model_type": "bart", "architectures": ["BartForConditionalGeneration"],
                         "d_model": HIDDEN, "encoder_layers": 12, "decoder_layers": 12,
-                        "vocab_size": vocab, "tie_word_embeddings": True, "torch_dtype": "float16"},
+                        "vocab_size": vocab, "tie_word_embeddings": True, "torch_dtype": "float16",
+                        "transformers.js_config": {"use_external_data_format": {
+                            "encoder_model.onnx": 1, "decoder_model_merged.onnx": 2}}},
         "generation_config.json": {"decoder_start_token_id": 1, "eos_token_id": 1, "pad_token_id": 0,
                                    "max_length": 448},
         "tokenizer.json": {"version": "1.0", "added_tokens": [], "normalizer": None,
@@ -193,7 +195,7 @@ def generate(repo: str, scale: float) -> dict:
     """REPO, made once per scale (a stamp beside it), then reused."""
     p = plan(scale)
     stamp = repo + ".stamp"
-    key = "scale %r hidden %d seed %d\n" % (scale, HIDDEN, SEED)
+    key = "layout 2 scale %r hidden %d seed %d\n" % (scale, HIDDEN, SEED)
     if os.path.exists(stamp) and open(stamp).read() == key:
         log("reusing", repo)
         return p
