@@ -55,6 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -394,6 +395,15 @@ print(time.perf_counter() - t)
 """
 
 
+def default_model(pkg: str) -> str:
+    """The default model named by the package's manifest (spec 19.4), read
+    with Python's zipfile: the `default` line, else the first `model` line."""
+    with zipfile.ZipFile(pkg) as z:
+        lines = [line.split("\t") for line in z.read("__PACKAGE").decode().splitlines()]
+    named = [f[1] for f in lines if f[0] == "default"] + [f[1] for f in lines if f[0] == "model"]
+    return named[0] if named else ""
+
+
 def bench_open(cli: str, pkg: str, repo: str, outdir: str, cold: bool, reps: int, table: Table,
                notes: list[str]) -> None:
     alone = os.path.join(outdir, "alone.onnxzip")
@@ -402,7 +412,13 @@ def bench_open(cli: str, pkg: str, repo: str, outdir: str, cold: bool, reps: int
     has_model = "--model" in subprocess.run([cli, "ls", "--help"], capture_output=True, text=True).stdout
     ls_pkg = [cli, "ls", "--model", DECODER, pkg] if has_model else [cli, "ls", pkg]
     if not has_model:
-        notes.append("`onnxzip ls` has no --model here: the package's row opens its default model")
+        if default_model(pkg) != DECODER:
+            raise RuntimeError("`onnxzip ls` has no --model and the package's default model is not " + DECODER)
+        notes.append("`onnxzip ls` has no --model here: `ls PKG` opens the package's default model, %s"
+                     " (its manifest's `default` line, read with zipfile)" % DECODER)
+    with zipfile.ZipFile(pkg) as a, zipfile.ZipFile(alone) as b:
+        notes.append("`ls` prints every zip entry: %d of the package, %d of ALONE" % (len(a.infolist()),
+                                                                                      len(b.infolist())))
     names = ("`%s`" % " ".join(["onnxzip"] + ls_pkg[1:-1] + ["PKG"]), "`onnxzip ls ALONE`")
     cmds = {names[0]: (None, ls_pkg), names[1]: (None, [cli, "ls", alone])}
     modes = (["cold"] if cold else []) + ["warm"]
