@@ -56,7 +56,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from typing import Optional
+from typing import NamedTuple, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -260,20 +260,28 @@ def settle(cold: bool) -> None:
 TIME = "/usr/bin/time"  # GNU time: the peak RSS of its child, which it forks from a small process
 
 
-def launch(argv: list[str], env: Optional[dict] = None) -> tuple[float, int, str]:
-    """ARGV run under GNU time: wall seconds, peak RSS in KiB, stdout. (The
-    ru_maxrss of a child of this process would count this process's own
-    memory: a child's high-water mark starts at its parent's.)"""
-    with tempfile.NamedTemporaryFile() as rss, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+class Run(NamedTuple):
+    wall: float  # seconds
+    rss: int     # peak RSS, bytes
+    cpu: float   # user + system seconds
+    out: str     # stdout
+
+
+def launch(argv: list[str], env: Optional[dict] = None) -> Run:
+    """ARGV run under GNU time. (The ru_maxrss of a child of this process
+    would count this process's own memory: a child's high-water mark starts
+    at its parent's.)"""
+    with tempfile.NamedTemporaryFile() as usage, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
-        r = subprocess.run([TIME, "-f", "%M", "-o", rss.name] + argv, stdout=out, stderr=err, env=env)
+        r = subprocess.run([TIME, "-f", "%M %U %S", "-o", usage.name] + argv, stdout=out, stderr=err, env=env)
         wall = time.perf_counter() - t
         out.seek(0)
         err.seek(0)
         if r.returncode != 0:
             raise RuntimeError("%s failed (%d): %s" % (shlex.join(argv), r.returncode,
                                                        err.read().decode(errors="replace").strip()))
-        return wall, int(rss.read().split()[-1]), out.read().decode(errors="replace")
+        kib, user, system = usage.read().split()[-3:]
+        return Run(wall, int(kib) * 1024, float(user) + float(system), out.read().decode(errors="replace"))
 
 
 class Runs:
@@ -282,11 +290,9 @@ class Runs:
 
     def __init__(self, cold: bool) -> None:
         self.cold = cold
-        self.wall: dict[str, list[float]] = {}
-        self.rss: dict[str, list[int]] = {}
-        self.out: dict[str, str] = {}
+        self.runs: dict[str, list[Run]] = {}
 
-    def rounds(self, cmds: dict, reps: int, env: Optional[dict] = None) -> None:
+    def rounds(self, cmds: dict, reps: int) -> None:
         names = list(cmds)
         for r in range(reps):
             for name in names[r % len(names):] + names[:r % len(names)]:
@@ -294,25 +300,20 @@ class Runs:
                 if output:
                     remove(output)
                 settle(self.cold)
-                wall, rss, text = launch(argv, env)
-                self.wall.setdefault(name, []).append(wall)
-                self.rss.setdefault(name, []).append(rss)
-                self.out[name] = text
-                log("  %-34s %s, %.1f MiB" % (name, fmt_t(wall), rss / 1024))
+                run = launch(argv)
+                self.runs.setdefault(name, []).append(run)
+                log("  %-34s %s, %.1f MiB, CPU %s" % (name, fmt_t(run.wall), run.rss / MiB, fmt_t(run.cpu)))
 
-    def t(self, name: str) -> float:
-        return statistics.median(self.wall[name])
-
-    def m(self, name: str) -> float:
-        return statistics.median(self.rss[name]) * 1024
+    def median(self, name: str, field: str) -> float:
+        return statistics.median(getattr(r, field) for r in self.runs[name])
 
 
 class Table:
     def __init__(self) -> None:
         self.rows: list[tuple[str, ...]] = []
 
-    def add(self, what: str, ours: str, peer: str, value: str, ratio: Optional[float]) -> None:
-        self.rows.append((what, ours, peer, value, "-" if ratio is None else "%.3g" % ratio))
+    def add(self, what: str, ours: str, peer: str, value: str, ratio: Optional[float], digits: int = 3) -> None:
+        self.rows.append((what, ours, peer, value, "-" if ratio is None else "%.*g" % (digits, ratio)))
 
     def times(self, what: str, ours: float, peer: str, value: float) -> None:
         self.add(what, fmt_t(ours), peer, fmt_t(value), ours / value)
@@ -352,11 +353,11 @@ def bench_pack(cli: str, repo: str, outdir: str, p: dict, cold: bool, reps: int,
     runs = Runs(cold)
     runs.rounds(cmds, reps)
     sizes = {name: tree_size(out) for name, (out, _) in cmds.items()}
-    ours = "pack DIR -o PKG --no-sync"
-    for peer in ("cp -r DIR X", "tar -cf X.tar -C DIR ."):
-        table.times("pack: wall time", runs.t(ours), "`%s`" % peer, runs.t(peer))
-    for peer in ("cp -r DIR X", "tar -cf X.tar -C DIR ."):
-        table.sizes("pack: peak RSS", runs.m(ours), "`%s`" % peer, runs.m(peer))
+    ours, peers = "pack DIR -o PKG --no-sync", ("cp -r DIR X", "tar -cf X.tar -C DIR .")
+    for what, field, add in (("wall time", "wall", table.times), ("CPU time (user + system)", "cpu", table.times),
+                             ("peak RSS", "rss", table.sizes)):
+        for peer in peers:
+            add("pack: " + what, runs.median(ours, field), "`%s`" % peer, runs.median(peer, field))
     folder = tree_size(repo)
     table.sizes("output size", sizes[ours], "the folder (`cp -r` copy: %d bytes)" % sizes["cp -r DIR X"], folder)
     table.sizes("output size", sizes[ours], "`tar` (%d bytes)" % sizes["tar -cf X.tar -C DIR ."],
@@ -364,7 +365,7 @@ def bench_pack(cli: str, repo: str, outdir: str, p: dict, cold: bool, reps: int,
     shared = nbytes(p[DECODER][-1][1])
     table.add("dedupe saving: folder - package", "%s (%d bytes)" % (fmt_b(folder - sizes[ours]), folder - sizes[ours]),
               "bytes stored twice in the folder (the tied embedding)", "%s (%d bytes)" % (fmt_b(shared), shared),
-              (folder - sizes[ours]) / shared)
+              (folder - sizes[ours]) / shared, 4)
     remove(copy)
     remove(tarball)
     return pkg
@@ -428,8 +429,10 @@ def bench_open(cli: str, pkg: str, repo: str, outdir: str, cold: bool, reps: int
             warm_up([pkg, alone])
         log("open: %s" % mode)
         runs.rounds(cmds, reps if mode == "cold" else 5 * reps)
-        table.times("open %s, %s: wall time" % (DECODER, mode), runs.t(names[0]), names[1], runs.t(names[1]))
-        table.sizes("open %s, %s: peak RSS" % (DECODER, mode), runs.m(names[0]), names[1], runs.m(names[1]))
+        table.times("open %s, %s: wall time" % (DECODER, mode), runs.median(names[0], "wall"), names[1],
+                    runs.median(names[1], "wall"))
+        table.sizes("open %s, %s: peak RSS" % (DECODER, mode), runs.median(names[0], "rss"), names[1],
+                    runs.median(names[1], "rss"))
     env = python_opener(cli)
     if env is None:
         notes.append("the Python binding of this build does not open package models (no Archive.models):"
@@ -440,7 +443,7 @@ def bench_open(cli: str, pkg: str, repo: str, outdir: str, cold: bool, reps: int
         for _ in range(reps if mode == "cold" else 5 * reps):
             for key, argv in (("package", [pkg, DECODER]), ("alone", [alone, ""])):
                 settle(mode == "cold")
-                walls[key].append(float(launch([sys.executable, "-c", PY_OPEN] + argv, env)[2]))
+                walls[key].append(float(launch([sys.executable, "-c", PY_OPEN] + argv, env).out))
         table.times("open %s, %s: Python open + views + close" % (DECODER, mode),
                     statistics.median(walls["package"]), "the same of ALONE", statistics.median(walls["alone"]))
 
@@ -472,9 +475,8 @@ def machine(path: str) -> str:
                                      ", " + " ".join(blk[3:]) if len(blk) > 3 else "")
     except (OSError, ValueError, IndexError):
         pass
-    load = " ".join(open("/proc/loadavg").read().split()[:3])
-    return "machine: %s, %d cores, %s, Linux %s, disk %s, python %s, loadavg %s (other load makes times noisy)" % (
-        cpu, os.cpu_count() or 0, ram, platform.release(), disk, platform.python_version(), load)
+    return "machine: %s, %d cores, %s, Linux %s, disk %s, python %s" % (
+        cpu, os.cpu_count() or 0, ram, platform.release(), disk, platform.python_version())
 
 
 def main() -> None:
@@ -522,7 +524,7 @@ def main() -> None:
         bench_open(cli, pkg, repo, outdir, cold, args.repeat, table, notes)
         folder = tree_size(repo)
         files = sum(len(fs) for _, _, fs in os.walk(repo))
-        base = statistics.median(launch(["true"])[0] for _ in range(9))
+        base = statistics.median(launch(["true"]).wall for _ in range(9))
     finally:
         if not args.keep:
             remove(outdir)
@@ -549,7 +551,8 @@ def main() -> None:
     notes.append("each time includes starting the process under GNU time (`time true`: %s)" % fmt_t(base))
     for n in notes:
         print("note:", n)
-    print(facts)
+    load = " ".join(open("/proc/loadavg").read().split()[:3])
+    print("%s, loadavg %s at the end (other load makes times noisy)" % (facts, load))
     if args.keep:
         print("kept:", wd)
 
