@@ -29,11 +29,13 @@ else every run is warm (each input read once before); the table says which.
            RSS (GNU time's %M), output size; the package's size
            against the folder's, and the folder minus the package (the
            dedupe saving) against the bytes stored twice in the folder
-  open     the decoder, opened in the package (`onnxzip ls --model M PKG`)
-           against the same model packed alone (`onnxzip pack M -o A`,
-           `onnxzip ls A`): wall time and peak RSS, cold (when root) and
-           warm; also in-process through the Python binding (open, a
-           numpy view of every tensor, close) when it opens package models
+  open     the decoder M opened in the package (`onnxzip ls --model M PKG`)
+           against the same model packed alone (`onnxzip pack DIR/M -o
+           ALONE`, `onnxzip ls ALONE`): wall time and peak RSS, cold (when
+           root) and warm; and in-process through the Python binding of
+           the same build (`onnxzip.open(PKG, model=M)`, a numpy view of
+           every tensor, close; in a fresh process each time, the import
+           not timed) against the same of ALONE
 
 Times are medians of --repeat runs (warm opens: 5 x --repeat), the
 commands alternated and their order rotated from round to round. Prints a
@@ -292,7 +294,7 @@ class Runs:
         self.cold = cold
         self.runs: dict[str, list[Run]] = {}
 
-    def rounds(self, cmds: dict, reps: int) -> None:
+    def rounds(self, cmds: dict, reps: int, env: Optional[dict] = None) -> None:
         names = list(cmds)
         for r in range(reps):
             for name in names[r % len(names):] + names[:r % len(names)]:
@@ -300,12 +302,13 @@ class Runs:
                 if output:
                     remove(output)
                 settle(self.cold)
-                run = launch(argv)
+                run = launch(argv, env)
                 self.runs.setdefault(name, []).append(run)
                 log("  %-34s %s, %.1f MiB, CPU %s" % (name, fmt_t(run.wall), run.rss / MiB, fmt_t(run.cpu)))
 
     def median(self, name: str, field: str) -> float:
-        return statistics.median(getattr(r, field) for r in self.runs[name])
+        """Of wall, cpu, rss, or out (the seconds a command printed)."""
+        return statistics.median(float(getattr(r, field)) for r in self.runs[name])
 
 
 class Table:
@@ -371,38 +374,29 @@ def bench_pack(cli: str, repo: str, outdir: str, p: dict, cold: bool, reps: int,
     return pkg
 
 
-def python_opener(cli: str) -> Optional[dict]:
-    """The environment in which this build's Python binding imports, if it
-    opens models of a package (onnxzip.open(PKG).models); else None."""
+def python_env(cli: str) -> Optional[dict]:
+    """The environment in which the Python binding of CLI's build imports, if
+    it opens a package's model (onnxzip.open(PKG, model=PATH)); else None."""
     pydir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(cli))), "src", "python")
     env = dict(os.environ, PYTHONPATH=pydir)
-    probe = "import onnxzip; print(hasattr(onnxzip.Archive, 'models'))"
+    probe = "import inspect, onnxzip; print('model' in inspect.signature(onnxzip.open).parameters)"
     r = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
     return env if r.stdout.strip() == "True" else None
 
 
-# Run in a child per measurement: the import is not timed; open (the named
-# model of a package, or the archive), a numpy view of every tensor, close.
+# Run in a child per measurement, the import not timed: open the model (of a
+# package, or the archive's), a numpy view of every tensor, close; prints the
+# seconds taken.
 PY_OPEN = r"""
 import sys, time, onnxzip
-path, model = sys.argv[1], sys.argv[2]
+path, model = sys.argv[1], sys.argv[2] or None
 t = time.perf_counter()
-a = onnxzip.open(path)
-m = a.models[model] if model else a
-for info in m.tensor_infos():
-    m.array(info)
+a = onnxzip.open(path, model=model)
+for info in a.tensor_infos:
+    a.array(info)
 a.close()
 print(time.perf_counter() - t)
 """
-
-
-def default_model(pkg: str) -> str:
-    """The default model named by the package's manifest (spec 19.4), read
-    with Python's zipfile: the `default` line, else the first `model` line."""
-    with zipfile.ZipFile(pkg) as z:
-        lines = [line.split("\t") for line in z.read("__PACKAGE").decode().splitlines()]
-    named = [f[1] for f in lines if f[0] == "default"] + [f[1] for f in lines if f[0] == "model"]
-    return named[0] if named else ""
 
 
 def bench_open(cli: str, pkg: str, repo: str, outdir: str, cold: bool, reps: int, table: Table,
@@ -410,42 +404,31 @@ def bench_open(cli: str, pkg: str, repo: str, outdir: str, cold: bool, reps: int
     alone = os.path.join(outdir, "alone.onnxzip")
     launch([cli, "pack", os.path.join(repo, DECODER), "-o", alone, "--no-sync", "-q"])
     launch([cli, "verify", pkg])
-    has_model = "--model" in subprocess.run([cli, "ls", "--help"], capture_output=True, text=True).stdout
-    ls_pkg = [cli, "ls", "--model", DECODER, pkg] if has_model else [cli, "ls", pkg]
-    if not has_model:
-        if default_model(pkg) != DECODER:
-            raise RuntimeError("`onnxzip ls` has no --model and the package's default model is not " + DECODER)
-        notes.append("`onnxzip ls` has no --model here: `ls PKG` opens the package's default model, %s"
-                     " (its manifest's `default` line, read with zipfile)" % DECODER)
     with zipfile.ZipFile(pkg) as a, zipfile.ZipFile(alone) as b:
-        notes.append("`ls` prints every zip entry: %d of the package, %d of ALONE" % (len(a.infolist()),
-                                                                                      len(b.infolist())))
-    names = ("`%s`" % " ".join(["onnxzip"] + ls_pkg[1:-1] + ["PKG"]), "`onnxzip ls ALONE`")
-    cmds = {names[0]: (None, ls_pkg), names[1]: (None, [cli, "ls", alone])}
-    modes = (["cold"] if cold else []) + ["warm"]
-    for mode in modes:
-        runs = Runs(mode == "cold")
+        notes.append("open rows: M = %s, ALONE = `onnxzip pack DIR/M -o ALONE`; `ls` prints every zip entry: "
+                     "%d of PKG, %d of ALONE" % (DECODER, len(a.infolist()), len(b.infolist())))
+    cli_cmds = {"`ls --model M PKG`": (None, [cli, "ls", "--model", DECODER, pkg]),
+                "`ls ALONE`": (None, [cli, "ls", alone])}
+    env = python_env(cli)
+    py_cmds = {"Python: open(PKG, model=M), views, close": (None, [sys.executable, "-c", PY_OPEN, pkg, DECODER]),
+               "the same of ALONE": (None, [sys.executable, "-c", PY_OPEN, alone, ""])}
+    if env is None:
+        notes.append("the Python binding of this build does not open a package's model: no Python rows")
+    for mode in (["cold"] if cold else []) + ["warm"]:
+        n = reps if mode == "cold" else 5 * reps
         if mode == "warm":
             warm_up([pkg, alone])
-        log("open: %s" % mode)
-        runs.rounds(cmds, reps if mode == "cold" else 5 * reps)
-        table.times("open %s, %s: wall time" % (DECODER, mode), runs.median(names[0], "wall"), names[1],
-                    runs.median(names[1], "wall"))
-        table.sizes("open %s, %s: peak RSS" % (DECODER, mode), runs.median(names[0], "rss"), names[1],
-                    runs.median(names[1], "rss"))
-    env = python_opener(cli)
-    if env is None:
-        notes.append("the Python binding of this build does not open package models (no Archive.models):"
-                     " no in-process rows")
-        return
-    for mode in modes:
-        walls: dict[str, list[float]] = {"package": [], "alone": []}
-        for _ in range(reps if mode == "cold" else 5 * reps):
-            for key, argv in (("package", [pkg, DECODER]), ("alone", [alone, ""])):
-                settle(mode == "cold")
-                walls[key].append(float(launch([sys.executable, "-c", PY_OPEN] + argv, env).out))
-        table.times("open %s, %s: Python open + views + close" % (DECODER, mode),
-                    statistics.median(walls["package"]), "the same of ALONE", statistics.median(walls["alone"]))
+        log("open: %s, %d rounds" % (mode, n))
+        runs = Runs(mode == "cold")
+        runs.rounds(cli_cmds, n)
+        ours, peer = cli_cmds
+        table.times("%s, %s: wall time" % (ours, mode), runs.median(ours, "wall"), peer, runs.median(peer, "wall"))
+        table.sizes("%s, %s: peak RSS" % (ours, mode), runs.median(ours, "rss"), peer, runs.median(peer, "rss"))
+        if env is not None:
+            runs.rounds(py_cmds, n, env)
+            ours, peer = py_cmds
+            table.times("%s, %s: in-process time" % (ours, mode), runs.median(ours, "out"), peer,
+                        runs.median(peer, "out"))
 
 
 # --------------------------------------------------------------------------
@@ -548,7 +531,8 @@ def main() -> None:
     print()
     print(table.markdown())
     print()
-    notes.append("each time includes starting the process under GNU time (`time true`: %s)" % fmt_t(base))
+    notes.append("wall times include starting the process under GNU time (`time true`: %s); in-process "
+                 "times do not" % fmt_t(base))
     for n in notes:
         print("note:", n)
     load = " ".join(open("/proc/loadavg").read().split()[:3])
