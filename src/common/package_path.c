@@ -13,7 +13,10 @@
 /* Characters that some file system cannot hold in a name (Windows' set). */
 static int forbidden(unsigned char c)
 {
-    return c < 0x20 || c == 0x7F || (c && strchr("\\:*?\"<>|", c));
+    switch (c) {
+    case '\\': case ':': case '*': case '?': case '"': case '<': case '>': case '|': case 0x7F: return 1;
+    default: return c < 0x20;
+    }
 }
 
 static int component_check(const char *c, size_t n, const char **why)
