@@ -88,6 +88,10 @@ int oz_package_copy(const char *in_path, const char *out_path, const onnxzip_wri
         !(rc = onnxzip_writer_create(out_path, &o, &w))) {
         rc = copy_entries(a, w);
         if (!rc) rc = copy_models(a, w, model, bytes, size);
+        /* Every byte is in the new file (models copied into the writer):
+         * the old one is let go before the rename, which Windows refuses
+         * over a file still mapped. */
+        onnxzip_close(&a);
         rc = rc ? (onnxzip_writer_abort(&w), rc) : onnxzip_writer_finish(&w);
     }
     onnxzip_close(&a);
