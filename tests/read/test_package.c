@@ -171,6 +171,42 @@ static void check_update(const char *path, const char *dir)
     free(a);
 }
 
+/* onnxzip_unpack_dir(): the folder back (files byte for byte, every model
+ * at its path, opened here as a classic model whose tensors are those of
+ * the package's model); only into a new or empty folder. */
+static void check_unpack_dir(const char *pkg, const char *dir)
+{
+    char out[4096];
+    snprintf(out, sizeof out, "%s", tu_path(dir, "unpacked"));
+    CHECK_RC(onnxzip_unpack_dir(pkg, out, NULL), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", out);
+    FILE *f = fopen(path, "rb");
+    char buf[64] = { 0 };
+    CHECK(f && fread(buf, 1, sizeof buf, f) == sizeof config - 1 && strcmp(buf, config) == 0);
+    if (f) fclose(f);
+    static const char *const models[] = { "onnx/a.onnx", "onnx/b.onnx", "m.onnx" };
+    for (int i = 0; i < 3; i++) {
+        onnxzip_archive *c = NULL, *p = NULL;
+        snprintf(path, sizeof path, "%s/%s", out, models[i]);
+        CHECK_RC(onnxzip_open(path, 0, &c), 0);
+        CHECK_RC(onnxzip_open_model(pkg, models[i], 0, &p), 0);
+        CHECK(c && p && onnxzip_tensor_count(c) == onnxzip_tensor_count(p));
+        for (size_t k = 0; c && p && k < onnxzip_tensor_count(p); k++) {
+            const onnxzip_tensor *x = onnxzip_tensor_at(c, k), *y = onnxzip_tensor_at(p, k);
+            CHECK(x->nbytes == y->nbytes && !memcmp(x->data, y->data, (size_t)x->nbytes));
+        }
+        onnxzip_close(&c);
+        onnxzip_close(&p);
+    }
+    CHECK_RC(onnxzip_unpack_dir(pkg, out, NULL), ONNXZIP_EINVAL); /* not empty */
+    onnxzip_unpack_options o;
+    onnxzip_unpack_options_init(&o);
+    o.model = "m.onnx";
+    CHECK_RC(onnxzip_unpack_dir(pkg, tu_path(dir, "other"), &o), ONNXZIP_EINVAL);
+    CHECK(access(tu_path(dir, "other"), F_OK) != 0);
+}
+
 int main(void)
 {
     char *dir = tu_tmpdir();
@@ -186,6 +222,7 @@ int main(void)
     check_members(pkg);
     check_update(pkg, dir);
     check_generation(pkg, 2);
+    check_unpack_dir(pkg, dir);
 
     /* a model whose reference leaves its directory's entries: refused at finish, nothing written */
     onnxzip_write_options o;
