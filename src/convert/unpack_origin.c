@@ -232,7 +232,7 @@ static int check_places(const unpack *u)
 int oz_og_write(unpack *u)
 {
     oz_og *g = u->og;
-    qsort(g->jobs, g->n_jobs, sizeof *g->jobs, cmp_job);
+    if (g->n_jobs) qsort(g->jobs, g->n_jobs, sizeof *g->jobs, cmp_job); /* none: jobs is NULL */
     int rc = check_places(u);
     if (rc) return rc;
     size_t j = 0;

@@ -246,7 +246,7 @@ const oz_zentry *oz_zip_resolve(const oz_zip *z, const char *loc, size_t n)
     if (!z->dir) return oz_zip_find(z, loc, n);
     char name[OZ_MAX_PATH + 1];
     const char *why;
-    if (z->dir_len + n > OZ_MAX_PATH || memchr(loc, 0, n)) return NULL;
+    if (!n || z->dir_len + n > OZ_MAX_PATH || memchr(loc, 0, n)) return NULL; /* "" is no path */
     memcpy(name, z->dir, z->dir_len);
     memcpy(name + z->dir_len, loc, n);
     name[z->dir_len + n] = '\0';
