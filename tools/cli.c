@@ -219,6 +219,13 @@ int cli_require_in_out(const char *cmd, void (*usage)(FILE *), const char *in, c
 
 /* Re-reads the new archive for the summary line, so that it shows what is
  * on disk rather than what was intended. */
+size_t cli_package_models(const onnxzip_archive *a)
+{
+    size_t models = 0;
+    for (size_t i = 0; i < onnxzip_member_count(a); i++) models += onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL;
+    return models;
+}
+
 int cli_archive_summary(const char *verb, const char *in, const char *out)
 {
     onnxzip_archive *a = NULL;
@@ -237,8 +244,7 @@ int cli_archive_summary(const char *verb, const char *in, const char *out)
     for (size_t i = 0; i < n; i++)
         if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
             in_entries++;
-    size_t members = onnxzip_member_count(a), models = 0;
-    for (size_t i = 0; i < members; i++) models += onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL;
+    size_t members = onnxzip_member_count(a), models = cli_package_models(a);
     if (members)
         cli_line(stdout, "%s %s -> %s: a package of %zu models and %zu files in %zu entries, %" PRIu64 " bytes",
                  verb, in, out, models, members - models, onnxzip_entry_count(a), st.size);

@@ -125,4 +125,7 @@ int cli_is_url(const char *s);
 /* onnxzip_open_url() for a URL, else onnxzip_open(). */
 int cli_open(const char *path, const onnxzip_remote_options *o, onnxzip_archive **a);
 
+/* The models among a package's members (0 for any other handle). */
+size_t cli_package_models(const onnxzip_archive *a);
+
 #endif /* ONNXZIP_TOOLS_CLI_H */

@@ -54,8 +54,7 @@ int cmd_verify(int argc, char **argv)
     size_t n = onnxzip_entry_count(a), with_digest = 0;
     for (size_t i = 0; i < n; i++)
         with_digest += onnxzip_entry_at(a, i)->has_xxh3 != 0;
-    size_t members = onnxzip_member_count(a), models = 0;
-    for (size_t i = 0; i < members; i++) models += onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL;
+    size_t members = onnxzip_member_count(a), models = cli_package_models(a);
     if (members)
         cli_line(stdout, "OK: %s: a package of %zu models and %zu files, %zu entries, every model's references "
                  "checked, CRC-32 verified, XXH3 verified for %zu of %zu entries", path, models, members - models, n,

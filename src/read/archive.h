@@ -69,6 +69,10 @@ int oz_verify_model_fields(const onnxzip_archive *a);
  * default) that the open sequence is to select. 0 or ONNXZIP_ENOMEM. */
 int oz_archive_want_model(onnxzip_archive *a, const char *model);
 
+/* archive_access.c: 0 when `m` is one of the members of `a`'s package;
+ * else ONNXZIP_EINVAL naming `fn` (NULL, or a member of another handle). */
+int oz_own_member(const onnxzip_archive *a, const onnxzip_member *m, const char *fn);
+
 /* open.c: the one open sequence of an archive (a zip) over a->src, the
  * same for a mapped file, a URL and a host's reads: parses the window
  * (widening it down as the records require), copies the model, checks

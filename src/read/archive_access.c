@@ -136,7 +136,7 @@ const char *onnxzip_model_path(const onnxzip_archive *a)
                ? a->zip.entries[a->zip.model_index].pub.name : NULL;
 }
 
-static int own_member(const onnxzip_archive *a, const onnxzip_member *m, const char *fn)
+int oz_own_member(const onnxzip_archive *a, const onnxzip_member *m, const char *fn)
 {
     if (!a || !m || m < a->pkg.members || m >= a->pkg.members + a->pkg.n)
         return oz_err(ONNXZIP_EINVAL, -1, "%s: NULL argument, or a member of another handle", fn);
@@ -145,7 +145,7 @@ static int own_member(const onnxzip_archive *a, const onnxzip_member *m, const c
 
 int onnxzip_member_bytes(const onnxzip_archive *a, const onnxzip_member *m, const void **data, uint64_t *size)
 {
-    int rc = own_member(a, m, "onnxzip_member_bytes");
+    int rc = oz_own_member(a, m, "onnxzip_member_bytes");
     if (rc) return rc;
     if (!data || !size) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_member_bytes: NULL argument");
     if (oz_archive_unmapped(a))

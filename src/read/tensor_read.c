@@ -107,8 +107,9 @@ int onnxzip_tensor_strings(onnxzip_archive *a, const onnxzip_tensor *t, const vo
 
 int onnxzip_member_read(onnxzip_archive *a, const onnxzip_member *m, uint64_t offset, uint64_t len, void *buf)
 {
-    if (!a || !m || m < a->pkg.members || m >= a->pkg.members + a->pkg.n || (!buf && len))
-        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_member_read: NULL argument, or a member of another handle");
+    int rc = oz_own_member(a, m, "onnxzip_member_read");
+    if (rc) return rc;
+    if (!buf && len) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_member_read: NULL buffer");
     if (offset > m->size || len > m->size - offset)
         return oz_err(ONNXZIP_ERANGE, -1, "%s: '%s': bytes %llu..%llu asked of a %llu-byte %s", a->path, m->path,
                       (unsigned long long)offset, (unsigned long long)(offset + len), (unsigned long long)m->size,
