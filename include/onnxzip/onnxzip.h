@@ -1023,7 +1023,19 @@ typedef struct onnxzip_host_source {
     int64_t (*read)(void *ctx, uint64_t offset, size_t n, void *dst);
     void *ctx;          /* passed to read */
     const char *model;  /* a package's model to open (see onnxzip_open_model()), or NULL: the default */
+    unsigned flags;     /* 0 (the default), or ONNXZIP_HOST_DEFER_HEADERS */
 } onnxzip_host_source;
+
+/* onnxzip_host_source.flags: with `read`, local headers are checked as
+ * without one, each on its entry's first read (onnxzip_host_check_header()),
+ * and `read` is asked only for a package's model entry when it lies before
+ * the window: its local header and bytes, [header_offset, data_offset +
+ * size), in one call (a host fetching over a network then transfers that
+ * model alone, where *need would widen the window over every later model).
+ * A read answering -1 fails the open with ONNXZIP_EIO naming the offset:
+ * fetch that range and open again. Ignored without `read`; other bits:
+ * ONNXZIP_EINVAL. */
+#define ONNXZIP_HOST_DEFER_HEADERS 1u
 
 /* Opens the archive (a zip: classic models need onnxzip_open*) of `src`.
  * 0 with *out set: opened. The handle has no mapping and owns copies of

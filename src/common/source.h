@@ -65,6 +65,8 @@ struct oz_source {
     int defer_headers;    /* entries' local headers are checked on first read (remote), not all at open */
     int widen_by_caller;  /* the open returns what it needs before the window instead of reading it
                              (a host whose reads are asynchronous) */
+    int read_model;       /* with widen_by_caller: a model entry before the window is read with read()
+                             (its header and bytes, one range), not asked for */
     int cold;             /* read() found bytes that were not in the page cache (a local file) */
 };
 

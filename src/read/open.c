@@ -64,6 +64,22 @@ static int open_package(onnxzip_archive *a)
     return oz_package_select(&a->pkg, &a->zip, a->want_model, a->path);
 }
 
+/* A host's model entry before the window: its local header and bytes in
+ * one read, the one range the host fetches (not every later model's, as a
+ * window widened down to it would), the header checked. */
+static int read_model_entry(onnxzip_archive *a)
+{
+    const oz_zentry *m = &a->zip.entries[a->zip.model_index];
+    size_t hlen = (size_t)(m->pub.data_offset - m->pub.header_offset);
+    uint8_t *buf = malloc(hlen + a->model_len);
+    if (!buf) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
+    int rc = a->src.ops->read(&a->src, m->pub.header_offset, hlen + a->model_len, buf);
+    if (!rc) rc = oz_entry_check_header(a, a->zip.model_index, buf);
+    if (!rc) memcpy(a->model_copy, buf + hlen, a->model_len);
+    free(buf);
+    return rc;
+}
+
 /* The model's bytes, copied: an in-place update may later truncate the
  * region they lie in (spec 15.5); weights never move and stay mapped. A
  * package's model may lie before the window: read by itself then, its
@@ -81,11 +97,11 @@ static int copy_model(onnxzip_archive *a, uint64_t *need)
         return a->checked ? oz_entry_check_header(a, a->zip.model_index,
                                                   oz_source_window(s) + (m->pub.header_offset - s->win_off)) : 0;
     }
-    if (s->widen_by_caller) {
+    if (s->widen_by_caller && !s->read_model) {
         *need = m->pub.header_offset;
         return 1;
     }
-    return oz_entry_read(a, a->zip.model_index, 0, a->model_len, a->model_copy);
+    return s->read_model ? read_model_entry(a) : oz_entry_read(a, a->zip.model_index, 0, a->model_len, a->model_copy);
 }
 
 int oz_open_zip(onnxzip_archive *a, uint64_t *need)

@@ -44,11 +44,12 @@ static int host_source(onnxzip_archive *a, const onnxzip_host_source *src)
         free(win);
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     }
+    int defer = (src->flags & ONNXZIP_HOST_DEFER_HEADERS) != 0;
     *h = (host_src){ src->read, src->ctx };
     if (src->window_len) memcpy(win, src->window, src->window_len);
     a->src = (oz_source){ .ops = &host_ops, .impl = h, .name = a->path, .size = src->size, .win = win,
-                          .win_off = src->size - src->window_len, .read_headers = src->read != NULL,
-                          .defer_headers = src->read == NULL, .widen_by_caller = 1 };
+                          .win_off = src->size - src->window_len, .read_headers = src->read && !defer,
+                          .defer_headers = !src->read || defer, .widen_by_caller = 1, .read_model = src->read && defer };
     return 0;
 }
 
@@ -57,6 +58,8 @@ int onnxzip_open_host(const onnxzip_host_source *src, onnxzip_archive **out, uin
     if (out) *out = NULL;
     if (!src || !out || !need || !src->name) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_open_host: NULL argument");
     *need = 0;
+    if (src->flags & ~(unsigned)ONNXZIP_HOST_DEFER_HEADERS)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: unknown flags 0x%x", src->name, src->flags);
     if (src->window_len > src->size || (src->window_len && !src->window))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: a window of %zu bytes does not end a file of %llu bytes", src->name,
                       src->window_len, (unsigned long long)src->size);

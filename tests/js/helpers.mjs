@@ -143,9 +143,10 @@ export function pick(objs, fields) {
 // `A-`, `-N`) answered 206 with an exact Content-Range, a strong ETag
 // (If-Match checked: 412), Last-Modified, no Content-Encoding; an
 // unsatisfiable range 416 `bytes */SIZE`; no Range 200. Files are read at each
-// request. Returns {serve(name, file) -> its http URL, close()}.
+// request. Returns {serve(name, file) -> its http URL, sent (body bytes so far), close()}.
 export async function rangeServer() {
   const files = new Map();
+  let sent = 0;  // body bytes written, every reply
   const server = http.createServer((req, res) => {
     const file = files.get(req.url.split('?')[0]);
     if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) { res.writeHead(file ? 405 : 404).end(); return; }
@@ -155,8 +156,10 @@ export async function rangeServer() {
       'Accept-Ranges': 'bytes', 'Content-Type': 'application/octet-stream' };
     const ifMatch = req.headers['if-match'];
     if (ifMatch && ifMatch !== '*' && !ifMatch.split(/\s*,\s*/).includes(head.ETag)) { res.writeHead(412, head).end(); return; }
-    const send = (code, extra, bytes) => res.writeHead(code, { ...head, ...extra, 'Content-Length': bytes.length })
-      .end(req.method === 'HEAD' ? undefined : bytes);
+    const send = (code, extra, bytes) => {
+      if (req.method !== 'HEAD') sent += bytes.length;
+      res.writeHead(code, { ...head, ...extra, 'Content-Length': bytes.length }).end(req.method === 'HEAD' ? undefined : bytes);
+    };
     const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
     // no Range, or an invalid one (RFC 9110 14.2: ignored): the whole file
     if (!m || (m[1] === '' && m[2] === '') || (m[2] !== '' && Number(m[2]) < Number(m[1]))) { send(200, {}, body); return; }
@@ -177,6 +180,8 @@ export async function rangeServer() {
       files.set(key, file);
       return base + key;
     },
+    /** Body bytes sent so far (all replies). */
+    get sent() { return sent; },
     close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
   };
 }

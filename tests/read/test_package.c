@@ -207,6 +207,70 @@ static void check_unpack_dir(const char *pkg, const char *dir)
     CHECK(access(tu_path(dir, "other"), F_OK) != 0);
 }
 
+typedef struct host_file {
+    uint8_t *p;
+    size_t n;
+    int misses, reads;  /* reads to refuse (-1) first; reads answered */
+    uint64_t off, len;  /* the last read answered */
+} host_file;
+
+static int64_t host_read(void *ctx, uint64_t off, size_t n, void *dst)
+{
+    host_file *f = ctx;
+    if (f->misses > 0 && f->misses--) return -1;
+    CHECK(off + n <= f->n);
+    memcpy(dst, f->p + off, n);
+    f->reads++;
+    f->off = off;
+    f->len = n;
+    return (int64_t)n;
+}
+
+/* onnxzip_open_host() with ONNXZIP_HOST_DEFER_HEADERS of a model before the
+ * last: the window widened for the directory only, the model's entry
+ * (header and bytes) the one read, not at hand first (EIO), then answered;
+ * the model's bytes those of onnxzip_open_model(). */
+static void check_host_model(const char *pkg)
+{
+    onnxzip_archive *l = NULL, *h = NULL;
+    CHECK_RC(onnxzip_open_model(pkg, "onnx/a.onnx", 0, &l), 0);
+    const void *want = NULL, *got = NULL;
+    size_t wn = 0, gn = 0;
+    host_file f = { .misses = 1 };
+    FILE *fp = fopen(pkg, "rb");
+    CHECK(fp && !fseek(fp, 0, SEEK_END));
+    f.n = fp ? (size_t)ftell(fp) : 0;
+    f.p = malloc(f.n);
+    CHECK(fp && !fseek(fp, 0, SEEK_SET) && fread(f.p, 1, f.n, fp) == f.n);
+    if (fp) fclose(fp);
+    uint64_t from = f.n - 64, need = 0;
+    int rc = 0;
+    for (int round = 0; round < 4 && !h; round++) {
+        onnxzip_host_source src = { .name = "host.onnxzip", .size = f.n, .window = f.p + from,
+                                    .window_len = f.n - (size_t)from, .read = host_read, .ctx = &f,
+                                    .model = "onnx/a.onnx", .flags = ONNXZIP_HOST_DEFER_HEADERS };
+        if ((rc = onnxzip_open_host(&src, &h, &need)) == ONNXZIP_EIO) continue; /* the miss: open again */
+        CHECK_RC(rc, 0);
+        if (!h) from = need;
+    }
+    const onnxzip_member *a = l ? onnxzip_find_member(l, "onnx/a.onnx") : NULL;
+    const onnxzip_member *m = l ? onnxzip_find_member(l, "m.onnx") : NULL;
+    CHECK(h && a && m && f.reads == 1);
+    if (h && a && m) {
+        const onnxzip_entry *e = onnxzip_entry_at(l, a->entry);
+        CHECK(f.off == e->header_offset && f.len == e->data_offset + e->size - e->header_offset);
+        CHECK(from > onnxzip_entry_at(l, m->entry)->header_offset); /* no other model's bytes */
+        CHECK_RC(onnxzip_model_bytes(l, &want, &wn), 0);
+        CHECK_RC(onnxzip_model_bytes(h, &got, &gn), 0);
+        CHECK(wn == gn && !memcmp(want, got, wn));
+    }
+    onnxzip_host_source bad = { .name = "x", .size = f.n, .window = f.p, .window_len = f.n, .flags = 2 };
+    onnxzip_close(&h);
+    CHECK_RC(onnxzip_open_host(&bad, &h, &need), ONNXZIP_EINVAL);
+    onnxzip_close(&l);
+    free(f.p);
+}
+
 int main(void)
 {
     char *dir = tu_tmpdir();
@@ -223,6 +287,7 @@ int main(void)
     check_update(pkg, dir);
     check_generation(pkg, 2);
     check_unpack_dir(pkg, dir);
+    check_host_model(pkg);
 
     /* a model whose reference leaves its directory's entries: refused at finish, nothing written */
     onnxzip_write_options o;

@@ -38,9 +38,9 @@ export function groupSpans(spans, gap) {
 }
 
 // Reads every span (through groupSpans), a few reads at a time; returns Map span -> bytes.
-async function readSpans(reader, spans, signal) {
+async function readSpans(reader, spans, signal, gap = reader.gap) {
   const out = new Map();
-  const reads = groupSpans(spans, reader.gap);
+  const reads = groupSpans(spans, gap);
   let next = 0;
   const worker = async () => {
     while (next < reads.length) {
@@ -54,11 +54,14 @@ async function readSpans(reader, spans, signal) {
   return out;
 }
 
-// The bytes of a source the C reader asks for while ozw_open_file runs (wasm import onnxzip.read):
-// from reader.readSync when it has one (bytes, Node files), else from what was read before (a Blob:
-// reads are asynchronous, so a miss is noted, read, and the open tried again).
+// The bytes of a source the C reader asks for while ozw_open_file or ozw_open_lazy runs (wasm import
+// onnxzip.read): from reader.readSync when it has one (bytes, Node files), else from what was read
+// before (a Blob, a URL: reads are asynchronous, so a miss is noted, read, and the open tried again).
+// A miss is read whole, and at least `minRead` bytes (a Blob's local headers: few reads).
 class SourceReads {
-  constructor(reader) { this.reader = reader; this.chunks = []; this.miss = null; this.error = null; }
+  constructor(reader, minRead = 64 << 10) {
+    this.reader = reader; this.minRead = minRead; this.chunks = []; this.miss = null; this.error = null;
+  }
   get(off, len) {
     if (off >= this.reader.size) return new Uint8Array(0);
     if (this.reader.readSync) return this.reader.readSync(off, Math.min(len, this.reader.size - off));
@@ -69,7 +72,7 @@ class SourceReads {
   call(n, ptr, len, off) {
     try {
       const b = this.get(off, len);
-      if (!b) { this.miss ??= [off, Math.min(Math.max(len, 64 << 10), this.reader.size - off)]; return -1; }
+      if (!b) { this.miss ??= [off, Math.min(Math.max(len, this.minRead), this.reader.size - off)]; return -1; }
       n.u8.set(b, ptr);
       return b.length;
     } catch (e) {
@@ -87,9 +90,10 @@ class SourceReads {
 
 const FD = 3;  // the descriptor ozw_open_file's reads name (any; one source at a time)
 
-// ozw_open (reads null: a URL) or ozw_open_file over the window `win` at the file's end, widened as
-// the C reader asks (at most 3 rounds); a Blob's missed reads are read and the open tried again.
-// `model`: the package's model to hold (null: its default).
+// ozw_open (reads null: headerSpans' prediction), ozw_open_lazy (a URL: a package model before the
+// window is the one range read, not every byte after it) or ozw_open_file over the window `win` at
+// the file's end, widened as the C reader asks (at most 3 rounds); missed reads are read and the open
+// tried again. `model`: the package's model to hold (null: its default).
 async function openRounds(n, reader, win, reads, signal, model) {
   const size = reader.size;
   let winOff = size - win.length;
@@ -104,7 +108,8 @@ async function openRounds(n, reader, win, reads, signal, model) {
         reads.miss = null;
         setReader((fd, ptr, len, off) => reads.call(n, ptr, len, off));
         try {
-          st = n.x.ozw_open_file(nameP, winP, win.length, winOff, size, FD, outs, outs + 8, modelP);
+          const open = reader.kind === 'url' ? n.x.ozw_open_lazy : n.x.ozw_open_file;
+          st = open(nameP, winP, win.length, winOff, size, FD, outs, outs + 8, modelP);
         } finally {
           setReader(null);
           n.free(winP);
@@ -164,14 +169,12 @@ export async function openArchive(reader, { tailBytes = 65536, tail = null, sign
   const n = await native();
   const size = reader.size;
   const win = tail ?? await reader.read(size - Math.min(tailBytes, size), Math.min(tailBytes, size));
-  let reads = null;
-  if (reader.kind !== 'url') {
-    reads = new SourceReads(reader);
-    if (!reader.readSync) await reads.fill(await headerSpans(n, reader, win, signal, model), signal);
-  }
+  const url = reader.kind === 'url';
+  const reads = new SourceReads(reader, url ? 0 : undefined);
+  if (!url && !reader.readSync) await reads.fill(await headerSpans(n, reader, win, signal, model), signal);
   const h = await openRounds(n, reader, win, reads, signal, model);
   try {
-    return new Archive(n, h, reader, reads !== null);
+    return new Archive(n, h, reader, !url);
   } catch (e) {
     n.x.ozw_close(h);
     throw e;
@@ -254,14 +257,15 @@ export class Archive {
   }
 
   /** The bytes of file ranges `spans` ([offset, length]), with the local headers of the entries they
-   * lie in checked first (for a URL: read in the same requests). Returns Map span -> bytes. */
-  async _readChecked(spans, signal) {
+   * lie in checked first (for a URL: read in the same requests). Returns Map span -> bytes. `gap`:
+   * spans closer than this share a read (default: the reader's). */
+  async _readChecked(spans, signal, gap) {
     const ents = new Set();
     for (const [off, len] of spans) {
       for (const i of this.#overlapping(off, off + len)) if (!this.#checked.has(i)) ents.add(i);
     }
     const heads = [...ents].map((i) => headerSpan(this.entries[i]));
-    const all = await readSpans(this.#reader, [...spans, ...heads], signal);
+    const all = await readSpans(this.#reader, [...spans, ...heads], signal, gap);
     await this._checkLocal([...ents], signal, new Map([...ents].map((i, k) => [i, all.get(heads[k])])));
     return all;
   }
@@ -323,8 +327,9 @@ export class Archive {
     return new OnnxzipError('ENOTFOUND', `${this.#reader.display}: ${what}`, where(this.#reader));
   }
 
-  /** The view (spec 16): a small ONNX model whose large tensors reference this archive by offset. */
-  async view({ sizeThreshold = 1024, location = this.name } = {}) {
+  /** The view (spec 16): a small ONNX model whose large tensors reference this archive by offset.
+   * `_file` (internal): a buffer of the file's size already holding the bytes the view copies. */
+  async view({ sizeThreshold = 1024, location = this.name, _file = null } = {}) {
     if (typeof sizeThreshold !== 'number') throw new TypeError('sizeThreshold must be a number');
     if (!Number.isSafeInteger(sizeThreshold) || sizeThreshold < 0) {
       throw new RangeError(`sizeThreshold must be a non-negative integer, not ${sizeThreshold}`);
@@ -332,7 +337,8 @@ export class Archive {
     if (typeof location !== 'string') throw new TypeError('location must be a string');
     const n = this.#n;
     const ranges = JSON.parse(n.str(n.nonNull(n.x.ozw_view_ranges(this.#handle(), sizeThreshold), where(this.#reader))));
-    const got = ranges.length ? await this._readChecked(ranges) : new Map();
+    const got = _file ? new Map(ranges.map((s) => [s, _file.subarray(s[0], s[0] + s[1])]))
+      : ranges.length ? await this._readChecked(ranges) : new Map();
     const inlineP = n.put(ranges.map((s) => got.get(s)));
     const locP = n.putStr(location);
     const outs = n.alloc(8);

@@ -9,21 +9,26 @@ function plainName(name) {
   return /^[^/\\]+$/.test(name) && name !== '.' && name !== '..' ? name : 'model.onnxzip';
 }
 
-// The whole file in memory, every local header checked (ORT will read every entry).
-async function wholeFile(archive, signal) {
-  const r = archive._reader;
-  if (r.kind === 'bytes') return r.bytes;
-  const buf = new Uint8Array(archive.size);
-  if (r.kind === 'blob') buf.set(new Uint8Array(await r.blob.arrayBuffer()));
-  else {
-    let at = 0;
-    for await (const c of r.chunks(0, archive.size, signal)) { buf.set(c, at); at += c.length; }
-  }
+// A Blob's whole file in memory, every local header checked (ORT will read every entry).
+async function wholeBlob(archive, signal) {
+  const buf = new Uint8Array(await archive._reader.blob.arrayBuffer());
   const all = archive.entries.map((_, i) => i);
   await archive._checkLocal(all, signal, new Map(all.map((i) => {
     const e = archive.entries[i];
     return [i, buf.subarray(e.headerOffset, e.dataOffset)];
   })));
+  return buf;
+}
+
+// A buffer of the file's size holding only what ORT reads of it for the archive's model: its entry
+// and its tensors' entries (their local headers checked in the same requests, adjacent ones in one);
+// every other byte zero, never fetched: over a URL a package's other models are not transferred.
+async function modelFile(archive, signal) {
+  const buf = new Uint8Array(archive.size);
+  const spans = archive.tensors.filter((t) => t.storage === 'entry' && t.byteLength > 0)
+    .map((t) => [t.offset, t.byteLength]);
+  for (const [[off], bytes] of await archive._readChecked(spans, signal, 0)) buf.set(bytes, off);
+  buf.set(archive.modelBytes(), archive._modelEntry.dataOffset);
   return buf;
 }
 
@@ -37,18 +42,20 @@ export async function sessionPlan(ort, archive, so, signal) {
     const extra = { ...so.extra, session: { ...so.extra?.session, [FOLDER]: dirname(r.realPath) } };
     return { location: basename(r.realPath), options: { ...so, extra } };
   }
-  let data;
+  let data, file = null;
   if (r.kind === 'bytes') data = r.bytes;
-  else if (nodeOrt || isNodeJs) {
-    // onnxruntime-web in Node reads a string as a path, so a URL's bytes are read here
-    data = r.kind === 'file' ? r.realPath : await wholeFile(archive, signal);
-  } else if (r.kind === 'url' && (r.fetch !== globalThis.fetch || Object.keys(r.userHeaders).length)) {
-    // ORT fetches a URL by a plain GET: the caller's fetch and headers (credentials) would not go along
-    data = await wholeFile(archive, signal);
-  } else data = r.kind === 'blob' ? r.blob : r.target;
+  else if (r.kind === 'url' && (nodeOrt || isNodeJs || archive.models.size > 1 ||
+    r.fetch !== globalThis.fetch || Object.keys(r.userHeaders).length)) {
+    // onnxruntime-web in Node reads a string as a path; ORT's own GET of a URL would transfer every
+    // model of a package and leave out the caller's fetch and headers (credentials): the model's
+    // bytes are read here
+    data = file = await modelFile(archive, signal);
+  } else if (nodeOrt || isNodeJs) data = r.kind === 'file' ? r.realPath : await wholeBlob(archive, signal);
+  else data = r.kind === 'blob' ? r.blob : r.target;
   const location = plainName(archive.name);
   const externalData = [...(so.externalData ?? []), { path: location, data }];
-  return { location, options: { ...so, externalData }, given: true, remote: typeof data === 'string' && r.kind === 'url' };
+  return { location, options: { ...so, externalData }, given: true, file,
+    remote: typeof data === 'string' && r.kind === 'url' };
 }
 
 // The view's size threshold. ORT checks the external data of a tensor in a subgraph (an If branch's
@@ -68,7 +75,8 @@ function viewThreshold(archive, plan) {
 /** An InferenceSession of `ort` (onnxruntime-node or onnxruntime-web) over `archive`'s view. */
 export async function createSessionOn(ort, archive, so, signal) {
   const plan = await sessionPlan(ort, archive, so, signal);
-  const view = await archive.view({ location: plan.location, sizeThreshold: viewThreshold(archive, plan) });
+  const view = await archive.view({ location: plan.location, sizeThreshold: viewThreshold(archive, plan),
+    _file: plan.file });
   const session = await ort.InferenceSession.create(view, plan.options);
   if (plan.remote) {
     // ORT fetched the file by a plain GET: the pinned file must still be the one served

@@ -82,7 +82,7 @@ static int64_t import_read(void *ctx, uint64_t off, size_t n, void *dst)
  * `model`: a package's model to hold (onnxzip_host_source.model), NULL: the
  * default. */
 static int open_any(const char *name, const uint8_t *win, size_t win_len, double win_off, double size, int fd,
-                    double *need, void **out, const char *model)
+                    double *need, void **out, const char *model, unsigned flags)
 {
     if (out) *out = NULL;
     if (need) *need = -1;
@@ -90,7 +90,7 @@ static int open_any(const char *name, const uint8_t *win, size_t win_len, double
     uint64_t off = 0;
     onnxzip_host_source src = { .name = name, .window = win, .window_len = win_len,
                                 .read = fd >= 0 ? import_read : NULL, .ctx = (void *)(intptr_t)fd,
-                                .model = model };
+                                .model = model, .flags = flags };
     /* A bad number: onnxzip_open_host() refuses the window with its message. */
     if (to_u64(size, &src.size) || to_u64(win_off, &off) || off + win_len != src.size) src.window_len = SIZE_MAX;
     ozw *h = calloc(1, sizeof *h);
@@ -110,7 +110,7 @@ EXPORT(ozw_open) int ozw_open(const char *name, const uint8_t *win, size_t win_l
 int ozw_open(const char *name, const uint8_t *win, size_t win_len, double win_off, double size, double *need,
              void **out, const char *model)
 {
-    return open_any(name, win, win_len, win_off, size, -1, need, out, model);
+    return open_any(name, win, win_len, win_off, size, -1, need, out, model, 0);
 }
 
 /* ozw_open() of a source whose every byte the package can read (a Blob,
@@ -124,7 +124,21 @@ int ozw_open_file(const char *name, const uint8_t *win, size_t win_len, double w
                   double *need, void **out, const char *model)
 {
     if (fd < 0) return ONNXZIP_EINVAL;
-    return open_any(name, win, win_len, win_off, size, fd, need, out, model);
+    return open_any(name, win, win_len, win_off, size, fd, need, out, model, 0);
+}
+
+/* ozw_open() of a URL whose package model lies before the window: its
+ * entry (local header and bytes, one range) is read through the import as
+ * ozw_open_file()'s reads are (-1: the package fetches that range and opens
+ * again), no other byte before the window; local headers are checked on
+ * each entry's first read (ONNXZIP_HOST_DEFER_HEADERS). */
+EXPORT(ozw_open_lazy) int ozw_open_lazy(const char *name, const uint8_t *win, size_t win_len, double win_off,
+                                        double size, int fd, double *need, void **out, const char *model);
+int ozw_open_lazy(const char *name, const uint8_t *win, size_t win_len, double win_off, double size, int fd,
+                  double *need, void **out, const char *model)
+{
+    if (fd < 0) return ONNXZIP_EINVAL;
+    return open_any(name, win, win_len, win_off, size, fd, need, out, model, ONNXZIP_HOST_DEFER_HEADERS);
 }
 
 EXPORT(ozw_close) void ozw_close(void *p);

@@ -1,0 +1,125 @@
+// remote_package.test.mjs — one model of a remote package (issue 30): every model of the four repository
+// layouts of tests/packages/make_repos.py, packed by the CLI (`onnxzip pack DIR -o PKG`), served by a
+// local HTTP server (helpers.rangeServer, counting the body bytes it sends), run by createSession(ort, URL,
+// {}, {model}) in onnxruntime-node. Oracles: onnxruntime-node on the folder's model (outputs, bit for
+// bit) and the server's byte count against what that model needs: its entry, its tensors' entries and the
+// package's end (manifest, central directory, end records), each entry with its local header.
+// Needs the pinned venv's python (make_repos.py uses `tokenizers`): ONNXZIP_PYVENV_PYTHON.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import * as h from './helpers.mjs';
+
+const oz = await h.loadPackage();
+const ort = createRequire(import.meta.url)('onnxruntime-node');
+const PYTHON = process.env.ONNXZIP_PYVENV_PYTHON;
+const KINDS = ['transformers_js', 'encoder_decoder', 'genai', 'diffusers'];
+const TAIL = 4096;  // the first request's bytes (tailBytes): read whatever the model is
+let dir, server, feeds;
+
+// Writes DIR/KIND folders and DIR/feeds.json: {kind: {model: {input: [dtype, dims, base64]}}}
+// (make_repos.sample_inputs).
+const MAKE = `
+import base64, json, pathlib, sys
+sys.path.insert(0, sys.argv[1])
+import make_repos
+out, feeds = pathlib.Path(sys.argv[2]), {}
+for kind in sys.argv[3:]:
+    root = make_repos.make(kind, out / kind)
+    feeds[kind] = {m: {k: [str(v.dtype), list(v.shape), base64.b64encode(v.tobytes()).decode()]
+                       for k, v in make_repos.sample_inputs(root / m).items()}
+                   for m in make_repos.model_paths(root)}
+(out / "feeds.json").write_text(json.dumps(feeds))
+`;
+
+before(async () => {
+  assert.ok(PYTHON && fs.existsSync(PYTHON), `ONNXZIP_PYVENV_PYTHON (${PYTHON}): the pinned venv's python ` +
+    '(tests/python/venv.sh BUILDDIR/pyvenv) is needed for make_repos.py');
+  dir = h.scratch('oz-remote-package-');
+  const made = spawnSync(PYTHON, ['-c', MAKE, path.join(h.REPO, 'tests/packages'), dir, ...KINDS], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  feeds = JSON.parse(fs.readFileSync(path.join(dir, 'feeds.json'), 'utf8'));
+  for (const kind of KINDS) h.cliOk('pack', path.join(dir, kind), '-o', path.join(dir, `${kind}.onnxzip`), '-q');
+  server = await h.rangeServer();
+});
+after(async () => { await server?.close(); if (dir) fs.rmSync(dir, { recursive: true, force: true }); });
+
+const TYPED = { float32: Float32Array, float16: Uint16Array, int64: BigInt64Array, int32: Int32Array };
+
+function ortFeeds(spec) {
+  return Object.fromEntries(Object.entries(spec).map(([name, [dtype, dims, b64]]) => {
+    const bytes = Buffer.from(b64, 'base64');
+    const data = new TYPED[dtype](bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+    return [name, new ort.Tensor(dtype, data, dims)];
+  }));
+}
+
+async function run(session, spec) {
+  try {
+    const out = await session.run(ortFeeds(spec));
+    return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [v.type, v.dims, Buffer.from(v.data.buffer)]]));
+  } finally {
+    await session.release();
+  }
+}
+
+// The bytes model `m` of the package `pkg` needs: its entry, the entries its tensors lie in (each with its
+// local header), and everything from the manifest (the last entry) to the file's end; `open`: the same
+// without the tensors (what open() reads).
+async function needed(pkg, m) {
+  const a = await oz.open(pkg, { model: m });
+  try {
+    const span = (e) => e.dataOffset + e.size - e.headerOffset;
+    const byName = new Map(a.entries.map((e) => [e.name, e]));
+    const used = new Set([m, ...a.tensors.filter((t) => t.storage === 'entry').map((t) => t.entry)]);
+    const last = a.entries.reduce((x, e) => (e.headerOffset > x.headerOffset ? e : x));
+    const end = a.size - last.headerOffset;
+    const others = a.entries.filter((e) => a.models.has(e.name) && e.name !== m);
+    return { need: [...used].reduce((k, n) => k + span(byName.get(n)), 0) + end, open: span(byName.get(m)) + end, others,
+      tensors: used.size - 1, size: a.size, last: a.entries.filter((e) => a.models.has(e.name)).pop().name };
+  } finally {
+    await a.close();
+  }
+}
+
+test('open(URL, {model}) and createSession(ort, URL, {}, {model}) for every model of every layout: the ' +
+  'folder\'s outputs, bit for bit, and only that model\'s bytes transferred', async (t) => {
+  const lines = [];
+  let nonLast = 0;
+  for (const kind of KINDS) {
+    const pkg = path.join(dir, `${kind}.onnxzip`);
+    const url = server.serve(`${kind}.onnxzip`, pkg);
+    for (const m of Object.keys(feeds[kind])) {
+      const want = await run(await ort.InferenceSession.create(path.join(dir, kind, m)), feeds[kind][m]);
+      const { need, open, others, tensors, size, last } = await needed(pkg, m);
+      let before = server.sent;
+      const ranges = [];
+      const fetchLog = (u, init) => { ranges.push(init?.headers?.Range); return fetch(u, init); };
+      await (await oz.open(url, { model: m, tailBytes: TAIL, fetch: fetchLog })).close();
+      const opened = server.sent - before;
+      assert.equal(ranges[0], `bytes=-${TAIL}`);
+      for (const r of ranges.slice(1)) {  // after the tail: no byte of another model's entry
+        const [from, to] = /^bytes=(\d+)-(\d+)$/.exec(r).slice(1).map(Number);
+        for (const e of others) {
+          assert.ok(to < e.headerOffset || from >= e.dataOffset + e.size, `${kind}: ${m}: ${r} reads ${e.name}`);
+        }
+      }
+      assert.ok(opened <= 1.01 * open + TAIL, `${kind}: open(URL, {model: '${m}'}) transferred ${opened} bytes, ` +
+        `the model's entry and the package's end are ${open} (+ a ${TAIL}-byte first read)`);
+      before = server.sent;
+      const session = await oz.createSession(ort, url, {}, { model: m, tailBytes: TAIL });
+      const sent = server.sent - before;
+      assert.deepEqual(await run(session, feeds[kind][m]), want, `${kind}: ${m}`);
+      if (m !== last) nonLast++;
+      lines.push(`${kind} ${m}: open ${opened} bytes (${open} needed), session ${sent} (${need} needed, ` +
+        `${tensors} tensor entries), package ${size}`);
+      assert.ok(sent <= 1.01 * need + TAIL, `${kind}: ${m}: ${sent} bytes transferred, the model needs ${need} ` +
+        `(+ a ${TAIL}-byte first read); the package is ${size}`);
+    }
+  }
+  assert.ok(nonLast >= 4, 'make_repos.py changed: too few models before a package\'s last');
+  t.diagnostic(lines.join('; '));
+});
