@@ -1,8 +1,8 @@
 // remote_package.test.mjs — one model of a remote package (issue 30): every model of the four repository
 // layouts of tests/packages/make_repos.py, packed by the CLI (`onnxzip pack DIR -o PKG`), served by a
 // local HTTP server (helpers.rangeServer, counting the body bytes it sends), run by createSession(ort, URL,
-// {}, {model}) in onnxruntime-node. Oracles: onnxruntime-node on the folder's model (outputs, bit for
-// bit) and the server's byte count against what that model needs: its entry, its tensors' entries and the
+// {}, {model}) in onnxruntime-node (and from the package's path). Oracles: onnxruntime-node on the folder's
+// model (outputs, bit for bit) and the server's byte count against what that model needs: its entry, its tensors' entries and the
 // package's end (manifest, central directory, end records), each entry with its local header.
 // Needs the pinned venv's python (make_repos.py uses `tokenizers`): ONNXZIP_PYVENV_PYTHON.
 import assert from 'node:assert/strict';
@@ -113,6 +113,8 @@ test('open(URL, {model}) and createSession(ort, URL, {}, {model}) for every mode
       const session = await oz.createSession(ort, url, {}, { model: m, tailBytes: TAIL });
       const sent = server.sent - before;
       assert.deepEqual(await run(session, feeds[kind][m]), want, `${kind}: ${m}`);
+      const local = await oz.createSession(ort, pkg, {}, { model: m });  // the path: ORT maps the file
+      assert.deepEqual(await run(local, feeds[kind][m]), want, `${kind}: ${m} (path)`);
       if (m !== last) nonLast++;
       lines.push(`${kind} ${m}: open ${opened} bytes (${open} needed), session ${sent} (${need} needed, ` +
         `${tensors} tensor entries), package ${size}`);
