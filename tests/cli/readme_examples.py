@@ -23,8 +23,10 @@ tests/python/test_s3.py (they need a server, a bucket).
 
 Afterwards independent readers check the results: onnx.load for the unpacked
 models and the new graph, numpy for the extracted tensor, zipfile for the
-archive. The ```python block of "Running an archive" runs with VENV_PYTHON
-(onnxruntime), when it is given and exists.
+archive. The ```python blocks of "Running an archive" and of "ONNX Runtime"
+(under "Packages": one model of repo.onnxzip against the folder's, asserted in
+the block; the module from ONNXZIP_PYTHONPATH, the build's) run with
+VENV_PYTHON (onnxruntime), when it is given and exists.
 Prints "readme_examples: N passed, M failed"; exits 1 on any failure.
 """
 import os
@@ -44,6 +46,8 @@ import ozcommon
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
+# The sections whose ```python block runs (with VENV_PYTHON), after every sh line.
+PYTHON_SECTIONS = ("Running an archive (views)", "ONNX Runtime")
 SUBST = [("[--json]", "--json"), (" TENSOR ", " fc1.weight "), (" [--tensors 'PATTERN']", "")]
 TALLY = ozcommon.Tally()
 check = TALLY.check
@@ -163,12 +167,19 @@ def after(line, work, env):
             check(z.testzip() is None and z.namelist()[-1] == last, f"{out}: zipfile reads it")
 
 
-def run_python_block(work, python):
-    (heading, code), = [(h, c) for h, c in blocks("python") if h.startswith("Running an archive")]
+def run_python_block(work, python, section):
+    (heading, code), = [(h, c) for h, c in blocks("python") if h == section]
     if not python or not os.access(python, os.X_OK):
         print(f"readme_examples: skipped the python block of '{heading}': no venv python ({python or 'not given'})")
         return
-    proc = subprocess.run([python, "-c", code], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = dict(os.environ)
+    if "import onnxzip" in code:
+        if "ONNXZIP_PYTHONPATH" not in env:
+            print(f"readme_examples: skipped the python block of '{heading}': no Python module (-Dpython=disabled)")
+            return
+        env["PYTHONPATH"] = env["ONNXZIP_PYTHONPATH"]
+    proc = subprocess.run([python, "-c", code], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
     check(proc.returncode == 0, f"python block of '{heading}'", proc.stdout[-2000:])
 
 
@@ -196,7 +207,8 @@ def main(argv):
                                   stderr=subprocess.STDOUT, text=True, timeout=120)
             if check(proc.returncode == 0, f"$ {line}", f"exit {proc.returncode}:\n{proc.stdout[-2000:]}"):
                 after(line, work, env)
-        run_python_block(work, os.path.abspath(argv[2]) if len(argv) == 3 else None)
+        for section in PYTHON_SECTIONS:
+            run_python_block(work, os.path.abspath(argv[2]) if len(argv) == 3 else None, section)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"readme_examples: {TALLY.passed} passed, {TALLY.failed} failed")
