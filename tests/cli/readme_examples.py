@@ -175,7 +175,8 @@ def run_python_block(work, python, section):
     env = dict(os.environ)
     if "import onnxzip" in code:
         if "ONNXZIP_PYTHONPATH" not in env:
-            print(f"readme_examples: skipped the python block of '{heading}': no Python module (-Dpython=disabled)")
+            print(f"readme_examples: skipped the python block of '{heading}': ONNXZIP_PYTHONPATH unset (no Python "
+                  "binding, or a sanitized one: the plain build runs it)")
             return
         env["PYTHONPATH"] = env["ONNXZIP_PYTHONPATH"]
     proc = subprocess.run([python, "-c", code], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
