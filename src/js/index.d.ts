@@ -184,7 +184,7 @@ export interface OrtModule<S, O> {
  * session.model_external_initializers_file_folder_path (ORT maps the file);
  * onnxruntime-web in a browser: externalData {path, data} with data the URL (ORT fetches it by a
  * plain GET; the file is checked against the pinned ETag afterwards), the Blob, or the bytes;
- * otherwise the bytes: a Blob's read whole; a URL's in Node, of a package of several models, or
+ * otherwise the bytes: a Blob's read whole; a URL's in Node, of a package, or
  * opened with `fetch` or `headers` (which ORT's GET would not carry): the model's entry and its
  * tensors' alone, in range requests (the package's other models are not transferred), in a
  * buffer of the file's size, their local headers checked. `sessionOptions` is

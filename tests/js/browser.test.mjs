@@ -252,6 +252,35 @@ describe('browser', { skip: skip ?? false }, () => {
       assert.equal(entry.bytes, b - a);
     }
   });
+
+  // A package's model by URL: the package reads that model's entry and tensors itself (range
+  // requests), not ORT's plain GET of the whole package with its other models.
+  test('createSession(ort, package url, _, {model}): the folder\'s outputs, no other model\'s byte', async () => {
+    const pkg = path.join(dir, 'data', 'repo.onnxzip');
+    const model = 'text_encoder/model.onnx';  // not the default
+    const size = fs.statSync(pkg).size;
+    const ort = require('onnxruntime-node');
+    const { inputs, outputs: want } = await nodeOutputs(ort, path.join(dir, 'repo', model), { symbolic: 3 });
+    // the page's ORT on the folder's model as onnx loads it (external data read, saved as one file)
+    run(PYTHON, ['-c', 'import onnx, sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])',
+      path.join(dir, 'repo', model), path.join(dir, 'data', 'text_encoder.onnx')]);
+    const web = await call('runClassic', '/data/text_encoder.onnx', inputs);
+    srv.clearLog();
+    const got = await call('runArchive', 'url', '/data/repo.onnxzip', inputs, { model });
+    assert.equal(difference(got.outputs, web.outputs)?.detail, undefined, 'the package\'s model vs the folder\'s (web)');
+    const d = difference(got.outputs, want);  // onnxruntime-node: its kernels may differ by a few ulp
+    assert.ok(d === null || d.maxAbs < 1e-5, d?.detail);
+    const { entries } = JSON.parse(run(CLI, ['ls', '--json', pkg]).toString());
+    const others = entries.filter((e) => e.name.endsWith('.onnx') && e.name !== model);
+    assert.ok(others.length >= 2);
+    const log = await srv.requests('/data/repo.onnxzip', { waitFor: 2 });
+    for (const entry of log.slice(1)) {  // after the tail: ranges, none in another model's entry
+      const [a, b] = span(entry, size);
+      for (const e of others) {
+        assert.ok(b <= e.header_offset || a >= e.data_offset + e.size, `${entry.range} reads ${e.name}`);
+      }
+    }
+  });
 });
 
 // The page's ORT on the classic model's bytes (corpus models copied to /data/ first).

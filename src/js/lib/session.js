@@ -44,10 +44,10 @@ export async function sessionPlan(ort, archive, so, signal) {
   }
   let data, file = null;
   if (r.kind === 'bytes') data = r.bytes;
-  else if (r.kind === 'url' && (nodeOrt || isNodeJs || archive.models.size > 1 ||
+  else if (r.kind === 'url' && (nodeOrt || isNodeJs || archive.models.size > 0 ||
     r.fetch !== globalThis.fetch || Object.keys(r.userHeaders).length)) {
-    // onnxruntime-web in Node reads a string as a path; ORT's own GET of a URL would transfer every
-    // model of a package and leave out the caller's fetch and headers (credentials): the model's
+    // onnxruntime-web in Node reads a string as a path; ORT's own GET of a package's URL would transfer
+    // its other models and files, and leave out the caller's fetch and headers (credentials): the model's
     // bytes are read here
     data = file = await modelFile(archive, signal);
   } else if (nodeOrt || isNodeJs) data = r.kind === 'file' ? r.realPath : await wholeBlob(archive, signal);
