@@ -3,7 +3,8 @@
 models lay them out (issue 29; spec section 19), for the package tests.
 
     python make_repos.py KIND OUTDIR      KIND: transformers_js, encoder_decoder,
-                                          genai, diffusers, or all (OUTDIR/KIND each)
+                                          genai, diffusers, genai_pipeline, or all
+                                          (OUTDIR/KIND each of the first four)
 
 Importable: make(kind, outdir) writes one folder, shared_bytes(kind) is how
 many bytes of its weights are duplicated (what a package that stores equal
@@ -44,6 +45,11 @@ file) and their bytes to be known. The whole set is under 2 MB.
                    tokenizer_config.json}, scheduler/scheduler_config.json,
                    feature_extractor/preprocessor_config.json
                    shared: nothing
+  genai_pipeline   (not in "all": the onnxruntime-genai tests' second layout)
+                   genai_config.json of type decoder-pipeline naming three models,
+                   embeddings.onnx, transformer.onnx, lm_head.onnx (each + .onnx.data;
+                   lm_head tied to the embedding), the tokenizer files of genai
+                   shared: the embedding once
 """
 import json
 import pathlib
@@ -345,6 +351,52 @@ def _genai(root: pathlib.Path):
     _save(root / "model.onnx", _lm_graph("model", w), data=data)
 
 
+def _genai_pipeline(root: pathlib.Path):
+    """The genai decoder cut into three models that genai runs in turn
+    ("decoder-pipeline"): embeddings.onnx (ids -> embeddings), transformer.onnx
+    (the MLP) and lm_head.onnx (tied: the embedding's bytes, transposed)."""
+    rng = np.random.default_rng(29_5)
+    tok = _tokenizer_files(root)
+    _dump(root / "added_tokens.json", {t: tok.token_to_id(t) for t in SPECIALS})
+    stages = [("embeddings", ["input_ids"], ["inputs_embeds"]), ("transformer", ["inputs_embeds"], ["hidden_states"]),
+              ("lm_head", ["hidden_states"], ["logits"])]
+    pipeline = [{name: {"filename": f"{name}.onnx", "inputs": ins, "outputs": outs,
+                        **({"is_lm_head": True} if name == "lm_head" else {})}} for name, ins, outs in stages]
+    _dump(root / "genai_config.json", {
+        "model": {"bos_token_id": 0, "context_length": 128, "eos_token_id": 0, "pad_token_id": 1,
+                  "type": "decoder-pipeline", "vocab_size": VOCAB,
+                  "decoder": {"head_size": HIDDEN, "hidden_size": HIDDEN, "num_attention_heads": 1,
+                              "num_hidden_layers": 1, "num_key_value_heads": 1,
+                              "session_options": {"log_id": "onnxruntime-genai", "provider_options": []},
+                              "inputs": {"input_ids": "input_ids"}, "outputs": {"logits": "logits"},
+                              "pipeline": pipeline}},
+        "search": {"do_sample": False, "max_length": 64, "num_beams": 1, "top_k": 1}})
+    a = _lm_weights(rng)
+    data = DataFiles(root)
+    embed = data.put(TENSOR_NAMES["embed"], a["embed"], "embeddings.onnx.data")
+    _save(root / "embeddings.onnx", helper.make_graph(
+        [helper.make_node("Gather", [TENSOR_NAMES["embed"], "input_ids"], ["inputs_embeds"])], "embeddings",
+        [_vi("input_ids", TensorProto.INT64, [1, "sequence_length"])],
+        [_vi("inputs_embeds", TensorProto.FLOAT, [1, "sequence_length", HIDDEN])], [embed]), data=data)
+    data = DataFiles(root)
+    inits = [data.put(TENSOR_NAMES["fc1"], a["fc1"], "transformer.onnx.data"), _inline(TENSOR_NAMES["fc1_bias"],
+             a["fc1_bias"]), data.put(TENSOR_NAMES["fc2"], a["fc2"], "transformer.onnx.data")]
+    nodes = [helper.make_node("MatMul", ["inputs_embeds", TENSOR_NAMES["fc1"]], ["h0"]),
+             helper.make_node("Add", ["h0", TENSOR_NAMES["fc1_bias"]], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["h2"]),
+             helper.make_node("MatMul", ["h2", TENSOR_NAMES["fc2"]], ["hidden_states"])]
+    hidden = [_vi(n, TensorProto.FLOAT, [1, "sequence_length", HIDDEN]) for n in ("inputs_embeds", "hidden_states")]
+    _save(root / "transformer.onnx", helper.make_graph(nodes, "transformer", hidden[:1], hidden[1:], inits),
+          data=data)
+    data = DataFiles(root)
+    head = data.put("lm_head.weight", a["embed"].copy(), "lm_head.onnx.data")
+    nodes = [helper.make_node("Transpose", ["lm_head.weight"], ["head"], perm=[1, 0]),
+             helper.make_node("MatMul", ["hidden_states", "head"], ["logits"])]
+    _save(root / "lm_head.onnx", helper.make_graph(
+        nodes, "lm_head", hidden[1:], [_vi("logits", TensorProto.FLOAT, [1, "sequence_length", VOCAB])], [head]),
+        data=data)
+
+
 def _image_mlp(name, inp, out, in_shape, out_shape, w1, w2, data=None, location=None):
     """[1,C,H,W] -> [1,C,HW] -> [1,HW,C] -> MatMul w1 -> Relu -> MatMul w2 -> back to out_shape."""
     def t(tname, arr):
@@ -442,7 +494,7 @@ def _diffusers(root: pathlib.Path):
 
 
 BUILDERS = {"transformers_js": _transformers_js, "encoder_decoder": _encoder_decoder,
-            "genai": _genai, "diffusers": _diffusers}
+            "genai": _genai, "diffusers": _diffusers, "genai_pipeline": _genai_pipeline}
 
 # Bytes stored twice or more in each folder that a package stores once (spec
 # 19.3: equal payloads of models in one directory, or of one model, share an
@@ -452,6 +504,7 @@ SHARED = {
     "encoder_decoder": VOCAB * HIDDEN * 4 + ENC_FC_BYTES,   # embedding (encoder, decoder); layer 0 = layer 1
     "genai": VOCAB * HIDDEN * 4,                            # lm_head = embedding
     "diffusers": 0,                                         # vae_decoder/ and vae_encoder/ do not share
+    "genai_pipeline": VOCAB * HIDDEN * 4,                   # lm_head.onnx's weight = embeddings.onnx's
 }
 
 
@@ -498,8 +551,8 @@ def sample_inputs(model_path, seed: int = 7) -> Dict[str, np.ndarray]:
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in KINDS + ("all",):
-        print(f"usage: {argv[0]} {{{','.join(KINDS)},all}} OUTDIR", file=sys.stderr)
+    if len(argv) != 3 or argv[1] not in tuple(BUILDERS) + ("all",):
+        print(f"usage: {argv[0]} {{{','.join(BUILDERS)},all}} OUTDIR", file=sys.stderr)
         return 2
     kinds = KINDS if argv[1] == "all" else (argv[1],)
     for kind in kinds:
