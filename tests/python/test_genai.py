@@ -109,7 +109,7 @@ def test_same_tokens_as_the_folder(repo, tmp_path):
 
 def test_only_plain_files_written(repo, tmp_path):
     """The cache entry holds the package's files, genai_config.json with
-    two session options more per session: no model, no weights."""
+    one session option more (the archive's folder): no model, no weights."""
     kind, folder, pkg = repo
     cache = tmp_path / "cache"
     onnxzip.genai_model(pkg, cache_dir=cache)
@@ -124,10 +124,25 @@ def test_only_plain_files_written(repo, tmp_path):
             assert data == (folder / path).read_bytes(), path
     config, base = json.loads(written["genai_config.json"]), json.loads(original)
     options = config["model"]["decoder"].pop("session_options")
-    assert options == {**base["model"]["decoder"].pop("session_options"), "session.disable_prepacking": "1",
+    assert options == {**base["model"]["decoder"].pop("session_options"),
                        "session.model_external_initializers_file_folder_path": os.path.relpath(pkg.parent, entry)}
     assert config == base
     assert sum(len(d) for d in written.values()) < 32 * 1024 < os.path.getsize(pkg)
+
+
+@pytest.mark.parametrize("prepack,option", [(False, "1"), (True, "0")])
+def test_prepack(repo, tmp_path, prepack, option):
+    """prepack= sets session.disable_prepacking in every session's options
+    (one entry per setting); the tokens stay the folder's (fp32 MatMul)."""
+    kind, folder, pkg = repo
+    cache = tmp_path / "cache"
+    model = onnxzip.genai_model(pkg, cache_dir=cache, prepack=prepack)
+    entry, = cache.iterdir()
+    config = json.loads((entry / "genai_config.json").read_text())
+    assert config["model"]["decoder"]["session_options"]["session.disable_prepacking"] == option
+    assert generate(model, PROMPTS[0]) == generate(og.Model(str(folder)), PROMPTS[0])
+    onnxzip.genai_model(pkg, cache_dir=cache)
+    assert len(list(cache.iterdir())) == 2
 
 
 def test_the_archive_is_what_ort_maps(repo, tmp_path):
@@ -236,6 +251,17 @@ def test_config_names_a_missing_model(tmp_path, onnxzip_cli, where):
         onnxzip.genai_model(pkg, cache_dir=tmp_path / "cache")
 
 
+def test_config_names_no_model(tmp_path, onnxzip_cli):
+    folder = make_repos.make("genai", tmp_path / "folder")
+    config = json.loads((folder / "genai_config.json").read_text())
+    del config["model"]["decoder"]["filename"]
+    (folder / "genai_config.json").write_text(json.dumps(config))
+    pkg = tmp_path / "repo.onnxzip"
+    assert cli(onnxzip_cli, "pack", folder, "-o", pkg).returncode == 0
+    with pytest.raises(ValueError, match=f"^{pkg}: genai_config.json names no model"):
+        onnxzip.genai_model(pkg, cache_dir=tmp_path / "cache")
+
+
 def test_without_onnxruntime_genai(tmp_path):
     code = ("import sys\nsys.modules['onnxruntime_genai'] = None\nimport onnxzip\n"
             "try:\n    onnxzip.genai_model(sys.argv[1])\nexcept ImportError as e:\n    print(e)\n")
@@ -246,7 +272,7 @@ def test_without_onnxruntime_genai(tmp_path):
 
 
 def test_arguments(tmp_path):
-    with pytest.raises(TypeError, match="prepack must be a bool"):
+    with pytest.raises(TypeError, match="prepack must be None or a bool"):
         onnxzip.genai_model(tmp_path / "x.onnxzip", prepack=1)
     with pytest.raises(FileNotFoundError, match="x.onnxzip"):
         onnxzip.genai_model(tmp_path / "x.onnxzip", cache_dir=tmp_path / "cache")

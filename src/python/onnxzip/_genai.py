@@ -105,19 +105,18 @@ def _session_options(node: Any) -> Iterator[Dict[str, Any]]:
             yield from _session_options(value)
 
 
-def _rewrite(config: Dict[str, Any], folder: str, prepack: bool) -> bytes:
+def _rewrite(config: Dict[str, Any], folder: str, prepack: Optional[bool]) -> bytes:
     """genai_config.json with the archive's directory as the external data
     folder of every session (``folder``, relative: genai joins it to the
-    config's directory and refuses absolute paths), and prepacking off unless
-    asked for or set by the config: prepacked weights are copies in
-    anonymous memory, where the point is to read them in place. Sections
-    without session options of their own use the decoder's."""
+    config's directory and refuses absolute paths), and ONNX Runtime's
+    prepacking of weights set as ``prepack`` asks (None: as the config has
+    it). Sections without session options of their own use the decoder's."""
     decoder = config["model"].setdefault("decoder", {})
     decoder.setdefault("session_options", {})
     for options in _session_options(config["model"]):
         options[_FOLDER_KEY] = folder
-        if not prepack:
-            options.setdefault(_PREPACK_KEY, "1")
+        if prepack is not None:
+            options[_PREPACK_KEY] = "0" if prepack else "1"
     return (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -187,19 +186,24 @@ def _plain_files(archive: Archive, prefix: str) -> Dict[str, bytes]:
 def _views(path: str, archive: Archive, shown: str, prefix: str,
            config: Dict[str, Any]) -> Tuple[Dict[str, bytes], str]:
     """The view of every model genai_config.json names (by its name there)
-    and the directory the views reference."""
+    and the directory the views reference. A name that is a plain file of
+    the package (not ONNX) is left to genai, which reads it from the cache
+    entry."""
     views: Dict[str, bytes] = {}
-    folder = ""
-    for where, name in _model_filenames(config.get("model"), "model"):
+    folder = os.path.dirname(os.path.realpath(path))
+    named = list(_model_filenames(config.get("model"), "model"))
+    if not named:
+        raise make("EREF", f"{shown}: {prefix}{CONFIG} names no model (no model.decoder.filename)", path=shown)
+    for where, name in named:
         member = posixpath.normpath(prefix + name)
+        if member in archive.files:  # not ONNX (an .ort model): written with the folder's files
+            continue
         if member not in archive.models:
             models = ", ".join(archive.models) or "none"
             raise make("EREF", f"{shown}: {prefix}{CONFIG}: {where} names '{name}', a model the package lacks "
                        f"(its models: {models})", path=shown)
         if name not in views:
             views[name], folder = _view_and_folder(archive.models[member], path, member)
-    if not views:
-        raise make("EREF", f"{shown}: {prefix}{CONFIG} names no model (no model.decoder.filename)", path=shown)
     return views, folder
 
 
@@ -230,7 +234,7 @@ def _load_config(archive: Archive, shown: str, config_path: str) -> Dict[str, An
 
 
 def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: Optional[_args.PathArg] = None,
-                prepack: bool = False) -> "onnxruntime_genai.Model":
+                prepack: Optional[bool] = None) -> "onnxruntime_genai.Model":
     """An ``onnxruntime_genai.Model`` for the onnxruntime-genai folder packed
     in the archive at ``path`` (str, bytes or os.PathLike; a package, format
     1.2: ``onnxzip pack FOLDER -o PKG``), its weights read in place.
@@ -248,12 +252,19 @@ def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: 
     Linux, or $XDG_CACHE_HOME/onnxzip/genai, or $ONNXZIP_CACHE_DIR/genai); any
     of it may be deleted while no genai_model() call or og.Tokenizer()
     creation is running. The genai_config.json written there differs from
-    the packed one in two session options of each model:
-    ``session.model_external_initializers_file_folder_path`` (the archive's
-    directory, relative to the cache entry) and ``session.disable_prepacking``
-    = "1" unless ``prepack`` is True or the config sets it (prepacked weights
-    are copies in memory; ONNX Runtime's prepacking can speed up some
-    kernels).
+    the packed one in the session option
+    ``session.model_external_initializers_file_folder_path`` of each model
+    (the archive's directory, relative to the cache entry), and in
+    ``session.disable_prepacking`` when ``prepack`` is given.
+
+    ``prepack``: None (default) leaves ONNX Runtime's prepacking as the
+    config has it (on unless it says otherwise), so the outputs are the
+    folder's: prepacked kernels copy the weights they pack into anonymous
+    memory. False turns it off: the weights then stay in the archive's
+    mapping (shared, evictable page cache), at the cost of the packed
+    kernels: outputs can differ from the folder's (MatMulNBits, the int4
+    MatMul of genai's models, computes otherwise unpacked). True turns it
+    on.
 
     ``model`` chooses the genai folder of a package holding several (e.g.
     "cpu-int4", or a path in it such as "cpu-int4/model.onnx"); by default
@@ -270,8 +281,8 @@ def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: 
     og = _import_genai()
     path = _args.path(path, "path")
     wanted = _args.model(model)
-    if not isinstance(prepack, bool):
-        raise TypeError(f"prepack must be a bool, not {type(prepack).__name__}")
+    if prepack is not None and not isinstance(prepack, bool):
+        raise TypeError(f"prepack must be None or a bool, not {type(prepack).__name__}")
     root = default_cache_dir() if cache_dir is None else _args.path(cache_dir, "cache_dir")
     with _open(path) as archive:
         shown = archive.path or path
@@ -292,8 +303,8 @@ def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: 
     return result
 
 
-def _entry_for(root: str, files: Dict[str, bytes], config: Dict[str, Any], folder: str, prepack: bool,
-               shown: str) -> str:
+def _entry_for(root: str, files: Dict[str, bytes], config: Dict[str, Any], folder: str,
+               prepack: Optional[bool], shown: str) -> str:
     """The cache entry of the folder's files with genai_config.json
     rewritten. Its external data folder is relative to the entry, whose
     name is the digest of the files: the digest is taken with the folder
