@@ -23,8 +23,10 @@ tests/python/test_s3.py (they need a server, a bucket).
 
 Afterwards independent readers check the results: onnx.load for the unpacked
 models and the new graph, numpy for the extracted tensor, zipfile for the
-archive. The ```python block of "Running an archive" runs with VENV_PYTHON
-(onnxruntime), when it is given and exists.
+archive. The ```python blocks of "Running an archive" (onnxruntime) and
+"onnxruntime-genai" (with the build's Python package, on tests/packages/
+make_repos.py's genai repository; checked against og.Model on the folder) run
+with VENV_PYTHON, when it is given and exists.
 Prints "readme_examples: N passed, M failed"; exits 1 on any failure.
 """
 import os
@@ -163,13 +165,44 @@ def after(line, work, env):
             check(z.testzip() is None and z.namelist()[-1] == last, f"{out}: zipfile reads it")
 
 
-def run_python_block(work, python):
-    (heading, code), = [(h, c) for h, c in blocks("python") if h.startswith("Running an archive")]
-    if not python or not os.access(python, os.X_OK):
-        print(f"readme_examples: skipped the python block of '{heading}': no venv python ({python or 'not given'})")
-        return
-    proc = subprocess.run([python, "-c", code], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def run_python_block(work, python, heading_start, env=None):
+    """Runs the README's python block under the heading starting so; its output."""
+    (heading, code), = [(h, c) for h, c in blocks("python") if h.startswith(heading_start)]
+    proc = subprocess.run([python, "-c", code], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env, timeout=300)
     check(proc.returncode == 0, f"python block of '{heading}'", proc.stdout[-2000:])
+    return code, proc.stdout
+
+
+def run_genai_block(work, python, exe):
+    """The onnxruntime-genai block, with the build's Python package: its
+    tiny-genai/ is tests/packages/make_repos.py's genai repository (made by
+    the venv, which has tokenizers); its cache goes in the directory. The
+    oracle: the same code with og.Model("tiny-genai") on the folder prints
+    the same text."""
+    package = exe.parents[1] / "src" / "python"
+    if not (package / "onnxzip" / "__init__.py").exists():
+        print(f"readme_examples: skipped the onnxruntime-genai block: no Python package in {package}")
+        return
+    subprocess.run([python, str(REPO / "tests" / "packages" / "make_repos.py"), "genai", str(work / "tiny-genai")],
+                   check=True, stdout=subprocess.DEVNULL)
+    env = dict(os.environ, PYTHONPATH=str(package), ONNXZIP_CACHE_DIR=str(work / "cache"))
+    code, got = run_python_block(work, python, "onnxruntime-genai", env)
+    line = 'model = onnxzip.genai_model("tiny-genai.onnxzip")'
+    folder = code.replace(line, 'model = og.Model("tiny-genai")')
+    check(line in code and folder != code, "the genai block loads tiny-genai.onnxzip", code)
+    want = subprocess.run([python, "-c", folder], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, env=env, timeout=300).stdout
+    check(got == want and len(got) > 20, "the genai block prints what og.Model(folder) does", f"{got!r}\n{want!r}")
+    check(len(os.listdir(work / "cache" / "genai")) == 1, "the genai block wrote one cache entry")
+
+
+def run_python_blocks(work, python, exe):
+    if not python or not os.access(python, os.X_OK):
+        print(f"readme_examples: skipped the python blocks: no venv python ({python or 'not given'})")
+        return
+    run_python_block(work, python, "Running an archive")
+    run_genai_block(work, python, exe)
 
 
 def main(argv):
@@ -196,7 +229,7 @@ def main(argv):
                                   stderr=subprocess.STDOUT, text=True, timeout=120)
             if check(proc.returncode == 0, f"$ {line}", f"exit {proc.returncode}:\n{proc.stdout[-2000:]}"):
                 after(line, work, env)
-        run_python_block(work, os.path.abspath(argv[2]) if len(argv) == 3 else None)
+        run_python_blocks(work, os.path.abspath(argv[2]) if len(argv) == 3 else None, exe)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"readme_examples: {TALLY.passed} passed, {TALLY.failed} failed")
