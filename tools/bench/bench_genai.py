@@ -27,7 +27,8 @@ RssFile. Variants:
   package, first call  the same as "package" with an empty cache directory
 
 Medians of --repeat runs, variants alternated, their order rotated each
-round; the page cache is warm (every file read once before). Every variant's
+round; the page cache is warm, filled the same way for the folder and the
+package (evicted, then read with read(): see bench_ort.py's evict()). Every variant's
 generated token ids are checked equal to the folder's. Prints a markdown
 table with ratios against "folder" and the machine.
 """
@@ -46,6 +47,8 @@ import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+from bench_ort import evict, warm  # noqa: E402
 
 CHILD = r"""
 import json, os, sys, time
@@ -144,8 +147,9 @@ def main() -> int:
             make(folder, args.hidden, args.ffn)
         subprocess.run([args.cli, "pack", str(folder), "-o", str(pkg), "--no-sync"], check=True,
                        stdout=subprocess.DEVNULL)
-        for f in [*folder.iterdir(), pkg]:   # warm page cache
-            f.read_bytes()
+        files = [str(f) for f in [*folder.iterdir(), pkg]]
+        evict(files)   # bench_ort.py's: the page cache filled by read() for both, whatever wrote them
+        warm(files)
         run("package", folder, pkg, cache, args.tokens)   # the cache entry of "package"
         results: dict = {v: [] for v in VARIANTS}
         for r in range(args.repeat):

@@ -2,11 +2,11 @@
 
 A folder that onnxruntime-genai loads (genai_config.json, one or more ONNX
 models, tokenizer files) packed as one archive (format 1.2) runs with its
-weights read in place: each model named by genai_config.json is given to
-genai as the archive's view (``og.Config.add_model_data``), the graph
-referencing the archive file by offset, which ONNX Runtime maps itself. Only
-the folder's plain files (genai_config.json, tokenizer.json, ...) are
-written, into a cache directory reused across calls (see
+weights mapped from the archive: each model named by genai_config.json is
+given to genai as the archive's view (``og.Config.add_model_data``), the
+graph referencing the archive file by offset, which ONNX Runtime maps
+itself. Only the folder's plain files (genai_config.json, tokenizer.json,
+...) are written, into a cache directory reused across calls (see
 :func:`genai_model`).
 """
 from __future__ import annotations
@@ -68,9 +68,9 @@ def _config_path(archive: Archive, shown: str, model: Optional[str]) -> str:
         raise make("ENOTFOUND", f"{shown}: no {CONFIG} for model '{model}' in the package (its {CONFIG} files: "
                    f"{', '.join(configs) or 'none'})", sys_errno=errno.ENOENT, path=shown)
     if not configs:
-        what = "a package" if archive.is_package else "not a package (format 1.2)"
-        raise make("ENOTFOUND", f"{shown}: no {CONFIG}: {what} without an onnxruntime-genai folder",
-                   sys_errno=errno.ENOENT, path=shown)
+        what = ("a package without an onnxruntime-genai folder" if archive.is_package else
+                "not a package (format 1.2: `onnxzip pack FOLDER -o PKG` packs a genai folder)")
+        raise make("ENOTFOUND", f"{shown}: no {CONFIG}: {what}", sys_errno=errno.ENOENT, path=shown)
     if len(configs) > 1:
         raise make("EINVAL", f"{shown}: {len(configs)} {CONFIG} files ({', '.join(configs)}): choose one with "
                    "model='FOLDER'", path=shown)
@@ -237,7 +237,8 @@ def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: 
                 prepack: Optional[bool] = None) -> "onnxruntime_genai.Model":
     """An ``onnxruntime_genai.Model`` for the onnxruntime-genai folder packed
     in the archive at ``path`` (str, bytes or os.PathLike; a package, format
-    1.2: ``onnxzip pack FOLDER -o PKG``), its weights read in place.
+    1.2: ``onnxzip pack FOLDER -o PKG``), its weights mapped from the
+    archive, never copied to disk.
 
     Every model that the folder's genai_config.json names (model.decoder,
     and model.embedding, model.vision, model.speech, model.encoder, pipeline
