@@ -1,10 +1,11 @@
 """onnxzip.genai_model(): onnxruntime-genai (PyPI, pinned) on a package.
 
 The repositories are tests/packages/make_repos.py's: "genai" (one decoder,
-model.onnx + model.onnx.data) and "genai_pipeline" (three models that genai
-runs in turn: embeddings.onnx, transformer.onnx, lm_head.onnx), with a
-byte-level BPE tokenizer made by the `tokenizers` package; each is packed
-by the `onnxzip` command. The oracle is onnxruntime-genai's own loader on
+model.onnx + model.onnx.data), "genai_pipeline" (three models that genai
+runs in turn: embeddings.onnx, transformer.onnx, lm_head.onnx) and
+"genai_vision" (phi3v: vision.onnx, embedding.onnx, decoder.onnx, three
+sessions), with a byte-level BPE tokenizer made by the `tokenizers`
+package; each is packed by the `onnxzip` command. The oracle is onnxruntime-genai's own loader on
 the folder, ``og.Model(folder)``: the same greedy token ids, the same
 tokenizer encodings and decodings. Also: only plain files are written (no
 model, no weights), the archive is what ONNX Runtime maps, the cache is
@@ -41,7 +42,7 @@ import onnxruntime_genai as og  # noqa: E402
 
 PROMPTS = ["The tokenizer and", "ONNX models are shipped", "the lazy dog"]
 MAX_LENGTH = 40
-KINDS = ["genai", "genai_pipeline"]
+KINDS = ["genai", "genai_pipeline", "genai_vision"]
 # What the test's child processes run: genai_model(PKG, cache_dir=CACHE), then greedy generation.
 CHILD = """
 import json, sys
@@ -203,7 +204,7 @@ def test_model_chooses_one_of_two_genai_folders(tmp_path, onnxzip_cli):
     """A package of two genai folders: model= picks one (by folder, by a
     path in it); without it, a ValueError listing both."""
     root = tmp_path / "repo"
-    for kind in KINDS:
+    for kind in ("genai", "genai_pipeline"):
         make_repos.make(kind, root / kind)
     pkg = tmp_path / "two.onnxzip"
     assert cli(onnxzip_cli, "pack", root, "-o", pkg).returncode == 0
