@@ -25,8 +25,11 @@ Afterwards independent readers check the results: onnx.load for the unpacked
 models and the new graph, numpy for the extracted tensor, zipfile for the
 archive. The ```python blocks of "Running an archive" and of "ONNX Runtime"
 (under "Packages": one model of repo.onnxzip against the folder's, asserted in
-the block; the module from ONNXZIP_PYTHONPATH, the build's) run with
-VENV_PYTHON (onnxruntime), when it is given and exists.
+the block) and "onnxruntime-genai" (on tests/packages/make_repos.py's genai
+repository; checked against og.Model on the folder) run with VENV_PYTHON, when
+it is given and exists; those importing onnxzip with the build's module
+(ONNXZIP_PYTHONPATH; unset in a sanitized build, whose extension loads only
+with the ASan runtime preloaded: then skipped, saying so).
 Prints "readme_examples: N passed, M failed"; exits 1 on any failure.
 """
 import os
@@ -167,21 +170,45 @@ def after(line, work, env):
             check(z.testzip() is None and z.namelist()[-1] == last, f"{out}: zipfile reads it")
 
 
-def run_python_block(work, python, section):
+def run_python_block(work, python, section, env=None):
+    """Runs the README's python block under the heading `section`; (its
+    code, its output), or None when skipped (saying why)."""
     (heading, code), = [(h, c) for h, c in blocks("python") if h == section]
     if not python or not os.access(python, os.X_OK):
         print(f"readme_examples: skipped the python block of '{heading}': no venv python ({python or 'not given'})")
-        return
-    env = dict(os.environ)
+        return None
+    env = dict(os.environ if env is None else env)
     if "import onnxzip" in code:
         if "ONNXZIP_PYTHONPATH" not in env:
             print(f"readme_examples: skipped the python block of '{heading}': ONNXZIP_PYTHONPATH unset (no Python "
                   "binding, or a sanitized one: the plain build runs it)")
-            return
+            return None
         env["PYTHONPATH"] = env["ONNXZIP_PYTHONPATH"]
     proc = subprocess.run([python, "-c", code], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+                          text=True, timeout=300)
     check(proc.returncode == 0, f"python block of '{heading}'", proc.stdout[-2000:])
+    return code, proc.stdout
+
+
+def run_genai_block(work, python):
+    """The onnxruntime-genai block: its tiny-genai/ is
+    tests/packages/make_repos.py's genai repository (made by the venv, which
+    has tokenizers); its cache goes in the directory. The oracle: the same
+    code with og.Model("tiny-genai") on the folder prints the same text."""
+    if not python or not os.access(python, os.X_OK) or "ONNXZIP_PYTHONPATH" not in os.environ:
+        run_python_block(work, python, "onnxruntime-genai")  # says why it is skipped
+        return
+    subprocess.run([python, str(REPO / "tests" / "packages" / "make_repos.py"), "genai", str(work / "tiny-genai")],
+                   check=True, stdout=subprocess.DEVNULL)
+    env = dict(os.environ, ONNXZIP_CACHE_DIR=str(work / "cache"))
+    code, got = run_python_block(work, python, "onnxruntime-genai", env)
+    line = 'model = onnxzip.genai_model("tiny-genai.onnxzip")'
+    folder = code.replace(line, 'model = og.Model("tiny-genai")')
+    check(line in code and folder != code, "the genai block loads tiny-genai.onnxzip", code)
+    want = subprocess.run([python, "-c", folder], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, env=dict(env, PYTHONPATH=env["ONNXZIP_PYTHONPATH"]), timeout=300).stdout
+    check(got == want and len(got) > 20, "the genai block prints what og.Model(folder) does", f"{got!r}\n{want!r}")
+    check(len(os.listdir(work / "cache" / "genai")) == 1, "the genai block wrote one cache entry")
 
 
 def main(argv):
@@ -208,8 +235,10 @@ def main(argv):
                                   stderr=subprocess.STDOUT, text=True, timeout=120)
             if check(proc.returncode == 0, f"$ {line}", f"exit {proc.returncode}:\n{proc.stdout[-2000:]}"):
                 after(line, work, env)
+        python = os.path.abspath(argv[2]) if len(argv) == 3 else None
         for section in PYTHON_SECTIONS:
-            run_python_block(work, os.path.abspath(argv[2]) if len(argv) == 3 else None, section)
+            run_python_block(work, python, section)
+        run_genai_block(work, python)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"readme_examples: {TALLY.passed} passed, {TALLY.failed} failed")

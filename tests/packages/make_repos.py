@@ -3,7 +3,8 @@
 models lay them out (issue 29; spec section 19), for the package tests.
 
     python make_repos.py KIND OUTDIR      KIND: transformers_js, encoder_decoder,
-                                          genai, diffusers, or all (OUTDIR/KIND each)
+                                          genai, diffusers, genai_pipeline, genai_vision,
+                                          or all (OUTDIR/KIND each of the first four)
 
 Importable: make(kind, outdir) writes one folder, shared_bytes(kind) is how
 many bytes of its weights are duplicated (what a package that stores equal
@@ -44,6 +45,14 @@ file) and their bytes to be known. The whole set is under 2 MB.
                    tokenizer_config.json}, scheduler/scheduler_config.json,
                    feature_extractor/preprocessor_config.json
                    shared: nothing
+  genai_pipeline   (not in "all": the onnxruntime-genai tests' second layout)
+                   genai_config.json of type decoder-pipeline naming three models,
+                   embeddings.onnx, transformer.onnx, lm_head.onnx (each + .onnx.data;
+                   lm_head tied to the embedding), the tokenizer files of genai
+                   shared: the embedding once
+  genai_vision     (not in "all") genai_config.json of type phi3v: vision.onnx,
+                   embedding.onnx, decoder.onnx (each + .onnx.data), the tokenizer
+                   files of genai; shared: nothing
 """
 import json
 import pathlib
@@ -345,6 +354,105 @@ def _genai(root: pathlib.Path):
     _save(root / "model.onnx", _lm_graph("model", w), data=data)
 
 
+def _genai_pipeline(root: pathlib.Path):
+    """The genai decoder cut into three models that genai runs in turn
+    ("decoder-pipeline"): embeddings.onnx (ids -> embeddings), transformer.onnx
+    (the MLP) and lm_head.onnx (tied: the embedding's bytes, transposed)."""
+    rng = np.random.default_rng(29_5)
+    tok = _tokenizer_files(root)
+    _dump(root / "added_tokens.json", {t: tok.token_to_id(t) for t in SPECIALS})
+    stages = [("embeddings", ["input_ids"], ["inputs_embeds"]), ("transformer", ["inputs_embeds"], ["hidden_states"]),
+              ("lm_head", ["hidden_states"], ["logits"])]
+    pipeline = [{name: {"filename": f"{name}.onnx", "inputs": ins, "outputs": outs,
+                        **({"is_lm_head": True} if name == "lm_head" else {})}} for name, ins, outs in stages]
+    _dump(root / "genai_config.json", _genai_config(
+        "decoder-pipeline", {"inputs": {"input_ids": "input_ids"}, "outputs": {"logits": "logits"},
+                             "pipeline": pipeline}))
+    a = _lm_weights(rng)
+    data = DataFiles(root)
+    embed = data.put(TENSOR_NAMES["embed"], a["embed"], "embeddings.onnx.data")
+    _save(root / "embeddings.onnx", helper.make_graph(
+        [helper.make_node("Gather", [TENSOR_NAMES["embed"], "input_ids"], ["inputs_embeds"])], "embeddings",
+        [_vi("input_ids", TensorProto.INT64, [1, "sequence_length"])],
+        [_vi("inputs_embeds", TensorProto.FLOAT, [1, "sequence_length", HIDDEN])], [embed]), data=data)
+    data = DataFiles(root)
+    inits = [data.put(TENSOR_NAMES["fc1"], a["fc1"], "transformer.onnx.data"), _inline(TENSOR_NAMES["fc1_bias"],
+             a["fc1_bias"]), data.put(TENSOR_NAMES["fc2"], a["fc2"], "transformer.onnx.data")]
+    nodes = [helper.make_node("MatMul", ["inputs_embeds", TENSOR_NAMES["fc1"]], ["h0"]),
+             helper.make_node("Add", ["h0", TENSOR_NAMES["fc1_bias"]], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["h2"]),
+             helper.make_node("MatMul", ["h2", TENSOR_NAMES["fc2"]], ["hidden_states"])]
+    hidden = [_vi(n, TensorProto.FLOAT, [1, "sequence_length", HIDDEN]) for n in ("inputs_embeds", "hidden_states")]
+    _save(root / "transformer.onnx", helper.make_graph(nodes, "transformer", hidden[:1], hidden[1:], inits),
+          data=data)
+    data = DataFiles(root)
+    head = data.put("lm_head.weight", a["embed"].copy(), "lm_head.onnx.data")
+    nodes = [helper.make_node("Transpose", ["lm_head.weight"], ["head"], perm=[1, 0]),
+             helper.make_node("MatMul", ["hidden_states", "head"], ["logits"])]
+    _save(root / "lm_head.onnx", helper.make_graph(
+        nodes, "lm_head", hidden[1:], [_vi("logits", TensorProto.FLOAT, [1, "sequence_length", VOCAB])], [head]),
+        data=data)
+
+
+def _genai_config(model_type, decoder, **sections):
+    """genai_config.json's content: the genai kinds' shared fields, the
+    decoder's and other model sections."""
+    dec = {"head_size": HIDDEN, "hidden_size": HIDDEN, "num_attention_heads": 1, "num_hidden_layers": 1,
+           "num_key_value_heads": 1, "session_options": {"log_id": "onnxruntime-genai", "provider_options": []},
+           **decoder}
+    return {"model": {"bos_token_id": 0, "context_length": 128, "eos_token_id": 0, "pad_token_id": 1,
+                      "type": model_type, "vocab_size": VOCAB, **sections, "decoder": dec},
+            "search": {"do_sample": False, "max_length": 64, "num_beams": 1, "top_k": 1}}
+
+
+def _genai_vision(root: pathlib.Path):
+    """A vision-language layout genai loads as three sessions ("phi3v"):
+    vision.onnx (pixel_values, image_sizes -> image_features), embedding.onnx
+    (input_ids, image_features -> inputs_embeds) and decoder.onnx
+    (inputs_embeds -> logits), each + .onnx.data. Text prompts run the
+    embedding and the decoder; genai creates the vision session too."""
+    rng = np.random.default_rng(29_6)
+    tok = _tokenizer_files(root)
+    _dump(root / "added_tokens.json", {t: tok.token_to_id(t) for t in SPECIALS})
+    _dump(root / "genai_config.json", _genai_config(
+        "phi3v", {"filename": "decoder.onnx", "inputs": {"inputs_embeds": "inputs_embeds"},
+                  "outputs": {"logits": "logits"}},
+        vision={"filename": "vision.onnx", "inputs": {"pixel_values": "pixel_values", "image_sizes": "image_sizes"},
+                "outputs": {"image_features": "image_features"}},
+        embedding={"filename": "embedding.onnx", "inputs": {"input_ids": "input_ids",
+                                                            "image_features": "image_features"},
+                   "outputs": {"inputs_embeds": "inputs_embeds"}}))
+    a = _lm_weights(rng)
+    pixels = 3 * 16 * 16
+    data = DataFiles(root)
+    inits = [data.put("vision.proj.weight", _rand(rng, pixels, HIDDEN), "vision.onnx.data"),
+             _i64("shape", [-1, pixels])]
+    nodes = [helper.make_node("Reshape", ["pixel_values", "shape"], ["flat"]),
+             helper.make_node("MatMul", ["flat", "vision.proj.weight"], ["image_features"])]
+    _save(root / "vision.onnx", helper.make_graph(
+        nodes, "vision", [_vi("pixel_values", TensorProto.FLOAT, ["num_images", 3, 16, 16]),
+                          _vi("image_sizes", TensorProto.INT64, ["num_images", 2])],
+        [_vi("image_features", TensorProto.FLOAT, ["num_images", HIDDEN])], inits), data=data)
+    data = DataFiles(root)
+    embeds = _vi("inputs_embeds", TensorProto.FLOAT, [1, "sequence_length", HIDDEN])
+    _save(root / "embedding.onnx", helper.make_graph(
+        [helper.make_node("Gather", [TENSOR_NAMES["embed"], "input_ids"], ["inputs_embeds"])], "embedding",
+        [_vi("input_ids", TensorProto.INT64, [1, "sequence_length"]),
+         _vi("image_features", TensorProto.FLOAT, ["num_image_tokens", HIDDEN])], [embeds],
+        [data.put(TENSOR_NAMES["embed"], a["embed"], "embedding.onnx.data")]), data=data)
+    data = DataFiles(root)
+    inits = [data.put(TENSOR_NAMES[k], a[k], "decoder.onnx.data") if k != "fc1_bias" else _inline(TENSOR_NAMES[k], a[k])
+             for k in ("fc1", "fc1_bias", "fc2", "head")]
+    nodes = [helper.make_node("MatMul", ["inputs_embeds", TENSOR_NAMES["fc1"]], ["h0"]),
+             helper.make_node("Add", ["h0", TENSOR_NAMES["fc1_bias"]], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["h2"]),
+             helper.make_node("MatMul", ["h2", TENSOR_NAMES["fc2"]], ["y"]),
+             helper.make_node("MatMul", ["y", TENSOR_NAMES["head"]], ["logits"])]
+    _save(root / "decoder.onnx", helper.make_graph(
+        nodes, "decoder", [embeds], [_vi("logits", TensorProto.FLOAT, [1, "sequence_length", VOCAB])], inits),
+        data=data)
+
+
 def _image_mlp(name, inp, out, in_shape, out_shape, w1, w2, data=None, location=None):
     """[1,C,H,W] -> [1,C,HW] -> [1,HW,C] -> MatMul w1 -> Relu -> MatMul w2 -> back to out_shape."""
     def t(tname, arr):
@@ -442,7 +550,8 @@ def _diffusers(root: pathlib.Path):
 
 
 BUILDERS = {"transformers_js": _transformers_js, "encoder_decoder": _encoder_decoder,
-            "genai": _genai, "diffusers": _diffusers}
+            "genai": _genai, "diffusers": _diffusers, "genai_pipeline": _genai_pipeline,
+            "genai_vision": _genai_vision}
 
 # Bytes stored twice or more in each folder that a package stores once (spec
 # 19.3: equal payloads of models in one directory, or of one model, share an
@@ -452,6 +561,8 @@ SHARED = {
     "encoder_decoder": VOCAB * HIDDEN * 4 + ENC_FC_BYTES,   # embedding (encoder, decoder); layer 0 = layer 1
     "genai": VOCAB * HIDDEN * 4,                            # lm_head = embedding
     "diffusers": 0,                                         # vae_decoder/ and vae_encoder/ do not share
+    "genai_pipeline": VOCAB * HIDDEN * 4,                   # lm_head.onnx's weight = embeddings.onnx's
+    "genai_vision": 0,
 }
 
 
@@ -498,8 +609,8 @@ def sample_inputs(model_path, seed: int = 7) -> Dict[str, np.ndarray]:
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in KINDS + ("all",):
-        print(f"usage: {argv[0]} {{{','.join(KINDS)},all}} OUTDIR", file=sys.stderr)
+    if len(argv) != 3 or argv[1] not in tuple(BUILDERS) + ("all",):
+        print(f"usage: {argv[0]} {{{','.join(BUILDERS)},all}} OUTDIR", file=sys.stderr)
         return 2
     kinds = KINDS if argv[1] == "all" else (argv[1],)
     for kind in kinds:

@@ -9,6 +9,7 @@ from typing import List, Mapping, Optional, Tuple
 import numpy as np
 import onnx
 import onnxruntime
+import onnxruntime_genai
 
 import onnxzip
 
@@ -90,4 +91,6 @@ def use_package(path: pathlib.Path, folder: pathlib.Path, url: str) -> None:
     with onnxzip.open_url(url, model="onnx/model_fp16.onnx") as r:
         remote: Mapping[str, onnxzip.Archive] = r.models
         del remote
-    del loaded, session
+    genai: onnxruntime_genai.Model = onnxzip.genai_model(path, model="cpu-int4", cache_dir=pathlib.Path("c"),
+                                                         prepack=True)
+    del loaded, session, genai

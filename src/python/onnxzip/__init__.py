@@ -21,7 +21,8 @@ A package (format 1.2) holds a repository folder: several models and plain
 files under their paths. ``onnxzip.open(pkg)`` holds its default model and
 lists the rest: ``a.models["onnx/model_fp16.onnx"]`` (an Archive),
 ``a.files["tokenizer.json"]`` (a read-only memoryview, no copy); see
-``onnxzip._package``.
+``onnxzip._package``. ``onnxzip.genai_model(pkg)`` runs a packed
+onnxruntime-genai folder, its weights read in place (``onnxzip._genai``).
 
 The functions mirror the C library (include/onnxzip/onnxzip.h) and the
 ``onnxzip`` command; failures raise :class:`onnxzip.Error`.
@@ -32,6 +33,7 @@ from ._convert import pack, repack, unpack, update_model, verify
 from ._errors import (DirectoryError, Error, FileSystemError, FormatError, InvalidArgumentError, LimitError,
                       MemberNotFoundError, NameNotFoundError, NetworkError, NetworkTimeoutError, NotDirectoryError,
                       NotFoundError, OutOfMemoryError, PermissionDeniedError, UnsupportedError)
+from ._genai import genai_model
 from ._model import load, save
 from ._ort import ort_session
 from ._package import Member
@@ -39,8 +41,8 @@ from ._remote import RemoteArchive, RemoteStats, fetch, open_url
 
 __version__: str = _native.version()
 
-__all__ = ["Archive", "Entry", "Error", "Member", "RemoteArchive", "RemoteStats", "TensorInfo", "fetch", "load",
-           "open", "open_url", "ort_session", "pack", "repack", "save", "unpack", "update_model", "verify",
+__all__ = ["Archive", "Entry", "Error", "Member", "RemoteArchive", "RemoteStats", "TensorInfo", "fetch", "genai_model",
+           "load", "open", "open_url", "ort_session", "pack", "repack", "save", "unpack", "update_model", "verify",
            "__version__",
            # the classes of Error, each also a builtin exception (_errors.py's table)
            "DirectoryError", "FileSystemError", "FormatError", "InvalidArgumentError", "LimitError",
