@@ -1,7 +1,11 @@
 // tools/web/app.js — the page's logic: open a dropped or chosen file with the
-// onnxzip package (an archive: entries, tensors, verify) and run it with
-// onnxruntime-web's wasm backend on random inputs. A classic .onnx model is
-// given to onnxruntime-web as it is.
+// onnxzip package (an archive: entries, tensors, verify; a package: its
+// models, one of them chosen, and its files shown) and run it with
+// onnxruntime-web's wasm backend on random inputs of shapes the user can
+// edit. A classic .onnx model is given to onnxruntime-web as it is.
+import { PREVIEW_BYTES, READ_LIMIT, describeFile, fmtBytes } from './file_view.js';
+import { randomFeeds, readShapes, renderInputs } from './inputs.js';
+import { modelInputs } from './model_inputs.js';
 
 // Where the package and onnxruntime-web are, relative to this page: the
 // repository's build directory and tests/js's npm packages (.ci/install-deps).
@@ -16,7 +20,7 @@ const $ = (id) => document.getElementById(id);
 const status = (text, error = false) => { $('status').textContent = text; $('status').className = error ? 'error' : ''; };
 
 let oz, ort;
-let current = null; // {file, archive?} of the file shown
+let current = null; // {file, archive | bytes (a classic model's), inputs} of the file shown
 
 async function load() {
   // JSPI builds read a File's tensors one at a time (onnxruntime PR 29477);
@@ -28,14 +32,7 @@ async function load() {
   if (!globalThis.crossOriginIsolated) ort.env.wasm.numThreads = 1; // no SharedArrayBuffer
 }
 
-function fmtBytes(n) {
-  if (n < 1024) return `${n} B`;
-  const u = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let i = -1;
-  do { n /= 1024; i++; } while (n >= 1024 && i < u.length - 1);
-  return `${n.toFixed(n < 10 ? 2 : 1)} ${u[i]}`;
-}
-
+// cells: [text, class] (the full text also its title: long names wrap or are cut)
 function fill(section, rows) {
   const tbody = $(section).querySelector('tbody');
   tbody.replaceChildren(...rows.map((cells) => {
@@ -44,6 +41,7 @@ function fill(section, rows) {
       const td = document.createElement('td');
       td.textContent = text;
       if (cls) td.className = cls;
+      if (cls?.includes('name')) td.title = text;
       tr.append(td);
     }
     return tr;
@@ -59,8 +57,8 @@ function summary(lines) {
 function reset() {
   current?.archive?.close();
   current = null;
-  for (const id of ['summary', 'actions', 'outputs', 'tensors', 'entries']) $(id).hidden = true;
-  for (const id of ['verify-result', 'run-result']) { $(id).textContent = ''; $(id).className = ''; }
+  for (const id of ['summary', 'package', 'file-view', 'inputs', 'actions', 'outputs', 'tensors', 'entries']) $(id).hidden = true;
+  for (const id of ['verify-result', 'run-result', 'inputs-error']) { $(id).textContent = ''; $(id).className = ''; }
   $('progress').hidden = true;
 }
 
@@ -68,20 +66,25 @@ function errorText(e) {
   return String(e?.message ?? e);
 }
 
-async function show(file) {
+// model: a package's model to open (null: its default)
+async function show(file, model = null) {
   reset();
-  status(`opening ${file.name} …`);
+  status(`opening ${file.name}${model ? ` (${model})` : ''} …`);
   try {
+    let modelBytes;
     if (/\.onnx$/i.test(file.name)) {
-      current = { file };
+      modelBytes = new Uint8Array(await file.arrayBuffer());
+      current = { file, bytes: modelBytes };
       summary([`${file.name}: classic model: ${file.size} bytes (${fmtBytes(file.size)})`]);
     } else {
-      const archive = await oz.open(file);
+      const archive = await oz.open(file, model ? { model } : undefined);
       current = { file, archive };
       showArchive(archive);
+      if (archive.models.size) showPackage(archive);
+      modelBytes = archive.modelBytes();
     }
+    showInputs(modelBytes);
     $('verify').hidden = !current.archive;
-    $('progress').hidden = true;
     $('actions').hidden = false;
     status('');
   } catch (e) {
@@ -89,20 +92,74 @@ async function show(file) {
   }
 }
 
+function showInputs(modelBytes) {
+  current.inputs = null;
+  try {
+    current.inputs = modelInputs(modelBytes);
+  } catch (e) {
+    current.inputsError = `could not read the model's inputs: ${errorText(e)}`;
+  }
+  renderInputs($('inputs').querySelector('tbody'), current.inputs ?? []);
+  $('inputs-error').textContent = current.inputsError ?? '';
+  $('inputs-error').className = current.inputsError ? 'bad' : '';
+  $('inputs').hidden = false;
+}
+
 function showArchive(a) {
-  const weights = a.entries.filter((e) => e.name !== '__MODEL_PROTO').reduce((s, e) => s + e.size, 0);
-  const model = a.entries.find((e) => e.name === '__MODEL_PROTO');
+  const weights = a.tensors.filter((t) => t.storage === 'entry').reduce((s, t) => s + t.byteLength, 0);
   summary([
-    `${a.name}: onnxzip archive, ${fmtBytes(a.size)}`,
-    `${a.entries.length} entries, ${a.tensors.length} tensors; ${fmtBytes(weights)} of tensor data in place, ` +
-      `model ${fmtBytes(model?.size ?? a.modelBytes().length)}`,
+    `${a.name}: onnxzip ${a.models.size ? `package of ${a.models.size} models and ${a.files.size} files` : 'archive'}, ${fmtBytes(a.size)}`,
+    `${a.modelPath ? `${a.modelPath}: ` : ''}${a.tensors.length} tensors; ${fmtBytes(weights)} of tensor data in place, ` +
+      `model ${fmtBytes(a.modelBytes().length)}; ${a.entries.length} zip entries`,
   ]);
   fill('tensors', a.tensors.map((t) => [
-    [t.name || t.key, 'mono'], [t.dtype], [`[${t.dims.join(', ')}]`, 'mono'], [t.storage + (t.entry ? ` (${t.entry})` : '')],
+    [t.name || t.key, 'mono name'], [t.dtype], [`[${t.dims.join(', ')}]`, 'mono shape'], [t.storage + (t.entry ? ` (${t.entry})` : ''), 'name'],
     [String(t.offset), 'num'], [String(t.byteLength), 'num'], [String(t.alignment), 'num']]));
   fill('entries', a.entries.map((e) => [
-    [e.name, 'mono'], [String(e.dataOffset), 'num'], [String(e.size), 'num'],
+    [e.name, 'mono name'], [String(e.dataOffset), 'num'], [String(e.size), 'num'],
     [e.crc32.toString(16).padStart(8, '0'), 'mono'], [String(e.alignment), 'num']]));
+}
+
+// a package: the model choice and its files, each with a button to show it
+function showPackage(a) {
+  $('model').replaceChildren(...[...a.models.values()].map((m) => Object.assign(document.createElement('option'), {
+    value: m.path, selected: m.path === a.modelPath,
+    textContent: `${m.path} (${fmtBytes(m.size)}${m.default ? ', default' : ''})`,
+  })));
+  const tbody = $('files').querySelector('tbody');
+  tbody.replaceChildren(...[...a.files.values()].map((f) => {
+    const tr = document.createElement('tr');
+    const button = Object.assign(document.createElement('button'), { className: 'link mono', textContent: f.path, title: f.path });
+    button.dataset.path = f.path;
+    button.addEventListener('click', () => showFile(f.path));
+    const size = Object.assign(document.createElement('td'), { className: 'num', textContent: String(f.size) });
+    tr.append(Object.assign(document.createElement('td'), { className: 'name' }), size);
+    tr.firstChild.append(button);
+    return tr;
+  }));
+  $('files').hidden = a.files.size === 0;
+  $('package').hidden = false;
+}
+
+async function showFile(path) {
+  const shown = current;
+  const { size } = shown.archive.files.get(path);
+  $('file-path').textContent = path;
+  $('file-note').textContent = 'reading …';
+  $('file-note').className = '';
+  $('file-content').textContent = '';
+  $('file-view').hidden = false;
+  try {
+    const bytes = size > READ_LIMIT ? null : (await shown.archive.readFile(path)).subarray(0, PREVIEW_BYTES);
+    if (current !== shown) return; // another file was opened meanwhile
+    const { note, text } = describeFile(path, size, bytes);
+    $('file-note').textContent = note;
+    $('file-content').textContent = text;
+  } catch (e) {
+    if (current !== shown) return;
+    $('file-note').textContent = `could not read ${path}: ${errorText(e)}`;
+    $('file-note').className = 'bad';
+  }
 }
 
 async function verify() {
@@ -125,53 +182,58 @@ async function verify() {
   }
 }
 
-const RANDOM = {
-  float32: (n) => Float32Array.from({ length: n }, () => Math.random() * 2 - 1),
-  float64: (n) => Float64Array.from({ length: n }, () => Math.random() * 2 - 1),
-  int32: (n) => Int32Array.from({ length: n }, () => Math.floor(Math.random() * 10)),
-  int64: (n) => BigInt64Array.from({ length: n }, () => BigInt(Math.floor(Math.random() * 10))),
-  uint8: (n) => Uint8Array.from({ length: n }, () => Math.floor(Math.random() * 256)),
-  int8: (n) => Int8Array.from({ length: n }, () => Math.floor(Math.random() * 256) - 128),
-  bool: (n) => Uint8Array.from({ length: n }, () => (Math.random() < 0.5 ? 1 : 0)),
-};
-
-function randomInputs(session) {
-  const feeds = {};
-  for (const m of session.inputMetadata) {
-    if (!m.isTensor) throw new Error(`input ${m.name} is not a tensor`);
-    const dims = m.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : 1));
-    const make = RANDOM[m.type];
-    if (!make) throw new Error(`input ${m.name}: no random ${m.type} values`);
-    feeds[m.name] = new ort.Tensor(m.type, make(dims.reduce((a, b) => a * b, 1)), dims);
-  }
-  return feeds;
-}
-
 function firstValues(t) {
   const v = Array.from(t.data.slice(0, 6), (x) => (typeof x === 'number' && !Number.isInteger(x) ? x.toPrecision(5) : String(x)));
   return v.join(', ') + (t.data.length > 6 ? ', …' : '');
 }
 
+// the inputs as the model lists them, their shapes checked: before any session
+function checkedShapes() {
+  if (!current.inputs) throw new Error(current.inputsError);
+  return readShapes($('inputs').querySelector('tbody'), current.inputs);
+}
+
+function sameInputs(session, inputs) {
+  const want = inputs.map((i) => i.name).sort().join(', '), got = [...session.inputNames].sort().join(', ');
+  if (want !== got) throw new Error(`the session's inputs (${got}) are not the model's graph inputs (${want})`);
+}
+
 async function run() {
   if (!current) return;
-  $('run').disabled = true;
+  $('outputs').hidden = true;
   $('run-result').className = '';
+  let shapes;
+  try {
+    shapes = checkedShapes();
+  } catch (e) {
+    $('run-result').textContent = `not run: ${errorText(e)}`;
+    $('run-result').className = 'bad';
+    return;
+  }
+  $('run').disabled = true;
   $('run-result').textContent = 'creating the session …';
   try {
     const t0 = performance.now();
     const session = current.archive
       ? await oz.createSession(ort, current.archive)
-      : await ort.InferenceSession.create(new Uint8Array(await current.file.arrayBuffer()));
+      : await ort.InferenceSession.create(current.bytes);
     const t1 = performance.now();
-    const out = await session.run(randomInputs(session));
+    let out, feeds;
+    try {
+      sameInputs(session, current.inputs);
+      feeds = randomFeeds(ort, current.inputs, shapes);
+      out = await session.run(feeds);
+    } finally {
+      await session.release();
+    }
     const t2 = performance.now();
-    fill('outputs', session.outputNames.map((name) => {
-      const t = out[name];
-      return [[name, 'mono'], [t.type], [`[${t.dims.join(', ')}]`, 'mono'], [firstValues(t), 'mono']];
-    }));
-    await session.release();
+    fill('outputs', Object.entries(out).map(([name, t]) =>
+      [[name, 'mono name'], [t.type], [`[${t.dims.join(', ')}]`, 'mono shape'], [firstValues(t), 'mono']]));
+    // what the page fed and got, for tests (tests/js/web.test.mjs)
+    window.onnxzipWeb = { lastRun: { model: current.archive?.modelPath ?? null, inputs: feeds, outputs: out } };
     $('run-result').textContent = `session ${((t1 - t0) / 1000).toFixed(2)} s, run ${(t2 - t1).toFixed(1)} ms ` +
       `(onnxruntime-web ${ort.env.versions?.web ?? ''}, wasm, ${ort.env.wasm.numThreads ?? 'default'} thread(s))`;
+    $('run-result').className = 'good';
   } catch (e) {
     $('run-result').textContent = `run failed: ${errorText(e)}`;
     $('run-result').className = 'bad';
@@ -189,9 +251,14 @@ function wire() {
     const f = e.dataTransfer?.files?.[0];
     if (f) show(f);
   });
-  $('file').addEventListener('change', () => { if ($('file').files[0]) show($('file').files[0]); });
+  $('file').addEventListener('change', () => {
+    const f = $('file').files[0];
+    $('file').value = ''; // choosing the same file again opens it again
+    if (f) show(f);
+  });
   $('verify').addEventListener('click', verify);
   $('run').addEventListener('click', run);
+  $('model').addEventListener('change', () => { if (current?.archive) show(current.file, $('model').value); });
 }
 
 wire();

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // tools/web/screenshot.mjs — serves the repository root with the command the
 // README gives (python3 -m http.server), opens tools/web/ in headless
-// chromium (Debian's, through tests/js's playwright-core), chooses the
-// demo's example archive (tools/demo.sh: build/example/tiny.onnxzip; made
-// here with the CLI when absent), verifies and runs it, and saves the page
-// as a PNG.
+// chromium (Debian's, through tests/js's playwright-core), chooses a package
+// (tests/packages/make_repos.py's transformers_js repository, packed with
+// the CLI), shows its config.json, sets the sequence length, verifies and
+// runs it, and saves the page (1,280 px wide) as a PNG.
 //   node tools/web/screenshot.mjs [OUT.png] [--build build]
 // (default tools/web/screenshot.png; --build: the build directory whose
-// src/js/package and tools/onnxzip to use).
+// src/js/package, tools/onnxzip and pyvenv (make_repos.py needs the
+// `tokenizers` package: tests/python/venv.sh) to use).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -36,14 +37,12 @@ async function waitHttp(url) {
   throw new Error(`${url} did not answer`);
 }
 
-const example = path.join(REPO, 'build/example/tiny.onnxzip');
-let archive = example;
-if (!fs.existsSync(archive)) {
-  const dir = fs.mkdtempSync('/tmp/oz-web-shot-');
-  execFileSync('/usr/bin/python3', [path.join(REPO, 'tools/make_example_model.py'), path.join(dir, 'tiny.onnx')]);
-  archive = path.join(dir, 'tiny.onnxzip');
-  execFileSync(path.join(REPO, opt.build, 'tools/onnxzip'), ['pack', path.join(dir, 'tiny.onnx'), '-o', archive, '-q']);
-}
+const MODEL = 'onnx/model.onnx';
+const dir = fs.mkdtempSync('/tmp/oz-web-shot-');
+const archive = path.join(dir, 'transformers_js.onnxzip');
+execFileSync(path.join(REPO, opt.build, 'pyvenv/bin/python'),
+  [path.join(REPO, 'tests/packages/make_repos.py'), 'transformers_js', path.join(dir, 'repo')]);
+execFileSync(path.join(REPO, opt.build, 'tools/onnxzip'), ['pack', path.join(dir, 'repo'), '-o', archive, '-q']);
 
 const port = await freePort();
 const server = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1'], { cwd: REPO, stdio: 'ignore' });
@@ -51,13 +50,18 @@ const browser = await launch();
 try {
   const base = `http://127.0.0.1:${port}/tools/web/`;
   await waitHttp(base);
-  const page = await browser.newPage({ viewport: { width: 1000, height: 760 } });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on('pageerror', (e) => console.error(`page error: ${e}`));
   const pkg = `../../${opt.build}/src/js/package/index.js`;
   await page.goto(opt.build === 'build' ? base : `${base}?pkg=${encodeURIComponent(pkg)}`);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
   await page.setInputFiles('#file', archive);
-  await page.waitForSelector('#tensors:not([hidden])');
+  await page.waitForSelector('#package:not([hidden])');
+  await page.selectOption('#model', MODEL);
+  await page.waitForFunction((m) => document.getElementById('summary').textContent.includes(`${m}:`), MODEL);
+  await page.click('#files button[data-path="config.json"]');
+  await page.waitForFunction(() => document.getElementById('file-note').textContent.startsWith('JSON'));
+  await page.fill('#inputs input[data-input="input_ids"][data-dim="1"]', '8');
   await page.click('#verify');
   await page.waitForSelector('#verify-result.good', { timeout: 30000 });
   await page.click('#run');
@@ -68,4 +72,5 @@ try {
 } finally {
   await browser.close();
   server.kill();
+  fs.rmSync(dir, { recursive: true, force: true });
 }

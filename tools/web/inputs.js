@@ -1,0 +1,100 @@
+// tools/web/inputs.js — the page's input shapes: one field per dimension,
+// filled from the model (a fixed dimension's value; a symbolic one 1,
+// labelled with its symbol), checked before a run, and random values of
+// those shapes.
+
+export const SYMBOLIC_DEFAULT = 1;
+export const MAX_ELEMENTS = 1 << 25; // per input: more would stall the tab generating values
+
+const RANDOM = {
+  float32: (n) => Float32Array.from({ length: n }, () => Math.random() * 2 - 1),
+  float64: (n) => Float64Array.from({ length: n }, () => Math.random() * 2 - 1),
+  int32: (n) => Int32Array.from({ length: n }, () => Math.floor(Math.random() * 10)),
+  int64: (n) => BigInt64Array.from({ length: n }, () => BigInt(Math.floor(Math.random() * 10))),
+  uint8: (n) => Uint8Array.from({ length: n }, () => Math.floor(Math.random() * 256)),
+  int8: (n) => Int8Array.from({ length: n }, () => Math.floor(Math.random() * 256) - 128),
+  bool: (n) => Uint8Array.from({ length: n }, () => (Math.random() < 0.5 ? 1 : 0)),
+};
+
+function el(tag, props = {}, children = []) {
+  const e = Object.assign(document.createElement(tag), props);
+  e.append(...children);
+  return e;
+}
+
+function dimField(input, i, dim) {
+  const symbolic = typeof dim !== 'number';
+  const label = symbolic ? (dim ?? '?') : '';
+  const field = el('input', {
+    type: 'text', inputMode: 'numeric', size: 5, value: String(symbolic ? SYMBOLIC_DEFAULT : dim),
+    title: symbolic ? `${label}: symbolic in the model` : `fixed in the model: ${dim}`,
+  });
+  field.dataset.input = input.name;
+  field.dataset.dim = String(i);
+  if (symbolic) field.dataset.symbol = label;
+  field.setAttribute('aria-label', `${input.name} dimension ${i}${symbolic ? ` (${label})` : ''}`);
+  return el('label', { className: symbolic ? 'dim symbolic' : 'dim' }, [el('span', { textContent: label }), field]);
+}
+
+// an input of unknown rank: the whole shape in one field, "1, 3, 224, 224"
+function shapeField(input) {
+  const field = el('input', { type: 'text', size: 16, value: '1', title: 'the model gives no shape: dimensions, comma-separated' });
+  field.dataset.input = input.name;
+  field.dataset.dim = 'all';
+  field.setAttribute('aria-label', `${input.name} shape`);
+  return el('label', { className: 'dim symbolic' }, [el('span', { textContent: 'shape' }), field]);
+}
+
+/** Fills the table body with one row per input: name, type, shape fields. */
+export function renderInputs(tbody, inputs) {
+  tbody.replaceChildren(...inputs.map((input) => {
+    const fields = input.dims === null ? [shapeField(input)] : input.dims.map((d, i) => dimField(input, i, d));
+    const shape = el('div', { className: 'shape-fields' }, input.dims?.length === 0 ? [el('span', { textContent: 'scalar' })] : fields);
+    return el('tr', {}, [el('td', { className: 'mono name', textContent: input.name, title: input.name }),
+                         el('td', { textContent: input.type ?? 'not a tensor' }), el('td', {}, [shape])]);
+  }));
+}
+
+function dimValue(text) {
+  const t = text.trim();
+  return /^[0-9]+$/.test(t) && Number(t) >= 1 && Number(t) <= 2 ** 31 - 1 ? Number(t) : null;
+}
+
+/** {name: dims} from the fields, or throws an Error naming every bad
+ * field (each marked .invalid). */
+export function readShapes(tbody, inputs) {
+  const problems = [], shapes = {};
+  for (const input of inputs) {
+    const fields = [...tbody.querySelectorAll('input')].filter((f) => f.dataset.input === input.name);
+    const dims = [];
+    for (const f of fields) {
+      const parts = f.dataset.dim === 'all' ? f.value.split(',') : [f.value];
+      const values = parts.map(dimValue);
+      const bad = values.indexOf(null);
+      f.classList.toggle('invalid', bad >= 0);
+      if (bad >= 0) {
+        const symbol = f.dataset.symbol ? ` (${f.dataset.symbol})` : '';
+        const where = f.dataset.dim === 'all' ? 'shape' : `dimension ${f.dataset.dim}${symbol}`;
+        problems.push(`input ${input.name}, ${where}: "${parts[bad].trim()}" is not a positive integer`);
+      }
+      dims.push(...values);
+    }
+    const n = dims.reduce((a, b) => a * (b ?? 1), 1);
+    if (n > MAX_ELEMENTS) problems.push(`input ${input.name}: [${dims.join(', ')}] is ${n} elements; the page makes at most ${MAX_ELEMENTS}`);
+    shapes[input.name] = dims;
+  }
+  if (problems.length) throw new Error(problems.join('; '));
+  return shapes;
+}
+
+/** {name: ort.Tensor} of random values in the given shapes. */
+export function randomFeeds(ort, inputs, shapes) {
+  const feeds = {};
+  for (const input of inputs) {
+    const make = RANDOM[input.type];
+    if (!make) throw new Error(`input ${input.name}: the page makes no random ${input.type ?? 'non-tensor'} values`);
+    const dims = shapes[input.name];
+    feeds[input.name] = new ort.Tensor(input.type, make(dims.reduce((a, b) => a * b, 1)), dims);
+  }
+  return feeds;
+}
