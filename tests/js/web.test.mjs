@@ -5,9 +5,10 @@
 // Data: tests/packages/make_repos.py's encoder_decoder repository (two
 // models, a default and another, plain files) plus three files added here
 // (markup, binary, large text), packed by the CLI; a model with long tensor
-// names (web_long_names.py). Oracles: the folder (its models, its files'
-// bytes), the CLI's ls --json (default model, tensors), onnxruntime-node on
-// the folder's model with the inputs the page fed.
+// names and one that runs only with edited shapes (web_models.py). Oracles:
+// the folder (its models, its files' bytes), the CLI's ls --json (default
+// model, tensors), onnxruntime-node on the folder's (or the classic) model
+// with the inputs the page fed.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -108,8 +109,8 @@ describe('tools/web', { skip: skip ?? false }, () => {
     fs.writeFileSync(path.join(repo, 'blob.bin'), Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 37) & 255)));
     fs.writeFileSync(path.join(repo, 'large.txt'), 'a line of text, repeated to 300 KiB\n'.repeat(8534));
     run(CLI, ['pack', repo, '-o', path.join(dir, 'data', 'repo.onnxzip'), '-q']);
-    run(PYTHON, [path.join(REPO, 'tests/js/web_long_names.py'), path.join(dir, 'long.onnx')]);
-    run(CLI, ['pack', path.join(dir, 'long.onnx'), '-o', path.join(dir, 'data', 'long.onnxzip'), '-q']);
+    run(PYTHON, [path.join(REPO, 'tests/js/web_models.py'), dir]);
+    for (const m of ['long_names', 'shapes']) run(CLI, ['pack', path.join(dir, `${m}.onnx`), '-o', path.join(dir, 'data', `${m}.onnxzip`), '-q']);
     srv = await startNginx({ web: path.join(REPO, 'tools/web'), pkg: PACKAGE_DIR, ort: ORT_WEB_DIST, data: path.join(dir, 'data') });
     browser = await launch();
     await openPage();
@@ -219,8 +220,32 @@ describe('tools/web', { skip: skip ?? false }, () => {
     assert.match(await runPage(), /^session /);
   });
 
+  test('every kind of input shape: symbolic, scalar, unknown rank; a run that needs edited shapes = onnxruntime-node', async () => {
+    await choose(path.join(dir, 'data', 'shapes.onnxzip'));
+    const inputs = await page.$$eval('#inputs tbody tr', (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[2].textContent,
+      [...tr.querySelectorAll('input')].map((f) => [f.dataset.dim, f.dataset.symbol ?? null, f.value])]));
+    assert.deepEqual(inputs, [
+      ['X', 'heightwidth', [['0', null, '1'], ['1', null, '3'], ['2', 'height', '1'], ['3', 'width', '1']]],
+      ['scale', 'scalar', []],
+      ['bias', 'shape', [['all', null, '1']]],
+    ]);
+    // as filled: X [1, 3, 1, 1] cannot be reshaped to [1, 3, 4, 8]: ORT's error, shown
+    assert.match(await runPage(), /^run failed: .*Reshape/i);
+    await page.fill(field('X', 2), '4');
+    await page.fill(field('X', 3), '8');
+    await page.fill(field('bias', 'all'), '1, 8');
+    const result = await runPage();
+    assert.match(result, /^session /, result);
+    const r = await lastRun();
+    assert.deepEqual(Object.fromEntries(Object.entries(r.inputs).map(([k, t]) => [k, t.dims])), { X: [1, 3, 4, 8], scale: [], bias: [1, 8] });
+    // Reshape, Mul, Add: exact in both runtimes
+    assert.equal(difference(r.outputs, await nodeRun(path.join(dir, 'shapes.onnx'), r.inputs))?.detail, undefined);
+    await page.fill(field('bias', 'all'), '1, x');
+    assert.equal(await runPage(), 'not run: input bias, shape: "x" is not a positive integer');
+  });
+
   test(`tables fit a ${WIDTH} px window: long names wrap (full name in the title), shapes on one line`, async () => {
-    await choose(path.join(dir, 'data', 'long.onnxzip'));
+    await choose(path.join(dir, 'data', 'long_names.onnxzip'));
     assert.match(await runPage(), /^session /);
     const layout = await page.evaluate(() => {
       const lines = (td) => { const r = document.createRange(); r.selectNodeContents(td); return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size; };

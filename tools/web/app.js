@@ -188,9 +188,9 @@ function firstValues(t) {
 }
 
 // the inputs as the model lists them, their shapes checked: before any session
-function checkedShapes() {
-  if (!current.inputs) throw new Error(current.inputsError);
-  return readShapes($('inputs').querySelector('tbody'), current.inputs);
+function checkedShapes(shown) {
+  if (!shown.inputs) throw new Error(shown.inputsError);
+  return readShapes($('inputs').querySelector('tbody'), shown.inputs);
 }
 
 function sameInputs(session, inputs) {
@@ -199,12 +199,13 @@ function sameInputs(session, inputs) {
 }
 
 async function run() {
-  if (!current) return;
+  const shown = current; // another file or model may be opened while this runs
+  if (!shown) return;
   $('outputs').hidden = true;
   $('run-result').className = '';
   let shapes;
   try {
-    shapes = checkedShapes();
+    shapes = checkedShapes(shown);
   } catch (e) {
     $('run-result').textContent = `not run: ${errorText(e)}`;
     $('run-result').className = 'bad';
@@ -214,27 +215,29 @@ async function run() {
   $('run-result').textContent = 'creating the session …';
   try {
     const t0 = performance.now();
-    const session = current.archive
-      ? await oz.createSession(ort, current.archive)
-      : await ort.InferenceSession.create(current.bytes);
+    const session = shown.archive
+      ? await oz.createSession(ort, shown.archive)
+      : await ort.InferenceSession.create(shown.bytes);
     const t1 = performance.now();
     let out, feeds;
     try {
-      sameInputs(session, current.inputs);
-      feeds = randomFeeds(ort, current.inputs, shapes);
+      sameInputs(session, shown.inputs);
+      feeds = randomFeeds(ort, shown.inputs, shapes);
       out = await session.run(feeds);
     } finally {
       await session.release();
     }
     const t2 = performance.now();
+    if (current !== shown) return;
     fill('outputs', Object.entries(out).map(([name, t]) =>
       [[name, 'mono name'], [t.type], [`[${t.dims.join(', ')}]`, 'mono shape'], [firstValues(t), 'mono']]));
     // what the page fed and got, for tests (tests/js/web.test.mjs)
-    window.onnxzipWeb = { lastRun: { model: current.archive?.modelPath ?? null, inputs: feeds, outputs: out } };
+    window.onnxzipWeb = { lastRun: { model: shown.archive?.modelPath ?? null, inputs: feeds, outputs: out } };
     $('run-result').textContent = `session ${((t1 - t0) / 1000).toFixed(2)} s, run ${(t2 - t1).toFixed(1)} ms ` +
       `(onnxruntime-web ${ort.env.versions?.web ?? ''}, wasm, ${ort.env.wasm.numThreads ?? 'default'} thread(s))`;
     $('run-result').className = 'good';
   } catch (e) {
+    if (current !== shown) return;
     $('run-result').textContent = `run failed: ${errorText(e)}`;
     $('run-result').className = 'bad';
   } finally {

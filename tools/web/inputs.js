@@ -38,7 +38,7 @@ function dimField(input, i, dim) {
 
 // an input of unknown rank: the whole shape in one field, "1, 3, 224, 224"
 function shapeField(input) {
-  const field = el('input', { type: 'text', size: 16, value: '1', title: 'the model gives no shape: dimensions, comma-separated' });
+  const field = el('input', { type: 'text', size: 16, value: '1', title: 'the model gives no shape: dimensions, comma-separated (empty: a scalar)' });
   field.dataset.input = input.name;
   field.dataset.dim = 'all';
   field.setAttribute('aria-label', `${input.name} shape`);
@@ -68,7 +68,8 @@ export function readShapes(tbody, inputs) {
     const fields = [...tbody.querySelectorAll('input')].filter((f) => f.dataset.input === input.name);
     const dims = [];
     for (const f of fields) {
-      const parts = f.dataset.dim === 'all' ? f.value.split(',') : [f.value];
+      // the whole shape: comma-separated, empty for a scalar
+      const parts = f.dataset.dim !== 'all' ? [f.value] : f.value.trim() === '' ? [] : f.value.split(',');
       const values = parts.map(dimValue);
       const bad = values.indexOf(null);
       f.classList.toggle('invalid', bad >= 0);
