@@ -82,7 +82,7 @@ function lastRun() {
   });
 }
 
-const ARRAYS = { float32: Float32Array, int64: BigInt64Array };
+const ARRAYS = { float32: Float32Array, int64: BigInt64Array, float16: Uint16Array };
 
 async function nodeRun(model, inputs) {
   const ort = require('onnxruntime-node');
@@ -228,6 +228,7 @@ describe('tools/web', { skip: skip ?? false }, () => {
       ['X', 'heightwidth', [['0', null, '1'], ['1', null, '3'], ['2', 'height', '1'], ['3', 'width', '1']]],
       ['scale', 'scalar', []],
       ['bias', 'shape', [['all', null, '1']]],
+      ['half', '', [['0', null, '2']]],
     ]);
     // as filled: X [1, 3, 1, 1] cannot be reshaped to [1, 3, 4, 8]: ORT's error, shown
     assert.match(await runPage(), /^run failed: .*Reshape/i);
@@ -237,7 +238,7 @@ describe('tools/web', { skip: skip ?? false }, () => {
     const result = await runPage();
     assert.match(result, /^session /, result);
     const r = await lastRun();
-    assert.deepEqual(Object.fromEntries(Object.entries(r.inputs).map(([k, t]) => [k, t.dims])), { X: [1, 3, 4, 8], scale: [], bias: [1, 8] });
+    assert.deepEqual(Object.fromEntries(Object.entries(r.inputs).map(([k, t]) => [k, t.dims])), { X: [1, 3, 4, 8], scale: [], bias: [1, 8], half: [2] });
     // Reshape, Mul, Add: exact in both runtimes
     assert.equal(difference(r.outputs, await nodeRun(path.join(dir, 'shapes.onnx'), r.inputs))?.detail, undefined);
     await page.fill(field('bias', 'all'), '1, x');

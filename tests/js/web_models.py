@@ -12,10 +12,10 @@ shapes: the page's shape fields on every kind of input, and a model that
 runs only with edited shapes (as NudeNet 320n's Resize fails with every
 symbolic dimension 1): X float32[1, 3, height, width] is reshaped to
 [1, 3, 4, 8] (so height x width must be 32), times `scale` (a scalar), plus
-`bias` (no shape in the model: any shape that broadcasts), -> Y[1, 3, 4, 8].
-Exact ops only (Reshape, Mul, Add): onnxruntime-web and -node agree bit for
-bit. Values come from a fixed seed. Needs onnx and numpy (Debian's
-python3-onnx).
+`bias` (no shape in the model: any shape that broadcasts), -> Y[1, 3, 4, 8];
+`half` float16[2] cast to float32 -> H. Exact ops only (Reshape, Mul, Add,
+Cast): onnxruntime-web and -node agree bit for bit. Values come from a fixed
+seed. Needs onnx and numpy (Debian's python3-onnx).
 """
 import os
 import sys
@@ -47,11 +47,14 @@ def long_names() -> onnx.ModelProto:
 def shapes() -> onnx.ModelProto:
     nodes = [helper.make_node("Reshape", ["X", "shape"], ["r"]),
              helper.make_node("Mul", ["r", "scale"], ["m"]),
-             helper.make_node("Add", ["m", "bias"], ["Y"])]
+             helper.make_node("Add", ["m", "bias"], ["Y"]),
+             helper.make_node("Cast", ["half"], ["H"], to=T.FLOAT)]
     inputs = [helper.make_tensor_value_info("X", T.FLOAT, [1, 3, "height", "width"]),
               helper.make_tensor_value_info("scale", T.FLOAT, []),
-              helper.make_tensor_value_info("bias", T.FLOAT, None)]
-    graph = helper.make_graph(nodes, "shapes", inputs, [helper.make_tensor_value_info("Y", T.FLOAT, [1, 3, 4, 8])],
+              helper.make_tensor_value_info("bias", T.FLOAT, None),
+              helper.make_tensor_value_info("half", T.FLOAT16, [2])]
+    outputs = [helper.make_tensor_value_info("Y", T.FLOAT, [1, 3, 4, 8]), helper.make_tensor_value_info("H", T.FLOAT, [2])]
+    graph = helper.make_graph(nodes, "shapes", inputs, outputs,
                               [numpy_helper.from_array(np.array([1, 3, 4, 8], dtype=np.int64), "shape")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 

@@ -14,6 +14,14 @@ const RANDOM = {
   uint8: (n) => Uint8Array.from({ length: n }, () => Math.floor(Math.random() * 256)),
   int8: (n) => Int8Array.from({ length: n }, () => Math.floor(Math.random() * 256) - 128),
   bool: (n) => Uint8Array.from({ length: n }, () => (Math.random() < 0.5 ? 1 : 0)),
+  int16: (n) => Int16Array.from({ length: n }, () => Math.floor(Math.random() * 10)),
+  uint16: (n) => Uint16Array.from({ length: n }, () => Math.floor(Math.random() * 10)),
+  uint32: (n) => Uint32Array.from({ length: n }, () => Math.floor(Math.random() * 10)),
+  uint64: (n) => BigUint64Array.from({ length: n }, () => BigInt(Math.floor(Math.random() * 10))),
+  // IEEE half bits (what onnxruntime-web takes for float16): a sign, an
+  // exponent of 2^-14 .. 2^-1 and a random mantissa: finite, |x| < 1
+  float16: (n) => Uint16Array.from({ length: n }, () =>
+    ((Math.random() < 0.5 ? 1 : 0) << 15) | ((1 + Math.floor(Math.random() * 14)) << 10) | Math.floor(Math.random() * 1024)),
 };
 
 function el(tag, props = {}, children = []) {

@@ -72,7 +72,7 @@ function valueInfo(r) {
     if (f !== 2 || w !== 2) continue;
     const tensor = sub(v, 1); // TypeProto.tensor_type
     if (!tensor) { info.type = null; continue; }
-    info.type = 'undefined';
+    info.type = 'element type 0'; // elem_type absent
     for (const [tf, tw, tv] of tensor.fields()) {
       if (tf === 1 && tw === 0) info.type = ELEM_TYPES[tv] ?? `element type ${tv}`;
       if (tf === 2 && tw === 2) info.dims = [...tv.fields()].filter(([df, dw]) => df === 1 && dw === 2).map(([, , d]) => dimension(d));
