@@ -272,4 +272,25 @@ describe('tools/web', { skip: skip ?? false }, () => {
     }
     assert.deepEqual(layout.shapeLines, [1, 1, 1, 1]);
   });
+  test('?pkg= and ?ort= of another origin are refused: a link cannot make the page run a foreign script', async () => {
+    const other = await browser.newPage();
+    try {
+      for (const param of ['pkg', 'ort']) {
+        const url = new URL(srv.url('web', 'index.html'));
+        url.searchParams.set('pkg', '/pkg/index.js');
+        url.searchParams.set('ort', '/ort/');
+        // the same server under another name: another origin, whose script the import would fetch
+        const foreign = new URL(param === 'pkg' ? '/pkg/index.js' : '/ort/', url);
+        foreign.hostname = 'localhost';
+        url.searchParams.set(param, foreign.href);
+        await other.goto(url.href);
+        await other.waitForFunction(() => document.getElementById('status').className === 'error', null, { timeout: 30000 });
+        const status = await other.evaluate(() => document.getElementById('status').textContent);
+        assert.match(status, new RegExp(`\\?${param}= must be on this page's origin`), status);
+        assert.equal(await other.evaluate(() => document.body.dataset.ready ?? null), null);
+      }
+    } finally {
+      await other.close();
+    }
+  });
 });

@@ -22,12 +22,20 @@ const status = (text, error = false) => { $('status').textContent = text; $('sta
 let oz, ort;
 let current = null; // {file, archive | bytes (a classic model's), inputs} of the file shown
 
+// A script URL of this page's own origin: ?pkg= and ?ort= must not let a link
+// make the page import (run) a script from another site.
+function ownScript(value, param) {
+  const url = new URL(value, location.href);
+  if (url.origin !== location.origin) throw new Error(`?${param}= must be on this page's origin (${location.origin}), not ${url.origin}`);
+  return url.href;
+}
+
 async function load() {
   // JSPI builds read a File's tensors one at a time (onnxruntime PR 29477);
   // the plain wasm build reads the whole File first
   const build = 'Suspending' in WebAssembly ? 'ort.jspi.min.mjs' : 'ort.wasm.min.mjs';
-  const ortDist = new URL(CONFIG.ortDist, location.href).href;
-  [oz, ort] = await Promise.all([import(new URL(CONFIG.package, location.href).href), import(ortDist + build)]);
+  const ortDist = ownScript(CONFIG.ortDist, 'ort');
+  [oz, ort] = await Promise.all([import(ownScript(CONFIG.package, 'pkg')), import(ortDist + build)]);
   ort.env.wasm.wasmPaths = ortDist;
   if (!globalThis.crossOriginIsolated) ort.env.wasm.numThreads = 1; // no SharedArrayBuffer
 }
