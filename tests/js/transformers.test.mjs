@@ -108,6 +108,11 @@ describe('node', () => {
     for (const [kind, src] of sources('gpt2')) {
       assert.deepEqual(await onPackage(src, generate), want, kind);
     }
+    // with a progress_callback transformers.js reads each file's body as a stream (a Blob: data served as bytes)
+    const progress = [];
+    const withProgress = await onPackage(new Blob([fs.readFileSync(pkgPath('gpt2'))]), generate, { progress_callback: (p) => progress.push(p) });
+    assert.deepEqual(withProgress, want, 'progress_callback');
+    assert.ok(progress.some((p) => p.status === 'done' && p.file === 'onnx/model.onnx_data'), JSON.stringify(progress));
   });
 
   test('a llama repository in two data chunks, fp32, fp16 and q4 models: token ids of the folder', async () => {

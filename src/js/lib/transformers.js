@@ -23,20 +23,39 @@ import { OnnxzipError } from './errors.js';
 import { isNodeJs } from './readers.js';
 import { FOLDER, viewThreshold } from './session.js';
 
-// A Response whose arrayBuffer() is `bytes`' own buffer (transformers.js reads a hit with
-// arrayBuffer(): a plain Response would copy an archive-sized buffer) or rejects with `error`
-// (transformers.js swallows what match() throws and goes on as if the file were absent).
-function served(bytes, error) {
-  const whole = bytes && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-  const R = class extends Response {
-    arrayBuffer() {
-      if (error) return Promise.reject(error);
-      return whole ? Promise.resolve(bytes.buffer) : super.arrayBuffer();
-    }
-  };
-  const headers = bytes ? { 'content-length': String(bytes.byteLength) } : {};
-  return new R(error ? null : bytes, { status: 200, headers });
+const FILL_PIECE = 8 << 20, FILL_BATCH = 32 << 20;  // #fill's reads (a URL's requests are at most 8 MiB anyway)
+
+// A Response over `bytes` (or failing with `error`) that never copies them: the Response constructor
+// copies a body it is given (an archive-sized buffer: 1.5x the weights' size more at the peak in
+// Chromium, measured),
+// so this one has none and its readers hand out `bytes` (arrayBuffer(): their own buffer when they fill
+// it; body: a stream of one chunk, `bytes`, for transformers.js's progress_callback). An error
+// rejects every read: transformers.js swallows what match() throws and goes on as if the file were
+// absent, but not a failed read of what match() returned.
+class Served extends Response {
+  #bytes; #error;
+  constructor(bytes, error) {
+    super(null, { status: 200, headers: bytes ? { 'content-length': String(bytes.byteLength) } : {} });
+    this.#bytes = bytes;
+    this.#error = error;
+  }
+  #get() { return this.#error ? Promise.reject(this.#error) : Promise.resolve(this.#bytes); }
+  get body() {
+    return new ReadableStream({ start: (c) => { if (this.#error) c.error(this.#error); else { c.enqueue(this.#bytes); c.close(); } } });
+  }
+  get bodyUsed() { return false; }
+  async arrayBuffer() {
+    const b = await this.#get();
+    return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.slice().buffer;
+  }
+  async bytes() { return new Uint8Array(await this.arrayBuffer()); }
+  async blob() { return new Blob([await this.#get()]); }
+  async text() { return new TextDecoder().decode(await this.#get()); }
+  async json() { return JSON.parse(await this.text()); }
+  clone() { return new Served(this.#bytes, this.#error); }
 }
+
+const served = (bytes, error = null) => new Served(bytes, error);
 
 // The model id: "onnxzip/" and the archive's name without its extension, in the characters a Hub id has.
 function defaultId(name) {
@@ -172,16 +191,30 @@ export class TransformersPackage {
     }
   }
 
-  // The bytes a's view may reference, at their file offsets: the model entry and its tensors' entries.
+  // The bytes a's view may reference, at their file offsets: the model entry and its tensors' entries,
+  // read at most FILL_BATCH bytes at a time (what one _readChecked() reads is held until it returns;
+  // a whole model at once: 1.08x the folder's peak memory in Chromium from a File, in batches 0.98x,
+  // tools/bench/bench_transformers_js.mjs, 129 MiB of weights).
   async #fill(a) {
     if (this.#archive._reader.kind === 'bytes') return;
     const buf = this.#buffer();
     buf.set(a.modelBytes(), a._modelEntry.dataOffset);
     const byOffset = new Map();
     for (const t of a.tensors) if (t.storage === 'entry' && t.byteLength) byOffset.set(t.offset, [t.offset, t.byteLength]);
-    const spans = [...byOffset.values()];
-    if (!spans.length) return;
-    for (const [s, bytes] of await a._readChecked(spans)) buf.set(bytes, s[0]);
+    let batch = [], size = 0;
+    const flush = async () => {
+      if (batch.length) for (const [s, bytes] of await a._readChecked(batch)) buf.set(bytes, s[0]);
+      [batch, size] = [[], 0];
+    };
+    for (const [off, len] of [...byOffset.values()].sort((x, y) => x[0] - y[0])) {
+      for (let at = off; at < off + len; at += FILL_PIECE) {
+        const n = Math.min(FILL_PIECE, off + len - at);
+        if (size + n > FILL_BATCH) await flush();
+        batch.push([at, n]);
+        size += n;
+      }
+    }
+    await flush();
   }
 
   /** Closes the archive; an install()ed package gives env.customCache back to the cache before it. */
