@@ -124,6 +124,40 @@ describe('node', () => {
     }
   });
 
+  test('a URL: the fp32 model of a package of three reads no byte of the fp16 model\'s tensors', async () => {
+    const url = server.serve('llama-ranges.onnxzip', pkgPath('llama'));
+    const ranges = [];
+    const counting = (u, init) => {
+      ranges.push(new Headers(init?.headers).get('range'));
+      return fetch(u, init);
+    };
+    const want = await generate('llama', { dtype: 'fp32' });
+    const pkg = (await oz.transformersModel(url, { fetch: counting })).install(env);
+    try {
+      assert.deepEqual(await generate(pkg.id, pkg.pipelineOptions({ dtype: 'fp32' })), want);
+    } finally {
+      await pkg.close();
+    }
+    const size = fs.statSync(pkgPath('llama')).size;
+    const spans = ranges.map((r) => {
+      const m = /^bytes=(\d*)-(\d*)$/.exec(r ?? '');
+      assert.ok(m, `not a single range: ${r}`);
+      return m[1] === '' ? [size - Number(m[2]), size, 'tail'] : [Number(m[1]), Number(m[2]) + 1];
+    });
+    assert.equal(spans.filter((x) => x[2]).length, 1, `one open, one tail: ${ranges}`);
+    // the oracle: the CLI's listing of each model's tensors
+    const entries = (model) => JSON.parse(h.cliOk('ls', '--json', '--model', model, pkgPath('llama')).toString())
+      .tensors.filter((t) => t.storage === 'entry').map((t) => [t.offset, t.offset + t.nbytes]);
+    const fp32 = entries('onnx/model.onnx');
+    for (const [a, b] of entries('onnx/model_fp16.onnx')) {
+      // the open's 64 KiB tail (of a 0.4 MB package) reaches into the last tensors, the others must not
+      for (const [x, y] of spans.filter((sp) => !sp[2])) {
+        assert.ok(y <= a || x >= b, `fetched [${x}, ${y}) overlaps an fp16 tensor at [${a}, ${b})`);
+      }
+    }
+    for (const [a, b] of fp32) assert.ok(spans.some(([x, y]) => x <= a && y >= b), `fp32 tensor [${a}, ${b}) not fetched`);
+  });
+
   test('install() chains a custom cache set before; close() gives it back', async () => {
     const asked = [];
     const before = { match: async (k) => { asked.push(k); return undefined; }, put: async () => {} };
