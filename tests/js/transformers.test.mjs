@@ -40,7 +40,8 @@ before(() => {
   for (const d of ['repos', 'data']) fs.mkdirSync(path.join(dir, d));
   made(path.join(h.REPO, 'tests/js/make_tjs_repos.py'), path.join(dir, 'repos'));
   made(path.join(h.REPO, 'tests/packages/make_repos.py'), 'transformers_js', path.join(dir, 'repos', 'llama'));
-  for (const name of ['bert', 'gpt2', 'llama']) {
+  made(path.join(h.REPO, 'tests/packages/make_repos.py'), 'encoder_decoder', path.join(dir, 'repos', 't5'));
+  for (const name of ['bert', 'gpt2', 'llama', 't5']) {
     h.cliOk('pack', path.join(dir, 'repos', name), '-o', path.join(dir, 'data', `${name}.onnxzip`), '-q');
   }
   env.localModelPath = path.join(dir, 'repos') + '/';
@@ -59,8 +60,8 @@ async function embed(id, options) {
   }
 }
 
-async function generate(id, options, n = 12) {
-  const p = await pipeline('text-generation', id, options);
+async function generate(id, options, n = 12, task = 'text-generation') {
+  const p = await pipeline(task, id, options);
   try {
     const out = await p.model.generate({ ...p.tokenizer(PROMPT), max_new_tokens: n, do_sample: false });
     return Array.from(out.data, Number);
@@ -156,6 +157,13 @@ describe('node', () => {
       }
     }
     for (const [a, b] of fp32) assert.ok(spans.some(([x, y]) => x <= a && y >= b), `fp32 tensor [${a}, ${b}) not fetched`);
+  });
+
+  test('text2text-generation (T5-style encoder and decoder, a tied embedding stored once): the folder\'s ids', async () => {
+    const t2t = (id, o) => generate(id, o, 8, 'text2text-generation');
+    const want = await t2t('t5');
+    assert.equal(want.length, 1 + 8);
+    for (const [kind, src] of sources('t5')) assert.deepEqual(await onPackage(src, t2t), want, kind);
   });
 
   test('install() chains a custom cache set before; close() gives it back', async () => {
@@ -273,5 +281,16 @@ describe('chromium', { skip: skip ?? false }, () => {
       await page.setInputFiles('#file', pkgPath(name));
       assert.deepEqual((await call('generate', 'file', PROMPT, 12)).ids, want, `${name} from a File`);
     }
+  });
+
+  test('text2text-generation (T5-style, two sessions from one package): the folder\'s token ids', async () => {
+    // make_repos.py's config does not say the models have data files: in a browser transformers.js then
+    // loads none, and the folder cannot run; the pipeline option says it
+    const args = [PROMPT, 8, 'text2text-generation', { dtype: 'fp32', use_external_data_format: true }];
+    const want = (await call('generate', 'folder:t5', ...args)).ids;
+    assert.equal(want.length, 1 + 8);
+    assert.deepEqual((await call('generate', 'url:/data/t5.onnxzip', ...args)).ids, want, 'URL');
+    await page.setInputFiles('#file', pkgPath('t5'));
+    assert.deepEqual((await call('generate', 'file', ...args)).ids, want, 'File');
   });
 });

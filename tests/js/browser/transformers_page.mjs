@@ -39,10 +39,10 @@ async function guarded(fn) {
 }
 
 // Runs `use` on the pipeline of `task` over `source`, then frees it all; the load's time in ms.
-async function withPipeline(task, source, use) {
+async function withPipeline(task, source, use, extra = {}) {
   const t0 = performance.now();
   const [id, options, pkg] = await load(source);
-  const p = await pipeline(task, id, options);
+  const p = await pipeline(task, id, pkg ? pkg.pipelineOptions(extra) : { ...options, ...extra });
   const loadMs = performance.now() - t0;
   try {
     return { ...(await use(p)), loadMs };
@@ -58,10 +58,11 @@ window.tjsTest = {
     const out = await p(text);
     return { dims: out.dims, data: toB64(new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.byteLength)) };
   })),
-  /** text-generation, greedy: the token ids of prompt + `n` new tokens. */
-  generate: (source, prompt, n) => guarded(() => withPipeline('text-generation', source, async (p) => {
+  /** text-generation (or `task`), greedy: the token ids of `n` new tokens (after the prompt's, for a decoder);
+   * `options`: the pipeline's (e.g. dtype). */
+  generate: (source, prompt, n, task = 'text-generation', options = {}) => guarded(() => withPipeline(task, source, async (p) => {
     const out = await p.model.generate({ ...p.tokenizer(prompt), max_new_tokens: n, do_sample: false });
     return { ids: Array.from(out.data, Number) };
-  })),
+  }, options)),
 };
 document.getElementById('status').textContent = 'ready';
