@@ -17,7 +17,7 @@
 //  - otherwise (browsers, Node.js bytes/Blob/URL): externalData {path: location, data} with data an
 //    archive-sized Uint8Array: the source's own bytes for an in-memory source (no copy), else a
 //    buffer into which each model's bytes are read when transformers.js asks for that model (only
-//    that model's ranges are fetched; the rest stays zero pages). ORT web copies tensors from it
+//    that model's ranges are fetched; the rest is never written). ORT web copies tensors from it
 //    into its heap, as it does from a folder's model.onnx or .onnx_data.
 import { OnnxzipError } from './errors.js';
 import { isNodeJs } from './readers.js';
@@ -27,11 +27,10 @@ const FILL_PIECE = 8 << 20, FILL_BATCH = 32 << 20;  // #fill's reads (a URL's re
 
 // A Response over `bytes` (or failing with `error`) that never copies them: the Response constructor
 // copies a body it is given (an archive-sized buffer: 1.5x the weights' size more at the peak in
-// Chromium, measured),
-// so this one has none and its readers hand out `bytes` (arrayBuffer(): their own buffer when they fill
-// it; body: a stream of one chunk, `bytes`, for transformers.js's progress_callback). An error
-// rejects every read: transformers.js swallows what match() throws and goes on as if the file were
-// absent, but not a failed read of what match() returned.
+// Chromium, measured), so this one has none and its readers hand out `bytes` (arrayBuffer(): their own
+// buffer when they fill it; body: a stream of one chunk, `bytes`, for transformers.js's
+// progress_callback). An error rejects every read: transformers.js swallows what match() throws and
+// goes on as if the file were absent, but not a failed read of what match() returned.
 class Served extends Response {
   #bytes; #error;
   constructor(bytes, error) {
