@@ -193,3 +193,52 @@ export interface OrtModule<S, O> {
  */
 export declare function createSession<S, O extends object>(
   ort: OrtModule<S, O>, source: Source | Archive, sessionOptions?: O, options?: OpenOptions): Promise<S>;
+
+/** The parts of transformers.js's `env` (import { env } from '@huggingface/transformers') install() sets. */
+export interface TransformersEnv {
+  useCustomCache: boolean;
+  customCache: unknown;
+}
+
+export interface TransformersModelOptions extends Omit<OpenOptions, 'model'> {
+  /** The model id the package answers to in pipeline()/from_pretrained() (default "onnxzip/" and the
+   * archive's name without extension, e.g. "onnxzip/bert" for bert.onnxzip). */
+  id?: string;
+}
+
+/**
+ * A package (format 1.2) serving its repository's files to transformers.js (@huggingface/transformers
+ * 4.x) as its env.customCache: plain files as their bytes, each model (onnx/model.onnx...) as its
+ * view, whose weights reach ONNX Runtime through pipelineOptions()' session options: in Node.js from a
+ * path, the archive file itself (onnxruntime-node reads it; no copy in JavaScript); otherwise an
+ * archive-sized buffer (an in-memory source's own bytes, else filled with each model's bytes when
+ * transformers.js asks for that model: only those ranges are read). A repository whose config asks
+ * for data files (transformers.js_config.use_external_data_format) gets them from the same buffer.
+ */
+export declare class TransformersPackage {
+  private constructor();
+  /** The model id to give pipeline() and from_pretrained(). */
+  readonly id: string;
+  /** The package (the Archive of its default model; models and files list what it serves). */
+  readonly archive: Archive;
+  /** Sets env.customCache to this package and env.useCustomCache = true; a custom cache set before
+   * answers for other models. Returns this. */
+  install(env: TransformersEnv): this;
+  /** pipeline()/from_pretrained() options: `options` (not modified) with local_files_only: true (a
+   * file the package lacks is never fetched from the Hub) and session_options from sessionOptions(). */
+  pipelineOptions<const O extends Record<string, any>>(options?: O): O & { local_files_only: true; session_options: object };
+  /** ONNX Runtime session options with what the views need (externalData, or in Node.js from a path
+   * the session config entry session.model_external_initializers_file_folder_path). */
+  sessionOptions<S extends object>(sessionOptions?: S): S;
+  /** The Cache API's match(): a file of this package as a Response (its arrayBuffer() rejecting with
+   * an OnnxzipError when reading it fails), a model as its view; else the cache installed before. */
+  match(request: string): Promise<Response | string | undefined>;
+  /** The Cache API's put(): passed to the cache installed before (nothing of the package is put). */
+  put(request: string, response: Response, progress?: unknown): Promise<void>;
+  /** Closes the archive; an installed package gives env.customCache back to the cache before it. */
+  close(): Promise<void>;
+}
+
+/** Opens a package for transformers.js (see TransformersPackage): a URL, a Blob/File, bytes or
+ * (Node.js) a path, as open() takes them. A single-model archive fails with ONNXZIP_EINVAL. */
+export declare function transformersModel(source: Source, options?: TransformersModelOptions): Promise<TransformersPackage>;

@@ -5,8 +5,9 @@ import { OnnxzipError } from './lib/errors.js';
 import { urlReader } from './lib/http.js';
 import { blobReader, bytesReader, fileReader, isNodeJs } from './lib/readers.js';
 import { createSessionOn } from './lib/session.js';
+import { TransformersPackage } from './lib/transformers.js';
 
-export { Archive, OnnxzipError };
+export { Archive, OnnxzipError, TransformersPackage };
 
 function checkOptions(o) {
   if (o === undefined || o === null) return {};
@@ -122,5 +123,24 @@ export async function createSession(ort, source, sessionOptions, options) {
     return await createSessionOn(ort, archive, so, options?.signal);
   } finally {
     await archive.close();
+  }
+}
+
+/**
+ * A package (format 1.2) as a transformers.js model source (see index.d.ts and lib/transformers.js):
+ * `options` are open()'s (options.model excepted) and `id`, the model id it answers to.
+ */
+export async function transformersModel(source, options) {
+  const { id, ...o } = options ?? {};
+  if (id !== undefined && (typeof id !== 'string' || !/^[^/\s]+(\/[^/\s]+)?$/.test(id))) {
+    throw new TypeError(`options.id must be a model id such as "user/name" (no spaces, at most one /), not ${JSON.stringify(id)}`);
+  }
+  if (o.model != null) throw new TypeError('options.model: transformers.js chooses the models of the package itself');
+  const archive = await open(source, o);
+  try {
+    return new TransformersPackage(archive, (model) => open(source, { ...o, verify: false, model }), id);
+  } catch (e) {
+    await archive.close();
+    throw e;
   }
 }

@@ -32,11 +32,20 @@ function jsSection() {
   return lines.slice(start, end < 0 ? undefined : end);
 }
 
-// The one fenced block of language LANG in the section: its text.
-function block(lang) {
+// The "### transformers.js" subsection of README.md (up to the next "## " or "### " heading).
+function transformersSection() {
+  const lines = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8').split('\n');
+  const start = lines.indexOf('### transformers.js');
+  assert.ok(start >= 0, 'README.md has no "### transformers.js" section');
+  const end = lines.findIndex((l, i) => i > start && /^###? /.test(l));
+  return lines.slice(start, end < 0 ? undefined : end);
+}
+
+// The one fenced block of language LANG in the section (default: "## JavaScript"): its text.
+function block(lang, section = jsSection()) {
   const found = [];
   let cur = null;
-  for (const l of jsSection()) {
+  for (const l of section) {
     if (cur === null && l.startsWith('```')) cur = { lang: l.slice(3).trim(), body: [] };
     else if (cur !== null && l.startsWith('```')) { found.push(cur); cur = null; }
     else if (cur !== null) cur.body.push(l);
@@ -124,7 +133,8 @@ describe('```sh: npm install / npm pack of the package directory', () => {
     }
     const out = runOk(process.execPath, ['-e',
       "import('onnxzip').then((m) => console.log(JSON.stringify(Object.keys(m).sort())))"], { cwd: proj });
-    assert.deepEqual(JSON.parse(out), ['Archive', 'OnnxzipError', 'createSession', 'open']);
+    assert.deepEqual(JSON.parse(out), ['Archive', 'OnnxzipError', 'TransformersPackage', 'createSession', 'open',
+      'transformersModel']);
   });
 
   test('npm pack DIR: a tarball with the wasm, the modules, the types, package.json, README.md', { skip: skip ?? false }, () => {
@@ -190,6 +200,36 @@ print(json.dumps([float(v) for v in w.reshape(-1)[:3]]))`, onnx]));
   assert.deepEqual(m[1].split(',').map(Number), [2, 16]);
   assert.deepEqual(printedFloats(out, /\] Float32Array\(4\) \[([^\]]*)\]/), Array.from(Y.data.slice(0, 4)));
   await session.release?.();
+});
+
+// make_tjs_repos.py needs `tokenizers`: the pinned venv's interpreter (tests/python/venv.sh makes it)
+const PYVENV = process.env.ONNXZIP_PYVENV_PYTHON || path.join(REPO, 'build-test', 'pyvenv', 'bin', 'python');
+
+test('### transformers.js: its ```js runs in a project with onnxzip and @huggingface/transformers', async (t) => {
+  const proj = path.join(work, 'tjs-project');
+  fs.mkdirSync(path.join(proj, 'node_modules', '@huggingface'), { recursive: true });
+  fs.symlinkSync(path.resolve(PACKAGE_DIR), path.join(proj, 'node_modules', 'onnxzip'));
+  fs.symlinkSync(path.join(HERE, 'node_modules', '@huggingface', 'transformers'),
+    path.join(proj, 'node_modules', '@huggingface', 'transformers'));
+  // "bert.onnxzip: onnxzip pack bert -o bert.onnxzip": make_tjs_repos.py's BERT-style repository
+  assert.ok(fs.existsSync(PYVENV), `${PYVENV} absent: tests/python/venv.sh BUILD/pyvenv makes it`);
+  runOk(PYVENV, [path.join(HERE, 'make_tjs_repos.py'), path.join(work, 'tjs-repos')]);
+  const folder = path.join(work, 'tjs-repos', 'bert');
+  cliOk('pack', folder, '-o', path.join(proj, 'bert.onnxzip'), '-q');
+  fs.writeFileSync(path.join(proj, 'example.mjs'), block('js', transformersSection()));
+  const r = run(process.execPath, ['example.mjs'], { cwd: proj });
+  t.diagnostic(`node example.mjs:\n${r.stdout}${r.stderr}`);
+  assert.equal(r.status, 0, `node example.mjs: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
+  // the oracle: transformers.js's own loader on the folder, the same pipeline
+  const { env, pipeline } = await import('@huggingface/transformers');
+  Object.assign(env, { allowRemoteModels: false, useFSCache: false, localModelPath: path.join(work, 'tjs-repos') + '/' });
+  const extractor = await pipeline('feature-extraction', 'bert');
+  const want = await extractor('the quick brown fox');
+  await extractor.dispose();
+  const m = /^onnxzip\/bert \[ ?([\d, ]*?) ?\] Float32Array\(4\) \[([^\]]*)\]/.exec(r.stdout);
+  assert.ok(m, `no "onnxzip/bert [dims] Float32Array(4) [...]" in the output:\n${r.stdout}`);
+  assert.deepEqual(m[1].split(',').map(Number), want.dims);
+  assert.deepEqual(printedFloats(r.stdout, /\] Float32Array\(4\) \[([^\]]*)\]/), Array.from(want.data.slice(0, 4)));
 });
 
 describe('```html: the page in chromium, served by nginx', () => {

@@ -137,7 +137,7 @@ function readmeBlock() {
   const lines = fs.readFileSync(path.join(h.REPO, 'README.md'), 'utf8').split('\n');
   const pkgs = lines.findIndex((l) => l.startsWith('## Packages'));
   const start = lines.findIndex((l, i) => i > pkgs && l === '### ONNX Runtime');
-  const end = lines.findIndex((l, i) => i > start && /^##? /.test(l));
+  const end = lines.findIndex((l, i) => i > start && /^#{1,3} /.test(l));  // the subsection ends at the next ###
   assert.ok(pkgs >= 0 && start > pkgs, 'README.md has no "### ONNX Runtime" under "## Packages"');
   const text = lines.slice(start, end).join('\n');
   const blocks = [...text.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((m) => m[1]);

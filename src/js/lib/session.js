@@ -2,7 +2,7 @@
 import { Archive } from './archive.js';
 import { isNodeJs } from './readers.js';
 
-const FOLDER = 'model_external_initializers_file_folder_path';
+export const FOLDER = 'model_external_initializers_file_folder_path';
 
 // The view's location: the archive's name when it is a plain file name, else a stand-in.
 function plainName(name) {
@@ -63,7 +63,7 @@ export async function sessionPlan(ort, archive, so, signal) {
 // as externalData (bytes or a URL: "should be stored in NAME, but it is not regular file",
 // onnxruntime 1.30): such tensors are then inlined, with every smaller one (a view has one
 // threshold, spec 16).
-function viewThreshold(archive, plan) {
+export function viewThreshold(archive, plan) {
   let t = 1024;
   if (!plan.given) return t;  // ORT reads the archive file itself
   for (const x of archive.tensors) {

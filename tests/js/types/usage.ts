@@ -2,7 +2,8 @@
 // against the real onnxruntime-node and onnxruntime-web types.
 import * as ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
-import { open, createSession, Archive, OnnxzipError, type Tensor, type Entry, type Status, type PackageFile } from '../../../src/js/index.js';
+import { env as tjsEnv, pipeline } from '@huggingface/transformers';
+import { open, createSession, transformersModel, type TransformersPackage, Archive, OnnxzipError, type Tensor, type Entry, type Status, type PackageFile } from '../../../src/js/index.js';
 
 async function use(): Promise<void> {
   const ctl = new AbortController();
@@ -50,3 +51,12 @@ void open('x', { model: 1 });
 void open('x').then((a) => a.models.set('m', { path: 'm', size: 0, default: false }));
 // @ts-expect-error not an ORT module
 void createSession({}, 'x');
+
+// transformers.js (@huggingface/transformers) with a package as its model source
+async function useTransformers(): Promise<void> {
+  const pkg: TransformersPackage = (await transformersModel('bert.onnxzip', { id: 'me/bert' })).install(tjsEnv);
+  const extractor = await pipeline('feature-extraction', pkg.id, pkg.pipelineOptions({ dtype: 'fp32' }));
+  await extractor('text');
+  await pkg.close();
+}
+void useTransformers;

@@ -1,0 +1,230 @@
+// transformers.js (@huggingface/transformers) from a package: the repository's files served by name.
+//
+// Why env.customCache: transformers.js 4.3.1 asks its cache first for every file of a model
+// (utils/hub.js loadResourceFile: cache.match(localPath), then cache.match(remoteURL)), before any
+// file system or network access, and stores nothing on a hit. env.fetch would not do: in Node.js
+// local paths are read with fs, never fetch, and fetched files are copied into the Cache API or the
+// FileCache. A hit may be a Response (its bytes) or, in Node.js, a path string.
+//
+// What is served: a plain file (config.json, tokenizer.json...) as its bytes; a model
+// (onnx/model.onnx) as the archive's view for that model, whose large tensors reference the archive
+// file by offset under one name, the "location"; that file's bytes reach ONNX Runtime by the
+// session options of pipelineOptions(), or by "onnx/model.onnx_data" when the repository's config
+// makes transformers.js ask for data files (use_external_data_format):
+//  - Node.js, a file: the location is the archive's own name, its folder the session config entry
+//    session.model_external_initializers_file_folder_path: onnxruntime-node reads the file itself
+//    (no copy in JavaScript);
+//  - otherwise (browsers, Node.js bytes/Blob/URL): externalData {path: location, data} with data an
+//    archive-sized Uint8Array: the source's own bytes for an in-memory source (no copy), else a
+//    buffer into which each model's bytes are read when transformers.js asks for that model (only
+//    that model's ranges are fetched; the rest is never written). ORT web copies tensors from it
+//    into its heap, as it does from a folder's model.onnx or .onnx_data.
+import { OnnxzipError } from './errors.js';
+import { isNodeJs } from './readers.js';
+import { FOLDER, viewThreshold } from './session.js';
+
+const FILL_PIECE = 8 << 20, FILL_BATCH = 32 << 20;  // #fill's reads (a URL's requests are at most 8 MiB anyway)
+
+// A Response over `bytes` (or failing with `error`) that never copies them: the Response constructor
+// copies a body it is given (an archive-sized buffer: 1.5x the weights' size more at the peak in
+// Chromium, measured), so this one has none and its readers hand out `bytes` (arrayBuffer(): their own
+// buffer when they fill it; body: a stream of one chunk, `bytes`, for transformers.js's
+// progress_callback). An error rejects every read: transformers.js swallows what match() throws and
+// goes on as if the file were absent, but not a failed read of what match() returned.
+class Served extends Response {
+  #bytes; #error;
+  constructor(bytes, error) {
+    super(null, { status: 200, headers: bytes ? { 'content-length': String(bytes.byteLength) } : {} });
+    this.#bytes = bytes;
+    this.#error = error;
+  }
+  #get() { return this.#error ? Promise.reject(this.#error) : Promise.resolve(this.#bytes); }
+  get body() {
+    return new ReadableStream({ start: (c) => { if (this.#error) c.error(this.#error); else { c.enqueue(this.#bytes); c.close(); } } });
+  }
+  get bodyUsed() { return false; }
+  async arrayBuffer() {
+    const b = await this.#get();
+    return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.slice().buffer;
+  }
+  async bytes() { return new Uint8Array(await this.arrayBuffer()); }
+  async blob() { return new Blob([await this.#get()]); }
+  async text() { return new TextDecoder().decode(await this.#get()); }
+  async json() { return JSON.parse(await this.text()); }
+  clone() { return new Served(this.#bytes, this.#error); }
+}
+
+const served = (bytes, error = null) => new Served(bytes, error);
+
+// The model id: "onnxzip/" and the archive's name without its extension, in the characters a Hub id has.
+function defaultId(name) {
+  const stem = name.replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '');
+  return `onnxzip/${stem || 'package'}`;
+}
+
+// [folder, name] of a path ("/"-separated; a Node.js file's real path may also use "\\")
+function splitPath(p) {
+  const at = Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\'));
+  return [p.slice(0, Math.max(at, 0)) || p.slice(0, at + 1), p.slice(at + 1)];
+}
+
+/** A package serving its repository's files to transformers.js (index.d.ts TransformersPackage). */
+export class TransformersPackage {
+  #archive; #openModel; #views = new Map(); #data = null; #next = null; #env = null; #nodeFile;
+  constructor(archive, openModel, id) {
+    if (archive.models.size === 0) {
+      throw new OnnxzipError('EINVAL', `${archive._reader.display}: a single model, not a package: transformers.js ` +
+        'needs a repository (config.json, tokenizer files, onnx/...): pack its folder with `onnxzip pack DIR`');
+    }
+    this.#archive = archive;
+    this.#openModel = openModel;
+    this.#nodeFile = isNodeJs && archive._reader.kind === 'file';
+    this.id = id ?? defaultId(archive.name);
+    this.archive = archive;
+  }
+
+  // The name a model's view gives the archive file (see the top of this file).
+  #location(model) { return this.#nodeFile ? splitPath(this.#archive._reader.realPath)[1] : `${splitPath(model)[1]}_data`; }
+
+  // The archive-sized buffer of externalData: the source's bytes, or one filled model by model.
+  #buffer() {
+    const r = this.#archive._reader;
+    return r.kind === 'bytes' ? r.bytes : (this.#data ??= new Uint8Array(this.#archive.size));
+  }
+
+  /** ONNX Runtime session options for this package's models: `so` (not modified) plus the archive. */
+  sessionOptions(so = {}) {
+    if (typeof so !== 'object' || so === null) throw new TypeError('session options must be an object');
+    if (this.#nodeFile) {
+      const [folder] = splitPath(this.#archive._reader.realPath);
+      return { ...so, extra: { ...so.extra, session: { ...so.extra?.session, [FOLDER]: folder } } };
+    }
+    const data = this.#buffer();
+    const names = new Set([...this.#archive.models.keys()].map((m) => this.#location(m)));
+    return { ...so, externalData: [...(so.externalData ?? []), ...[...names].map((path) => ({ path, data }))] };
+  }
+
+  /** pipeline()/from_pretrained() options: `o` with local_files_only (a file the package lacks is
+   * never looked for elsewhere) and sessionOptions(o.session_options). */
+  pipelineOptions(o = {}) {
+    if (typeof o !== 'object' || o === null) throw new TypeError('options must be an object');
+    return { ...o, local_files_only: true, session_options: this.sessionOptions(o.session_options ?? {}) };
+  }
+
+  /** Makes this package env.customCache (env.useCustomCache = true); a custom cache set before
+   * answers what is not this package's. Returns this. */
+  install(env) {
+    if (typeof env !== 'object' || env === null || !('customCache' in env)) {
+      throw new TypeError("env must be transformers.js's env (import { env } from '@huggingface/transformers')");
+    }
+    if (env.customCache === this) return this;
+    this.#next = env.useCustomCache ? env.customCache : null;
+    this.#env = env;
+    env.customCache = this;
+    env.useCustomCache = true;
+    return this;
+  }
+
+  // The package path `key` names (transformers.js asks for "LOCALMODELPATH/ID/FILE", "ID/FILE" or
+  // "REMOTEHOST/ID/resolve/REVISION/FILE"), or null for another model's file.
+  #pathOf(key) {
+    const s = String(key), marker = `${this.id}/`;
+    const at = s.startsWith(marker) ? 0 : s.indexOf(`/${marker}`) + 1;
+    if (at <= 0 && !s.startsWith(marker)) return null;
+    let rest = s.slice(at + marker.length).replace(/^(\.?\/)+/, '');
+    const resolved = /^resolve\/[^/]+\/(.*)$/.exec(rest);
+    if (resolved && !this.#has(rest)) rest = resolved[1];
+    return rest;
+  }
+
+  #has(p) { return this.#archive.files.has(p) || this.#archive.models.has(p); }
+
+  /** Cache API match(): this package's file as a Response, else what the next cache says (undefined
+   * when none). A failed read gives a Response whose arrayBuffer() rejects with the error. */
+  async match(request) {
+    const path = this.#pathOf(request);
+    if (path === null) return this.#next?.match(request);
+    try {
+      return await this.#serve(path);
+    } catch (e) {
+      return served(null, e);
+    }
+  }
+
+  /** Cache API put(): passed to the next cache (nothing of this package is ever put). */
+  async put(request, response, progress) { return this.#next?.put(request, response, progress); }
+
+  async #serve(path) {
+    const a = this.#archive;
+    if (a.files.has(path)) return served(await a.readFile(path));
+    if (a.models.has(path)) return served(await this.#view(path));
+    const chunk = /^(.*)_data(?:_(\d+))?$/.exec(path);
+    if (!chunk || !a.models.has(chunk[1])) return undefined;
+    // transformers.js asks for data files when the config says the model has them: the view's
+    // location is then the first one's name; the others are never read (one byte: onnxruntime-node
+    // refuses an empty buffer, "contains null pointers")
+    await this.#view(chunk[1]);
+    if (this.#nodeFile) return a._reader.realPath;  // onnxruntime-node reads the folder's file itself
+    return served(chunk[2] ? new Uint8Array(1) : this.#buffer());
+  }
+
+  // A model's view (memoized), its bytes read into the externalData buffer first.
+  #view(model) {
+    let p = this.#views.get(model);
+    if (!p) {
+      p = this.#makeView(model);
+      this.#views.set(model, p);
+      p.catch(() => this.#views.delete(model));  // a failed read may be tried again
+    }
+    return p;
+  }
+
+  async #makeView(model) {
+    const held = this.#archive.modelPath === model;
+    const a = held ? this.#archive : await this.#openModel(model);
+    try {
+      if (!this.#nodeFile) await this.#fill(a);
+      return await a.view({ location: this.#location(model), sizeThreshold: viewThreshold(a, { given: !this.#nodeFile }) });
+    } finally {
+      if (!held) await a.close();
+    }
+  }
+
+  // The bytes a's view may reference, at their file offsets: the model entry and its tensors' entries,
+  // read at most FILL_BATCH bytes at a time (what one _readChecked() reads is held until it returns;
+  // a whole model at once: 1.08x the folder's peak memory in Chromium from a File, in batches 0.98x,
+  // tools/bench/bench_transformers_js.mjs, 129 MiB of weights).
+  async #fill(a) {
+    if (this.#archive._reader.kind === 'bytes') return;
+    const buf = this.#buffer();
+    buf.set(a.modelBytes(), a._modelEntry.dataOffset);
+    const byOffset = new Map();
+    for (const t of a.tensors) if (t.storage === 'entry' && t.byteLength) byOffset.set(t.offset, [t.offset, t.byteLength]);
+    let batch = [], size = 0;
+    const flush = async () => {
+      if (batch.length) for (const [s, bytes] of await a._readChecked(batch)) buf.set(bytes, s[0]);
+      [batch, size] = [[], 0];
+    };
+    for (const [off, len] of [...byOffset.values()].sort((x, y) => x[0] - y[0])) {
+      for (let at = off; at < off + len; at += FILL_PIECE) {
+        const n = Math.min(FILL_PIECE, off + len - at);
+        if (size + n > FILL_BATCH) await flush();
+        batch.push([at, n]);
+        size += n;
+      }
+    }
+    await flush();
+  }
+
+  /** Closes the archive; an install()ed package gives env.customCache back to the cache before it. */
+  async close() {
+    if (this.#env?.customCache === this) {
+      this.#env.customCache = this.#next;
+      this.#env.useCustomCache = this.#next !== null;
+    }
+    this.#env = null;
+    this.#views.clear();
+    this.#data = null;
+    await this.#archive.close();
+  }
+}
