@@ -4,6 +4,7 @@
 // TypeError/RangeError; damaged archives fail with the CLI's status; URL replies are checked (spec 17);
 // createSession with onnxruntime-node gives the outputs of a session on the original classic model.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -260,6 +261,14 @@ test('createSession with onnxruntime-node gives the original model\'s outputs', 
     await s.release();
   }
   assert.deepEqual(so, { graphOptimizationLevel: 'all', extra: { session: {} } });
+});
+
+// index.d.ts used as an application would (types/usage.ts, with @ts-expect-error lines for what it must
+// refuse), checked by tsc --strict against onnxruntime-node/-web's and transformers.js's own types.
+test('index.d.ts: types/usage.ts type-checks with tsc --strict', () => {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const r = spawnSync(process.execPath, [tsc, '-p', path.join(h.REPO, 'tests/js/types')], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `tsc -p tests/js/types:\n${r.stdout}${r.stderr}`);
 });
 
 test('package.json: name, the project\'s version, ESM with types', () => {
