@@ -21,9 +21,7 @@
 //    into its heap, as it does from a folder's model.onnx or .onnx_data.
 import { OnnxzipError } from './errors.js';
 import { isNodeJs } from './readers.js';
-import { FOLDER, viewThreshold } from './session.js';
-
-const FILL_PIECE = 8 << 20, FILL_BATCH = 32 << 20;  // #fill's reads (a URL's requests are at most 8 MiB anyway)
+import { FOLDER, fillModel, viewThreshold } from './session.js';
 
 // A Response over `bytes` (or failing with `error`) that never copies them: the Response constructor
 // copies a body it is given (an archive-sized buffer: 1.5x the weights' size more at the peak in
@@ -183,37 +181,14 @@ export class TransformersPackage {
     const held = this.#archive.modelPath === model;
     const a = held ? this.#archive : await this.#openModel(model);
     try {
-      if (!this.#nodeFile) await this.#fill(a);
-      return await a.view({ location: this.#location(model), sizeThreshold: viewThreshold(a, { given: !this.#nodeFile }) });
+      // the view's inline bytes are taken from the buffer fillModel filled (headers checked), not read again
+      const filled = !this.#nodeFile && this.#archive._reader.kind !== 'bytes';
+      if (filled) await fillModel(a, this.#buffer());
+      return await a.view({ location: this.#location(model), sizeThreshold: viewThreshold(a, { given: !this.#nodeFile }),
+        _file: filled ? this.#buffer() : null });
     } finally {
       if (!held) await a.close();
     }
-  }
-
-  // The bytes a's view may reference, at their file offsets: the model entry and its tensors' entries,
-  // read at most FILL_BATCH bytes at a time (what one _readChecked() reads is held until it returns;
-  // a whole model at once: 1.08x the folder's peak memory in Chromium from a File, in batches 0.98x,
-  // tools/bench/bench_transformers_js.mjs, 129 MiB of weights).
-  async #fill(a) {
-    if (this.#archive._reader.kind === 'bytes') return;
-    const buf = this.#buffer();
-    buf.set(a.modelBytes(), a._modelEntry.dataOffset);
-    const byOffset = new Map();
-    for (const t of a.tensors) if (t.storage === 'entry' && t.byteLength) byOffset.set(t.offset, [t.offset, t.byteLength]);
-    let batch = [], size = 0;
-    const flush = async () => {
-      if (batch.length) for (const [s, bytes] of await a._readChecked(batch)) buf.set(bytes, s[0]);
-      [batch, size] = [[], 0];
-    };
-    for (const [off, len] of [...byOffset.values()].sort((x, y) => x[0] - y[0])) {
-      for (let at = off; at < off + len; at += FILL_PIECE) {
-        const n = Math.min(FILL_PIECE, off + len - at);
-        if (size + n > FILL_BATCH) await flush();
-        batch.push([at, n]);
-        size += n;
-      }
-    }
-    await flush();
   }
 
   /** Closes the archive; an install()ed package gives env.customCache back to the cache before it. */
