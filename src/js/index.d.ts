@@ -17,7 +17,9 @@ export interface OpenOptions {
   retries?: number;
   /** The first retry's delay in ms, doubling each time (default 250). */
   backoffMs?: number;
-  /** The archive's file name (Archive.name; the default location of its view). */
+  /** The archive's file name (Archive.name; the default location of its view), also how messages name
+   * it. Default: a path's or URL's last segment, a File's name; else "model.onnxzip", and messages say
+   * "the bytes given" or "the Blob given". */
   name?: string;
   /** Verify the whole file (Archive.verify) before open resolves. */
   verify?: boolean;
