@@ -267,7 +267,7 @@ test('damage to a package larger than the 64 KiB tail open() reads first: the CL
       const u8 = new Uint8Array(b);
       for (const [how, src, shown] of [['path', file, file], ['bytes', u8, 'the bytes given'],
         ['Blob', new Blob([u8]), 'the Blob given'], ['File', new File([u8], 'picked.onnxzip'), 'picked.onnxzip'],
-        ['bytes named', u8, 'named.onnxzip', { name: 'named.onnxzip' }]]) {
+        ['bytes named', u8, 'named.onnxzip']]) {
         const got = await packageError(src, how === 'bytes named' ? { name: 'named.onnxzip' } : undefined);
         // no zip at all: `onnxzip verify` also tries it as a classic ONNX model, which the package does not read
         if (label.startsWith('no zip')) {
@@ -275,6 +275,12 @@ test('damage to a package larger than the 64 KiB tail open() reads first: the CL
             `${label}, from ${how}`);
         } else assert.deepEqual(got, { status: want, message: `${shown}: ${m[1]}` }, `${label}, from ${how}`);
       }
+      // a URL is opened from its tail as the C library opens one (spec 17.1): `onnxzip verify URL`'s verdict
+      const url = server.serve(`${served++}-${path.basename(file)}`, file);
+      const rr = await h.cliAsync('verify', '--allow-http', '--retries', '0', url);
+      const mu = new RegExp(`^onnxzip: ${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: (.*) \\[(ONNXZIP_[A-Z0-9_]+)\\]\\s*$`).exec(rr.stderr);
+      assert.ok(mu, `onnxzip verify ${url} (${label}): ${rr.stderr}`);
+      assert.deepEqual(await packageError(url, { retries: 0 }), { status: mu[2], message: `${url}: ${mu[1]}` }, `${label}, from a URL`);
     }
     t.diagnostic(JSON.stringify(statuses));
     assert.equal(statuses['cut by 100 bytes'], 'ONNXZIP_ETRUNC');
