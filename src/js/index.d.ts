@@ -17,7 +17,9 @@ export interface OpenOptions {
   retries?: number;
   /** The first retry's delay in ms, doubling each time (default 250). */
   backoffMs?: number;
-  /** The archive's file name (Archive.name; the default location of its view). */
+  /** The archive's file name (Archive.name; the default location of its view), also how messages name
+   * it. Default: a path's or URL's last segment, a File's name; else "model.onnxzip", and messages say
+   * "the bytes given" or "the Blob given". */
   name?: string;
   /** Verify the whole file (Archive.verify) before open resolves. */
   verify?: boolean;
@@ -198,6 +200,8 @@ export declare function createSession<S, O extends object>(
 export interface TransformersEnv {
   useCustomCache: boolean;
   customCache: unknown;
+  allowLocalModels: boolean;
+  fetch: (input: string | URL, init?: any) => Promise<any>;
 }
 
 export interface TransformersModelOptions extends Omit<OpenOptions, 'model'> {
@@ -221,8 +225,12 @@ export declare class TransformersPackage {
   readonly id: string;
   /** The package (the Archive of its default model; models and files list what it serves). */
   readonly archive: Archive;
-  /** Sets env.customCache to this package and env.useCustomCache = true; a custom cache set before
-   * answers for other models. Returns this. */
+  /** Sets env.customCache to this package and env.useCustomCache = true (a custom cache set before
+   * answers for other models), env.allowLocalModels = true (a browser's default, false, refuses
+   * pipelineOptions()' local_files_only) and wraps env.fetch: a request for a file of this package's
+   * id (transformers.js asks the Hub for files' sizes when given a progress_callback, and whether
+   * optional files exist, whatever local_files_only says) is answered by the package (a file it lacks:
+   * 404), never sent. Returns this. */
   install(env: TransformersEnv): this;
   /** pipeline()/from_pretrained() options: `options` (not modified) with local_files_only: true (a
    * file the package lacks is never fetched from the Hub) and session_options from sessionOptions(). */
@@ -235,7 +243,8 @@ export declare class TransformersPackage {
   match(request: string): Promise<Response | string | undefined>;
   /** The Cache API's put(): passed to the cache installed before (nothing of the package is put). */
   put(request: string, response: Response, progress?: unknown): Promise<void>;
-  /** Closes the archive; an installed package gives env.customCache back to the cache before it. */
+  /** Closes the archive; an installed package gives env.customCache back to the cache before it, and
+   * env.allowLocalModels and env.fetch the values they had before install(). */
   close(): Promise<void>;
 }
 

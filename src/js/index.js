@@ -2,7 +2,7 @@
 // build its view and run it with ONNX Runtime. The rules are the C library's, compiled to WebAssembly.
 import { Archive, openArchive } from './lib/archive.js';
 import { OnnxzipError } from './lib/errors.js';
-import { urlReader } from './lib/http.js';
+import { keepTail, urlReader } from './lib/http.js';
 import { blobReader, bytesReader, fileReader, isNodeJs } from './lib/readers.js';
 import { createSessionOn } from './lib/session.js';
 import { TransformersPackage } from './lib/transformers.js';
@@ -81,6 +81,11 @@ async function readerFor(source, o) {
 export async function open(source, options) {
   const o = checkOptions(options);
   const [reader, tail] = await readerFor(source, o);
+  return openOn(reader, tail, o);
+}
+
+// open() on a reader (`tail`: a URL's first reply); the reader is closed when the open fails.
+async function openOn(reader, tail, o) {
   let archive;
   try {
     archive = await openArchive(reader, { tailBytes: o.tailBytes, tail, signal: o.signal, model: o.model });
@@ -136,9 +141,16 @@ export async function transformersModel(source, options) {
     throw new TypeError(`options.id must be a model id such as "user/name" (no spaces, at most one /), not ${JSON.stringify(id)}`);
   }
   if (o.model != null) throw new TypeError('options.model: transformers.js chooses the models of the package itself');
-  const archive = await open(source, o);
+  checkOptions(o);
+  const [reader, tail] = await readerFor(source, o);
+  // a URL's last bytes are kept, and every model opens over this one reader (only the package closes
+  // it): each byte is fetched once, from the one pinned file
+  const kept = tail ? keepTail(reader, tail) : reader;
+  const archive = await openOn(kept, tail, o);
+  const shared = Object.create(kept, { close: { value: () => {} } });
+  const openModel = (model) => openArchive(shared, { tailBytes: o.tailBytes, signal: o.signal, model });
   try {
-    return new TransformersPackage(archive, (model) => open(source, { ...o, verify: false, model }), id);
+    return new TransformersPackage(archive, openModel, id);
   } catch (e) {
     await archive.close();
     throw e;

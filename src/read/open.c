@@ -6,6 +6,7 @@
 
 #include "read/archive.h"
 #include "read/source_read.h"
+#include "read/zip_diagnose.h"
 
 int oz_span_check(uint64_t from, uint64_t size, const char *shown)
 {
@@ -14,6 +15,22 @@ int oz_span_check(uint64_t from, uint64_t size, const char *shown)
                       "bytes: more than a model (2 GiB) and its directory can be", shown,
                       (unsigned long long)(size - from));
     return 0;
+}
+
+/* ONNXZIP_ENOTZIP of a source seen through its tail: one that reads any
+ * byte (a host's reads of a file, a Blob, bytes) is judged as a mapped
+ * file is (a cut file is ONNXZIP_ETRUNC; else the reader's message); of
+ * one that does not (a URL), only the window was seen. */
+static int not_zip(onnxzip_archive *a, int rc)
+{
+    oz_source *s = &a->src;
+    if (s->read_headers) {
+        oz_zip_dx d = { .base = oz_source_window(s), .win_off = s->win_off, .size = s->size, .path = a->path };
+        return oz_zip_diagnose_source(&d, s, rc);
+    }
+    return oz_err(rc, -1, "%s: not a zip archive (no end of central directory record in its last %llu bytes); "
+                  "only onnxzip archives are read from a URL or a host's reads", a->path,
+                  (unsigned long long)(s->size - s->win_off));
 }
 
 /* Parses the zip structure from the window, widening it as the records
@@ -31,11 +48,7 @@ static int parse(onnxzip_archive *a, uint64_t *need)
             if ((want = a->zip.entries[a->zip.model_index].pub.header_offset) >= s->win_off) return 0;
             oz_zip_free(&a->zip);
         } else if (rc != 1) {
-            if (rc == ONNXZIP_ENOTZIP && !s->map)
-                return oz_err(rc, -1, "%s: not a zip archive (no end of central directory record in its last "
-                              "%llu bytes); only onnxzip archives are read from a URL or a host's reads", a->path,
-                              (unsigned long long)(s->size - s->win_off));
-            return rc;
+            return rc == ONNXZIP_ENOTZIP && !s->map ? not_zip(a, rc) : rc;
         }
         if (want >= s->win_off)
             return oz_err(ONNXZIP_ECDIR, -1, "%s: inconsistent end records (internal: need %llu)", a->path,

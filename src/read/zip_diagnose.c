@@ -3,6 +3,7 @@
  * Runs only after a failure; reads headers only, leniently: it judges
  * files the strict reader already refused. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/entry_name.h"
@@ -38,31 +39,70 @@ static const uint8_t *find_extra(const uint8_t *p, uint64_t len, uint16_t id, ui
 
 /* ---- a truncated archive: local headers, no end records ---------------- */
 
-/* The local header at `h` (`avail` bytes at hand from it): its length and
- * its data's (compressed) size, 0 when a data descriptor gives it after. */
-static void local_sizes(const uint8_t *h, uint64_t avail, uint64_t *hdr, uint64_t *data)
+/* The file's bytes as the truncation check walks them: the window, and
+ * before it (a source whose window is its tail) what `src` reads. */
+typedef struct walker {
+    const oz_zip_dx *d;
+    oz_source *src;   /* NULL: the window is the whole file */
+    uint8_t *buf;     /* ZIP_LOCAL_SIZE + 2 * 65535 bytes: a local header with its name and extra */
+    int status;       /* a failed read's (its error recorded); the walk then stops */
+} walker;
+
+#define WALK_BUF (ZIP_LOCAL_SIZE + 2 * 65535u)
+
+/* `n` (<= WALK_BUF) bytes at `off`, off + n <= size: in the window, else
+ * read into w->buf; NULL after a failed read. */
+static const uint8_t *bytes_at(walker *w, uint64_t off, size_t n)
 {
-    uint64_t nlen = oz_rd16(h + LH_NAMELEN), elen = oz_rd16(h + LH_EXTRALEN);
-    *hdr = ZIP_LOCAL_SIZE + nlen + elen;
+    if (off >= w->d->win_off) return at(w->d, off);
+    if (w->status || (w->status = w->src->ops->read(w->src, off, n, w->buf))) return NULL;
+    return w->buf;
+}
+
+/* Does the signature `sig` begin at `pos` (4 bytes there)? */
+static int sig_at(walker *w, uint64_t pos, uint32_t sig)
+{
+    const uint8_t *p = w->d->size - pos >= 4 ? bytes_at(w, pos, 4) : NULL;
+    return p && oz_rd32(p) == sig;
+}
+
+/* The local header at `pos` (`avail` bytes from there to the file's end):
+ * its length and its data's (compressed) size, 0 when a data descriptor
+ * gives it after; its name's length in *nlen, its flags in *flags. -1 when
+ * its bytes could not be read. */
+static int local_sizes(walker *w, uint64_t pos, uint64_t avail, uint64_t *hdr, uint64_t *data, uint64_t *nlen,
+                       uint16_t *flags)
+{
+    const uint8_t *h = bytes_at(w, pos, ZIP_LOCAL_SIZE);
+    if (!h) return -1;
+    uint64_t elen = oz_rd16(h + LH_EXTRALEN);
+    *nlen = oz_rd16(h + LH_NAMELEN);
+    *flags = oz_rd16(h + LH_FLAGS);
+    *hdr = ZIP_LOCAL_SIZE + *nlen + elen;
     *data = oz_rd32(h + LH_CSIZE);
+    if (*data != U32_MARK || *hdr > avail) return 0;
+    if (!(h = bytes_at(w, pos, (size_t)*hdr))) return -1;
     uint16_t n = 0;
-    const uint8_t *z64 = *hdr <= avail ? find_extra(h + ZIP_LOCAL_SIZE + nlen, elen, EF_ZIP64, &n) : NULL;
-    if (*data == U32_MARK && z64 && n >= 16) *data = oz_rd64(z64 + 8);
+    const uint8_t *z64 = find_extra(h + ZIP_LOCAL_SIZE + *nlen, elen, EF_ZIP64, &n);
+    if (z64 && n >= 16) *data = oz_rd64(z64 + 8);
+    return 0;
 }
 
 /* Central records from `*pos` on, as far as the file goes: *pos moves past
  * the whole ones; returns how many were seen (a cut one included, its
  * length then added to *need). */
-static uint64_t walk_central(const oz_zip_dx *d, uint64_t *pos, uint64_t *need)
+static uint64_t walk_central(walker *w, uint64_t *pos, uint64_t *need)
 {
+    const oz_zip_dx *d = w->d;
     uint64_t k = 0;
-    while (d->size - *pos >= 4 && oz_rd32(at(d, *pos)) == ZIP_CENTRAL_SIG && k < OZ_MAX_ENTRIES) {
+    while (sig_at(w, *pos, ZIP_CENTRAL_SIG) && k < OZ_MAX_ENTRIES) {
         k++;
         if (d->size - *pos < ZIP_CENTRAL_SIZE) {
             *need = ZIP_CENTRAL_SIZE;
             break;
         }
-        const uint8_t *h = at(d, *pos);
+        const uint8_t *h = bytes_at(w, *pos, ZIP_CENTRAL_SIZE);
+        if (!h) break;
         uint64_t len = ZIP_CENTRAL_SIZE + (uint64_t)oz_rd16(h + CH_NAMELEN) + oz_rd16(h + CH_EXTRALEN) +
                        oz_rd16(h + CH_COMMENTLEN);
         if (d->size - *pos < len) {
@@ -77,52 +117,56 @@ static uint64_t walk_central(const oz_zip_dx *d, uint64_t *pos, uint64_t *need)
 /* The least length of the zip64 end record and locator that begin at
  * `pos` (a zip64 archive's, between its central directory and its end
  * record); 0 when neither begins there. */
-static uint64_t zip64_ends(const oz_zip_dx *d, uint64_t pos)
+static uint64_t zip64_ends(walker *w, uint64_t pos)
 {
-    uint32_t sig = d->size - pos >= 4 ? oz_rd32(at(d, pos)) : 0;
-    if (sig == ZIP64_EOCD_SIG) return ZIP64_EOCD_SIZE + ZIP64_LOCATOR_SIZE;
-    return sig == ZIP64_LOCATOR_SIG ? ZIP64_LOCATOR_SIZE : 0;
+    if (sig_at(w, pos, ZIP64_EOCD_SIG)) return ZIP64_EOCD_SIZE + ZIP64_LOCATOR_SIZE;
+    return sig_at(w, pos, ZIP64_LOCATOR_SIG) ? ZIP64_LOCATOR_SIZE : 0;
 }
 
 /* The least size the local headers from offset 0 on (and any central
  * records after them) imply: each entry's header and data, a central
  * record of at least 46 bytes and its name per entry, the zip64 end
  * records when they begin after the central directory, the end record. */
-static uint64_t implied_size(const oz_zip_dx *d)
+static uint64_t implied_size(walker *w)
 {
+    const oz_zip_dx *d = w->d;
     uint64_t pos = 0, need = 0, central = 0, n = 0;
-    while (n < OZ_MAX_ENTRIES && d->size - pos >= 4 && oz_rd32(at(d, pos)) == ZIP_LOCAL_SIG) {
+    while (n < OZ_MAX_ENTRIES && sig_at(w, pos, ZIP_LOCAL_SIG)) {
         n++;
-        uint64_t avail = d->size - pos, hdr, data;
+        uint64_t avail = d->size - pos, hdr, data, nlen;
+        uint16_t flags;
         if (avail < ZIP_LOCAL_SIZE) {
             need = ZIP_LOCAL_SIZE;
             central += ZIP_CENTRAL_SIZE;
             break;
         }
-        const uint8_t *h = at(d, pos);
-        local_sizes(h, avail, &hdr, &data);
-        central += ZIP_CENTRAL_SIZE + oz_rd16(h + LH_NAMELEN);
+        if (local_sizes(w, pos, avail, &hdr, &data, &nlen, &flags)) break;
+        central += ZIP_CENTRAL_SIZE + nlen;
         if (hdr > avail || data > avail - hdr) {
             need = add_sat(hdr, data);
             break;
         }
         pos += hdr + data;
-        if (oz_rd16(h + LH_FLAGS) & FLAG_DATA_DESCRIPTOR) break; /* where the next header is is unsure */
+        if (flags & FLAG_DATA_DESCRIPTOR) break; /* where the next header is is unsure */
     }
     if (!need && n) {
-        uint64_t k = walk_central(d, &pos, &need); /* what of the central directory is there */
+        uint64_t k = walk_central(w, &pos, &need); /* what of the central directory is there */
         if (k) central = n > k ? (n - k) * ZIP_CENTRAL_SIZE : 0;
-        if (!need && n <= k) need = zip64_ends(d, pos);
+        if (!need && n <= k) need = zip64_ends(w, pos);
     }
     return add_sat(add_sat(pos, need), add_sat(central, ZIP_EOCD_SIZE));
 }
 
-static int truncated(const oz_zip_dx *d, int rc)
+static int truncated(const oz_zip_dx *d, oz_source *src, int rc)
 {
-    if (rc != ONNXZIP_ENOTZIP || d->have_cd || d->win_off || !oz_zip_starts_with(d->base, d->size, ZIP_LOCAL_SIG))
-        return rc;
-    uint64_t least = implied_size(d);
-    if (least <= d->size) return rc; /* no sign of a cut: something else follows the entries */
+    if (rc != ONNXZIP_ENOTZIP || d->have_cd || (d->win_off && !src)) return rc;
+    walker w = { d, d->win_off ? src : NULL, NULL, 0 };
+    if (w.src && !(w.buf = malloc(WALK_BUF))) return rc;
+    const uint8_t *head = d->size ? bytes_at(&w, 0, d->size < 4 ? (size_t)d->size : 4) : NULL;
+    uint64_t least = head && oz_zip_starts_with(head, d->size < 4 ? d->size : 4, ZIP_LOCAL_SIG) ? implied_size(&w) : 0;
+    free(w.buf);
+    if (w.status) return w.status; /* a byte it needed could not be read: the open could not finish */
+    if (least <= d->size) return rc; /* not a zip's start, or no sign of a cut: something else follows the entries */
     return oz_err(ONNXZIP_ETRUNC, (int64_t)d->size, "%s: truncated: %llu bytes, but its local headers describe at "
                   "least %llu bytes (no end of central directory record); the download or copy was cut short",
                   d->path, (unsigned long long)d->size, (unsigned long long)least);
@@ -271,9 +315,14 @@ static int foreign(const oz_zip_dx *d, const census *s, int rc)
                   marks, what, why, d->path);
 }
 
+int oz_zip_diagnose_source(const oz_zip_dx *d, oz_source *src, int rc)
+{
+    return truncated(d, src, rc);
+}
+
 int oz_zip_diagnose(const oz_zip_dx *d, int rc)
 {
-    if (!d->have_cd) return truncated(d, rc);
+    if (!d->have_cd) return truncated(d, NULL, rc);
     census s;
     if (!layout_status(rc) || take_census(d, &s)) return rc;
     if (s.manifests) return rc; /* a package: the reader's error names its rule (EMODELPOS, EALIGN, ENAME...) */

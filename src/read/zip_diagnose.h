@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "common/source.h"
+
 typedef struct oz_zip_dx {
     const uint8_t *base; /* the bytes from file offset win_off to size */
     uint64_t win_off, size;
@@ -32,6 +34,13 @@ typedef struct oz_zip_dx {
  * directory) and system errors keep their own error. Bounded work: the
  * central directory once, or the local headers up to the file's end. */
 int oz_zip_diagnose(const oz_zip_dx *d, int rc);
+
+/* oz_zip_diagnose() of a zip without end records (`rc` ONNXZIP_ENOTZIP,
+ * d->have_cd 0) whose window is only its tail: what lies before the window
+ * is read from `src` (its read(): a source that can read any byte), so that
+ * a cut file is ONNXZIP_ETRUNC as when it is mapped whole. Returns `rc`, the
+ * ETRUNC status, or the status of a read that failed (its error recorded). */
+int oz_zip_diagnose_source(const oz_zip_dx *d, oz_source *src, int rc);
 
 /* ONNXZIP_ENOTONNXZIP for the zip `path` of `n` entries, none named
  * __MODEL_PROTO, the first named `first` (printable: oz_printable): the one

@@ -3,10 +3,14 @@
 // of the build's package directory; npm pack's tarball listed by tar), its
 // ```js block (example.mjs, run by node in a fresh project with the demo's
 // archive) and its ```html block (the page, served by nginx and opened in
-// Debian's chromium). Oracles: `onnxzip ls --json` (the tensors printed and
-// logged), python3-onnx (the weight values printed), onnxruntime-node on the
-// classic tiny.onnx (the outputs printed), nginx's access log (open()'s
-// first request), tar (the tarball's files).
+// Debian's chromium); and those of "### transformers.js": its ```js (node), its
+// ```html (chromium, every request of the page recorded: none leaves nginx) and
+// its ```sh (the variable onnxruntime-node's install script reads). Oracles:
+// `onnxzip ls --json` (the tensors printed and logged), python3-onnx (the weight
+// values printed), onnxruntime-node on the classic tiny.onnx (the outputs
+// printed), transformers.js on the repository folder (the embeddings printed),
+// nginx's access log (open()'s first request), tar (the tarball's files),
+// onnxruntime-node's script/install*.js.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -205,43 +209,122 @@ print(json.dumps([float(v) for v in w.reshape(-1)[:3]]))`, onnx]));
 // make_tjs_repos.py needs `tokenizers`: the pinned venv's interpreter (tests/python/venv.sh makes it)
 const PYVENV = process.env.ONNXZIP_PYVENV_PYTHON || path.join(REPO, 'build-test', 'pyvenv', 'bin', 'python');
 
+// "bert.onnxzip: onnxzip pack bert -o bert.onnxzip": make_tjs_repos.py's BERT-style repository, packed
+// once, and the oracle of its examples: transformers.js's own loader on the folder, the same pipeline.
+let bertMade = null;
+function bert() {
+  bertMade ??= (async () => {
+    assert.ok(fs.existsSync(PYVENV), `${PYVENV} absent: tests/python/venv.sh BUILD/pyvenv makes it`);
+    runOk(PYVENV, [path.join(HERE, 'make_tjs_repos.py'), path.join(work, 'tjs-repos')]);
+    const archive = path.join(work, 'bert.onnxzip');
+    cliOk('pack', path.join(work, 'tjs-repos', 'bert'), '-o', archive, '-q');
+    const { env, pipeline } = await import('@huggingface/transformers');
+    Object.assign(env, { allowRemoteModels: false, useFSCache: false, localModelPath: path.join(work, 'tjs-repos') + '/' });
+    const extractor = await pipeline('feature-extraction', 'bert');
+    const out = await extractor('the quick brown fox');
+    await extractor.dispose();
+    return { archive, want: { dims: out.dims, first4: Array.from(out.data.slice(0, 4)) } };
+  })();
+  return bertMade;
+}
+
 test('### transformers.js: its ```js runs in a project with onnxzip and @huggingface/transformers', async (t) => {
   const proj = path.join(work, 'tjs-project');
   fs.mkdirSync(path.join(proj, 'node_modules', '@huggingface'), { recursive: true });
   fs.symlinkSync(path.resolve(PACKAGE_DIR), path.join(proj, 'node_modules', 'onnxzip'));
   fs.symlinkSync(path.join(HERE, 'node_modules', '@huggingface', 'transformers'),
     path.join(proj, 'node_modules', '@huggingface', 'transformers'));
-  // "bert.onnxzip: onnxzip pack bert -o bert.onnxzip": make_tjs_repos.py's BERT-style repository
-  assert.ok(fs.existsSync(PYVENV), `${PYVENV} absent: tests/python/venv.sh BUILD/pyvenv makes it`);
-  runOk(PYVENV, [path.join(HERE, 'make_tjs_repos.py'), path.join(work, 'tjs-repos')]);
-  const folder = path.join(work, 'tjs-repos', 'bert');
-  cliOk('pack', folder, '-o', path.join(proj, 'bert.onnxzip'), '-q');
+  const { archive, want } = await bert();
+  fs.copyFileSync(archive, path.join(proj, 'bert.onnxzip'));
   fs.writeFileSync(path.join(proj, 'example.mjs'), block('js', transformersSection()));
   const r = run(process.execPath, ['example.mjs'], { cwd: proj });
   t.diagnostic(`node example.mjs:\n${r.stdout}${r.stderr}`);
   assert.equal(r.status, 0, `node example.mjs: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
-  // the oracle: transformers.js's own loader on the folder, the same pipeline
-  const { env, pipeline } = await import('@huggingface/transformers');
-  Object.assign(env, { allowRemoteModels: false, useFSCache: false, localModelPath: path.join(work, 'tjs-repos') + '/' });
-  const extractor = await pipeline('feature-extraction', 'bert');
-  const want = await extractor('the quick brown fox');
-  await extractor.dispose();
   const m = /^onnxzip\/bert \[ ?([\d, ]*?) ?\] Float32Array\(4\) \[([^\]]*)\]/.exec(r.stdout);
   assert.ok(m, `no "onnxzip/bert [dims] Float32Array(4) [...]" in the output:\n${r.stdout}`);
   assert.deepEqual(m[1].split(',').map(Number), want.dims);
-  assert.deepEqual(printedFloats(r.stdout, /\] Float32Array\(4\) \[([^\]]*)\]/), Array.from(want.data.slice(0, 4)));
+  assert.deepEqual(printedFloats(r.stdout, /\] Float32Array\(4\) \[([^\]]*)\]/), want.first4);
 });
 
-describe('```html: the page in chromium, served by nginx', () => {
-  const skip = unavailable() ?? (fs.existsSync(NGINX) ? null : `${NGINX} absent (Debian: apt-get install nginx)`);
-  if (skip && REQUIRED) test('the browser required (ONNXZIP_JS_REQUIRED=1)', () => assert.fail(skip));
-  let srv, browser;
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+test('### transformers.js: its ```sh names the variable onnxruntime-node\'s install script reads to skip its downloads', () => {
+  const line = block('sh', transformersSection()).trim();
+  const m = /^(\w+)=(\S+) npm install @huggingface\/transformers (\S+)$/.exec(line);
+  assert.ok(m, `the sh block is not "VAR=VALUE npm install @huggingface/transformers DIR": ${line}`);
+  assert.ok(m[3].endsWith('build/src/js/package'), `${m[3]}: not BUILD/src/js/package`);
+  // the oracle: onnxruntime-node's own install script (the version transformers.js depends on), which
+  // exits before any download when parseInstallFlag() returns false: for this variable set to this value
+  const tjsDir = path.join(HERE, 'node_modules', '@huggingface', 'transformers');
+  let ortNode = path.dirname(createRequire(tjsDir + '/').resolve('onnxruntime-node'));
+  while (!fs.existsSync(path.join(ortNode, 'script', 'install.js')) && ortNode !== path.dirname(ortNode)) ortNode = path.dirname(ortNode);
+  const utils = fs.readFileSync(path.join(ortNode, 'script', 'install-utils.js'), 'utf8');
+  assert.match(utils, new RegExp(`let flag = process\\.env\\.${m[1]} \\|\\|`), `install-utils.js reads no ${m[1]} first`);
+  const parse = /function parseInstallFlag\(\) \{([\s\S]*?)\n\}/.exec(utils)?.[1] ?? '';
+  assert.match(parse, new RegExp(`case '${m[2]}':\\s*return false;`), `${m[2]} does not skip the install in parseInstallFlag()`);
+  assert.match(fs.readFileSync(path.join(ortNode, 'script', 'install.js'), 'utf8'),
+    /if \(INSTALL_FLAG === false\) \{\s*process\.exit\(0\);/, 'install.js does not exit at once when skipped');
+});
 
-  test('index.html: tensors logged, open() reads the tail by Range, a picked File runs', { skip: skip ?? false }, async (t) => {
+// A describe() of a page in chromium served by nginx, skipped without them (a failure when required):
+// body(c) adds its tests, which call c.start(locations) for the server and the browser (stopped after).
+function inChromium(title, body) {
+  describe(title, () => {
+    const skip = unavailable() ?? (fs.existsSync(NGINX) ? null : `${NGINX} absent (Debian: apt-get install nginx)`);
+    if (skip && REQUIRED) test('the browser required (ONNXZIP_JS_REQUIRED=1)', () => assert.fail(skip));
+    const c = { skip: skip ?? false };
+    c.start = async (locations) => {
+      c.srv = await startNginx(locations);
+      c.browser = await launch();
+      return c;
+    };
+    after(async () => {
+      await c.browser?.close();
+      await c.srv?.stop();
+    });
+    body(c);
+  });
+}
+
+inChromium('### transformers.js: its ```html page in chromium, served by nginx', (c) => {
+  test('index.html: the folder\'s embeddings logged; no request leaves the server', { skip: c.skip }, async (t) => {
+    // the layout the block expects: ./transformers/ (its dist), ./ort/ (its onnxruntime-web's dist), ./onnxzip/
+    const site = path.join(work, 'tjs-site');
+    fs.mkdirSync(site);
+    fs.writeFileSync(path.join(site, 'index.html'), block('html', transformersSection()));
+    const { archive, want } = await bert();
+    fs.copyFileSync(archive, path.join(site, 'bert.onnxzip'));
+    const tjsDist = path.dirname(require.resolve('@huggingface/transformers'));
+    fs.symlinkSync(tjsDist, path.join(site, 'transformers'));
+    fs.symlinkSync(path.dirname(createRequire(tjsDist + '/').resolve('onnxruntime-web')), path.join(site, 'ort'));
+    fs.symlinkSync(path.resolve(PACKAGE_DIR), path.join(site, 'onnxzip'));
+    const { srv, browser } = await c.start({ site });
+    const page = await browser.newPage();
+    const errors = [], logged = [], requested = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (msg) => {
+      logged.push(Promise.all(msg.args().map((a) => a.jsonValue().catch(() => null))).then((args) => [msg.type(), args]));
+    });
+    page.on('request', (r) => requested.push(r.url()));
+    const origin = new URL(srv.baseUrl).origin;
+    await page.route((u) => u.origin !== origin, (route) => route.abort());  // recorded above first
+    await page.goto(srv.url('site', 'index.html'));
+    const line = async () => (await Promise.all(logged)).find(([type, a]) => type === 'log' && a[0] === 'onnxzip/bert');
+    const deadline = Date.now() + 60000;
+    while (!errors.length && !(await line()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(errors, [], 'page errors');
+    const got = await line();
+    assert.ok(got, `no console.log of onnxzip/bert in 60 s: ${JSON.stringify(await Promise.all(logged))}`);
+    t.diagnostic(`logged: ${JSON.stringify(got[1])}`);
+    assert.deepEqual(got[1][1], want.dims);
+    // onnxruntime-web (wasm) against onnxruntime-node on the folder: the same float32 math, other kernels
+    got[1][2].forEach((v, i) => assert.ok(Math.abs(v - want.first4[i]) <= 1e-5, `value ${i}: ${v}, folder ${want.first4[i]}`));
+    assert.deepEqual(requested.filter((u) => !u.startsWith(origin + '/')), [], 'requests to other hosts');
+    const failed = (await srv.requests('/')).filter((e) => e.status >= 400 && !e.path.endsWith('/favicon.ico'));
+    assert.deepEqual(failed.map((e) => `${e.status} ${e.path}`), [], 'requests that failed');
+  });
+});
+
+inChromium('```html: the page in chromium, served by nginx', (c) => {
+  test('index.html: tensors logged, open() reads the tail by Range, a picked File runs', { skip: c.skip }, async (t) => {
     // the layout the block expects: ./ort/ (onnxruntime-web's dist), ./onnxzip/, tiny.onnxzip
     const site = path.join(work, 'site');
     fs.mkdirSync(site);
@@ -249,8 +332,7 @@ describe('```html: the page in chromium, served by nginx', () => {
     fs.copyFileSync(tiny.archive, path.join(site, 'tiny.onnxzip'));
     fs.symlinkSync(path.dirname(require.resolve('onnxruntime-web')), path.join(site, 'ort'));
     fs.symlinkSync(path.resolve(PACKAGE_DIR), path.join(site, 'onnxzip'));
-    srv = await startNginx({ site });
-    browser = await launch();
+    const { srv, browser } = await c.start({ site });
     const page = await browser.newPage();
     const errors = [];
     const logged = []; // [type, [args as JSON values], text] per console message

@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { env, pipeline } from '@huggingface/transformers';
+import { AutoTokenizer, env, pipeline } from '@huggingface/transformers';
 import { launch, unavailable } from './browser/chromium.mjs';
 import { NGINX, startNginx } from './browser/nginx.mjs';
 import * as h from './helpers.mjs';
@@ -171,10 +171,20 @@ describe('node', () => {
     const before = { match: async (k) => { asked.push(k); return undefined; }, put: async () => {} };
     env.customCache = before;
     env.useCustomCache = true;
+    const [fetchBefore, localBefore] = [env.fetch, env.allowLocalModels];
+    env.allowLocalModels = false;  // a browser's default
     try {
       const pkg = (await oz.transformersModel(pkgPath('bert'))).install(env);
       assert.equal(pkg.id, 'onnxzip/bert');
       assert.equal(env.customCache, pkg);
+      assert.equal(env.allowLocalModels, true);
+      // env.fetch answers the package's id (a Range too), passes on the rest
+      assert.notEqual(env.fetch, fetchBefore);
+      const head = await env.fetch('https://huggingface.co/onnxzip/bert/resolve/main/config.json', { headers: { Range: 'bytes=0-0' } });
+      const cfgSize = fs.statSync(path.join(dir, 'repos/bert/config.json')).size;
+      assert.deepEqual([head.status, head.headers.get('content-range')], [206, `bytes 0-0/${cfgSize}`]);
+      assert.equal((await env.fetch('/models/onnxzip/bert/preprocessor_config.json')).status, 404);
+      await assert.rejects(env.fetch('http://127.0.0.1:1/other/model/config.json'));  // the plain fetch: nobody listens
       assert.equal(await pkg.match('other/model/config.json'), undefined);
       assert.deepEqual(asked, ['other/model/config.json']);
       const cfg = await pkg.match(`${env.localModelPath}onnxzip/bert/config.json`);
@@ -184,9 +194,12 @@ describe('node', () => {
       await pkg.close();
       assert.equal(env.customCache, before);
       assert.equal(env.useCustomCache, true);
+      assert.equal(env.allowLocalModels, false);
+      assert.equal(env.fetch, fetchBefore);
     } finally {
       env.customCache = null;
       env.useCustomCache = false;
+      Object.assign(env, { fetch: fetchBefore, allowLocalModels: localBefore });
     }
   });
 
@@ -201,12 +214,20 @@ describe('node', () => {
     const hub = http.createServer((req, res) => { asked.push(req.url); res.writeHead(404).end(); });
     await new Promise((resolve) => hub.listen(0, '127.0.0.1', resolve));
     Object.assign(env, { allowRemoteModels: true, remoteHost: `http://127.0.0.1:${hub.address().port}/` });
+    const plainFetch = env.fetch;
     try {
       await assert.rejects(onPackage(pkgFile, embed), /tokenizer\.json/);
-      // the oracle of this check: the same call without local_files_only does ask the host
-      await assert.rejects(onPackage(pkgFile, (id, o) => embed(id, { ...o, local_files_only: false })));
+      // without local_files_only too: install()'s env.fetch answers the package's id itself (404); the
+      // tokenizer alone (a pipeline rejects at the first failure and its model's load goes on, past close())
+      await assert.rejects(onPackage(pkgFile, (id) => AutoTokenizer.from_pretrained(id)), /tokenizer\.json/);
+      assert.deepEqual(asked, [], 'the host was asked for a file of the package\'s id');
+      // the oracle of these checks: the same call, env.fetch put back to fetch, does ask the host
+      await assert.rejects(onPackage(pkgFile, (id, o) => {
+        env.fetch = plainFetch;
+        return embed(id, { ...o, local_files_only: false });
+      }));
     } finally {
-      Object.assign(env, { allowRemoteModels: false, remoteHost: 'https://huggingface.co/' });
+      Object.assign(env, { allowRemoteModels: false, remoteHost: 'https://huggingface.co/', fetch: plainFetch });
       await new Promise((resolve) => hub.close(resolve));
     }
     assert.ok(asked.length >= 1 && asked.every((u) => u.includes('tokenizer')), JSON.stringify(asked));

@@ -212,3 +212,79 @@ test('hand-made damage to a packed archive', async (t) => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// ---- an archive larger than open()'s window --------------------------------------------------
+
+// The package's error for SOURCE: {status, message} (null when it opens and verifies).
+async function packageError(source, options) {
+  try {
+    const a = await oz.open(source, options);
+    try { await a.verify(); } finally { a.close(); }
+    return null;
+  } catch (e) {
+    assert.ok(e instanceof oz.OnnxzipError, `not an OnnxzipError: ${e && e.stack}`);
+    return { status: e.status, message: e.message };
+  }
+}
+
+test('damage to a package larger than the 64 KiB tail open() reads first: the CLI\'s status and message', async (t) => {
+  // a path, bytes and a Blob are read through open()'s window of the file's last 64 KiB, then by reads: a
+  // file cut short must still be ONNXZIP_ETRUNC, as `onnxzip verify FILE` (which maps it whole) says,
+  // in the same words (the source named as the package names it), not "not a zip archive"
+  const dir = h.scratch('errors-big');
+  try {
+    const repo = path.join(dir, 'repo');
+    fs.mkdirSync(path.join(repo, 'onnx'), { recursive: true });
+    fs.copyFileSync(path.join(FUZZ_SEEDS, 'classic_simple.onnx'), path.join(repo, 'onnx', 'model.onnx'));
+    fs.writeFileSync(path.join(repo, 'weights.bin'), Buffer.alloc(300 << 10, 7));  // 300 KiB: the window is 64
+    fs.writeFileSync(path.join(repo, 'config.json'), '{"model_type": "test"}\n');
+    const good = path.join(dir, 'pkg.onnxzip');
+    h.cliOk('pack', repo, '-o', good, '-q');
+    const bytes = fs.readFileSync(good);
+    const eocd = bytes.length - 22;
+    assert.equal(bytes.readUInt32LE(eocd), 0x06054b50, 'the package ends with a plain end record');
+    const cd = bytes.readUInt32LE(eocd + 16);
+    const weights = h.cliListing(good).entries.find((e) => e.name === 'weights.bin');
+    const cases = {
+      'cut by 100 bytes': bytes.subarray(0, bytes.length - 100),
+      'cut by 1 byte': bytes.subarray(0, bytes.length - 1),
+      'cut before the directory': bytes.subarray(0, cd),
+      'cut inside weights.bin': bytes.subarray(0, weights.dataOffset + 1000),
+      'cut inside a local header': bytes.subarray(0, weights.headerOffset + 10),
+      'end record: signature': Buffer.concat([bytes.subarray(0, eocd), Buffer.from([0, 0, 0, 0]), bytes.subarray(eocd + 4)]),
+      'no zip: the bytes shifted by one': Buffer.concat([Buffer.from([0]), bytes.subarray(0, bytes.length - 1)]),
+    };
+    const statuses = {};
+    for (const [label, b] of Object.entries(cases)) {
+      const file = path.join(dir, `${label.replace(/[^a-z0-9]+/gi, '-')}.onnxzip`);
+      fs.writeFileSync(file, b);
+      const r = await h.cliAsync('verify', file);
+      assert.equal(r.status, 1, `onnxzip verify (${label}): exit ${r.status}: ${r.stderr}`);
+      const want = h.cliStatus(r.stderr);
+      const m = new RegExp(`^onnxzip: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: (.*) \\[${want}\\]\\s*$`).exec(r.stderr);
+      assert.ok(m, `onnxzip verify (${label}): not "onnxzip: FILE: MESSAGE [STATUS]": ${r.stderr}`);
+      statuses[label] = want;
+      const u8 = new Uint8Array(b);
+      for (const [how, src, shown] of [['path', file, file], ['bytes', u8, 'the bytes given'],
+        ['Blob', new Blob([u8]), 'the Blob given'], ['File', new File([u8], 'picked.onnxzip'), 'picked.onnxzip'],
+        ['bytes named', u8, 'named.onnxzip']]) {
+        const got = await packageError(src, how === 'bytes named' ? { name: 'named.onnxzip' } : undefined);
+        // no zip at all: `onnxzip verify` also tries it as a classic ONNX model, which the package does not read
+        if (label.startsWith('no zip')) {
+          assert.deepEqual(got, { status: want, message: `${shown}: not a zip archive (no end of central directory record)` },
+            `${label}, from ${how}`);
+        } else assert.deepEqual(got, { status: want, message: `${shown}: ${m[1]}` }, `${label}, from ${how}`);
+      }
+      // a URL is opened from its tail as the C library opens one (spec 17.1): `onnxzip verify URL`'s verdict
+      const url = server.serve(`${served++}-${path.basename(file)}`, file);
+      const rr = await h.cliAsync('verify', '--allow-http', '--retries', '0', url);
+      const mu = new RegExp(`^onnxzip: ${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: (.*) \\[(ONNXZIP_[A-Z0-9_]+)\\]\\s*$`).exec(rr.stderr);
+      assert.ok(mu, `onnxzip verify ${url} (${label}): ${rr.stderr}`);
+      assert.deepEqual(await packageError(url, { retries: 0 }), { status: mu[2], message: `${url}: ${mu[1]}` }, `${label}, from a URL`);
+    }
+    t.diagnostic(JSON.stringify(statuses));
+    assert.equal(statuses['cut by 100 bytes'], 'ONNXZIP_ETRUNC');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

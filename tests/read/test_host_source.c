@@ -2,8 +2,10 @@
  * reads"), the WebAssembly binding's only way in, checked against the local
  * open of the same file (onnxzip_open_buffer()): the open with and without
  * synchronous reads, windows widened as asked, first-read header checks,
- * views built from the host's bytes, the streaming verifier; and its
- * refusals (bad windows, NULL arguments, reads not at hand). */
+ * views built from the host's bytes, the streaming verifier; a file cut
+ * short (the local open's status and words); and its refusals (bad
+ * windows, NULL arguments, reads not at hand). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +156,31 @@ static int verify_fed(const onnxzip_archive *h, const uint8_t *p, size_t n)
     return rc;
 }
 
+/* The file cut short by 100 bytes: with reads the host's open says what
+ * the local open of the same bytes says (ONNXZIP_ETRUNC, the same words
+ * after the name), though its window holds no local header; without reads
+ * it saw only the window. */
+static void cut_short(file *f)
+{
+    file cut = { f->p, f->n - 100, 0 };
+    onnxzip_archive *a = NULL;
+    int rounds = 0;
+    CHECK_RC(onnxzip_open_buffer(cut.p, cut.n, 0, &a), ONNXZIP_ETRUNC);
+    char want[1024];
+    const char *m = strchr(onnxzip_last_error()->message, ':');
+    snprintf(want, sizeof want, "host.onnxzip%s", m ? m : "");
+    CHECK(strstr(want, "the download or copy was cut short") != NULL);
+    CHECK_RC(open_host(&cut, 512, 1, &a, &rounds), ONNXZIP_ETRUNC);
+    CHECK(a == NULL && !strcmp(onnxzip_last_error()->message, want));
+    cut.misses = 1; /* a local header not at hand: EIO (the host reads it, then opens again) */
+    CHECK_RC(open_host(&cut, 512, 1, &a, &rounds), ONNXZIP_EIO);
+    CHECK(strstr(onnxzip_last_error()->message, "not at hand") != NULL);
+    CHECK_RC(open_host(&cut, 512, 1, &a, &rounds), ONNXZIP_ETRUNC);
+    CHECK_RC(open_host(&cut, 512, 0, &a, &rounds), ONNXZIP_ENOTZIP);
+    CHECK(strstr(onnxzip_last_error()->message, "in its last 512 bytes") != NULL);
+    CHECK(a == NULL);
+}
+
 static void refusals(file *f)
 {
     onnxzip_archive *a = (onnxzip_archive *)f; /* must be set to NULL */
@@ -232,6 +259,7 @@ int main(void)
     onnxzip_close(&h);
     onnxzip_close(&w);
     onnxzip_close(&l);
+    cut_short(&f);
     refusals(&f);
     free(f.p);
     tu_rmtree(dir);

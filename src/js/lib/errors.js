@@ -34,5 +34,6 @@ export function ioError(e, source, what) {
   if (e instanceof OnnxzipError || e?.name === 'AbortError') return e;
   const sys = e && typeof e.code === 'string' ? ` (${e.code})` : '';
   return new OnnxzipError('EIO', `${source.display}: ${what}: ${e?.message ?? e}${sys}`,
-    { cause: e, errno: e?.errno, syscall: e?.syscall, [source.kind === 'url' ? 'url' : 'path']: source.display });
+    { cause: e, errno: e?.errno, syscall: e?.syscall, ...(source.kind === 'url' ? { url: source.display }
+      : source.kind === 'file' ? { path: source.display } : {}) });
 }

@@ -60,6 +60,23 @@ export async function urlReader(url, options) {
   return [r, tail];
 }
 
+/** URL reader `r` whose reads take what lies in the file's last bytes `tail` (its first reply) from
+ * them and fetch only the rest: a package's models, files and tensors then read each byte once (the
+ * file is pinned: later replies are of the same file). r's own reads always fetch. */
+export function keepTail(r, tail) {
+  const at = r.size - tail.length;
+  const read = async (off, len) => {
+    if (off + len <= at) return r.read(off, len);
+    if (off >= at) return tail.subarray(off - at, off - at + len);
+    const head = await r.read(off, at - off);
+    const out = new Uint8Array(len);
+    out.set(head);
+    out.set(tail.subarray(0, off + len - at), head.length);
+    return out;
+  };
+  return Object.create(r, { read: { value: read } });
+}
+
 // One ranged GET of [off, off+len) (off -1: the last len bytes), retried as spec 17.3 says.
 async function request(r, off, len, signal = r.signal) {
   let reResolved = false;

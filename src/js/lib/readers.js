@@ -25,10 +25,11 @@ export function chunksOf(read, step) {
   };
 }
 
-/** An in-memory archive: reads are subarrays (no copy). */
+/** An in-memory archive: reads are subarrays (no copy). Messages name it by `name`, else as "the bytes
+ * given" (its name, model.onnxzip, is a stand-in: no file of that name was given). */
 export function bytesReader(bytes, name) {
   return {
-    kind: 'bytes', bytes, name: name ?? DEFAULT_NAME, display: name ?? DEFAULT_NAME, size: bytes.length, gap: Infinity,
+    kind: 'bytes', bytes, name: name ?? DEFAULT_NAME, display: name ?? 'the bytes given', size: bytes.length, gap: Infinity,
     async read(off, len) { return bytes.subarray(off, off + len); },
     readSync(off, len) { return bytes.subarray(off, off + len); },
     chunks: chunksOf((off, len) => bytes.subarray(off, off + len), BLOB_CHUNK),
@@ -36,11 +37,13 @@ export function bytesReader(bytes, name) {
   };
 }
 
-/** A Blob or File: slices, read as they are asked for. */
+/** A Blob or File: slices, read as they are asked for. Messages name it by `name`, else by the File's
+ * name, else as "the Blob given". */
 export function blobReader(blob, name) {
-  const own = name ?? (typeof blob.name === 'string' && blob.name ? blob.name : DEFAULT_NAME);
+  const given = name ?? (typeof blob.name === 'string' && blob.name ? blob.name : null);
+  const own = given ?? DEFAULT_NAME, shown = given ?? 'the Blob given';
   const r = {
-    kind: 'blob', blob, name: own, display: own, size: blob.size, gap: 64 << 10,
+    kind: 'blob', blob, name: own, display: shown, size: blob.size, gap: 64 << 10,
     async read(off, len) {
       let buf;
       try {
@@ -49,7 +52,7 @@ export function blobReader(blob, name) {
         throw ioError(e, r, `cannot read ${len} bytes at offset ${off}`);
       }
       if (buf.byteLength !== len) {
-        throw new OnnxzipError('EIO', `${own}: read ${buf.byteLength} of ${len} bytes at offset ${off}`, { offset: off });
+        throw new OnnxzipError('EIO', `${shown}: read ${buf.byteLength} of ${len} bytes at offset ${off}`, { offset: off });
       }
       return new Uint8Array(buf);
     },

@@ -23,36 +23,52 @@ import { OnnxzipError } from './errors.js';
 import { isNodeJs } from './readers.js';
 import { FOLDER, fillModel, viewThreshold } from './session.js';
 
-// A Response over `bytes` (or failing with `error`) that never copies them: the Response constructor
-// copies a body it is given (an archive-sized buffer: 1.5x the weights' size more at the peak in
-// Chromium, measured), so this one has none and its readers hand out `bytes` (arrayBuffer(): their own
-// buffer when they fill it; body: a stream of one chunk, `bytes`, for transformers.js's
-// progress_callback). An error rejects every read: transformers.js swallows what match() throws and
-// goes on as if the file were absent, but not a failed read of what match() returned.
+// A Response whose body is `load()`'s bytes (read on the first use, once), or fails with its error, and
+// never copies them: the Response constructor copies a body it is given (an archive-sized buffer: 1.5x
+// the weights' size more at the peak in Chromium, measured), so this one has none and its readers hand
+// out the bytes (arrayBuffer(): their own buffer when they fill it; body: a stream of one chunk, for
+// transformers.js's progress_callback). `size` (null: unknown) is its content-length: transformers.js
+// asks match() for sizes too (progress totals), which then reads nothing. An error rejects every read:
+// transformers.js swallows what match() throws and goes on as if the file were absent, but not a failed
+// read of what match() returned.
 class Served extends Response {
-  #bytes; #error;
-  constructor(bytes, error) {
-    super(null, { status: 200, headers: bytes ? { 'content-length': String(bytes.byteLength) } : {} });
-    this.#bytes = bytes;
-    this.#error = error;
+  #load; #got = null;
+  constructor(size, load) {
+    super(null, { status: 200, headers: size === null ? {} : { 'content-length': String(size) } });
+    this.#load = load;
   }
-  #get() { return this.#error ? Promise.reject(this.#error) : Promise.resolve(this.#bytes); }
+  _bytes() { return (this.#got ??= this.#load()); }
   get body() {
-    return new ReadableStream({ start: (c) => { if (this.#error) c.error(this.#error); else { c.enqueue(this.#bytes); c.close(); } } });
+    return new ReadableStream({ start: async (c) => {
+      try { c.enqueue(await this._bytes()); c.close(); } catch (e) { c.error(e); }
+    } });
   }
   get bodyUsed() { return false; }
   async arrayBuffer() {
-    const b = await this.#get();
+    const b = await this._bytes();
     return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.slice().buffer;
   }
   async bytes() { return new Uint8Array(await this.arrayBuffer()); }
-  async blob() { return new Blob([await this.#get()]); }
-  async text() { return new TextDecoder().decode(await this.#get()); }
+  async blob() { return new Blob([await this._bytes()]); }
+  async text() { return new TextDecoder().decode(await this._bytes()); }
   async json() { return JSON.parse(await this.text()); }
-  clone() { return new Served(this.#bytes, this.#error); }
+  clone() { return new Served(this.headers.has('content-length') ? Number(this.headers.get('content-length')) : null, () => this._bytes()); }
 }
 
-const served = (bytes, error = null) => new Served(bytes, error);
+const served = (bytes) => new Served(bytes.byteLength, () => Promise.resolve(bytes));
+const failed = (error) => new Served(null, () => Promise.reject(error));
+
+// The URL string of a fetch() input (a string, a URL or a Request).
+const urlOf = (input) => (typeof input === 'string' ? input : input instanceof URL ? input.href : String(input?.url ?? input));
+
+// [from, to] of a fetch's single "Range: bytes=A-B" (or "A-", "-N") within `size` bytes, null without one.
+function rangeOf(init, input, size) {
+  const h = new Headers(init?.headers ?? (typeof input === 'object' ? input?.headers : undefined)).get('range');
+  const m = /^bytes=(\d*)-(\d*)$/.exec(h ?? '');
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  if (m[1] === '') return [Math.max(0, size - Number(m[2])), size - 1];
+  return [Number(m[1]), m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)];
+}
 
 // The model id: "onnxzip/" and the archive's name without its extension, in the characters a Hub id has.
 function defaultId(name) {
@@ -68,7 +84,8 @@ function splitPath(p) {
 
 /** A package serving its repository's files to transformers.js (index.d.ts TransformersPackage). */
 export class TransformersPackage {
-  #archive; #openModel; #views = new Map(); #data = null; #next = null; #env = null; #nodeFile;
+  #archive; #openModel; #views = new Map(); #files = new Map(); #data = null; #next = null; #env = null; #saved = null;
+  #nodeFile;
   constructor(archive, openModel, id) {
     if (archive.models.size === 0) {
       throw new OnnxzipError('EINVAL', `${archive._reader.display}: a single model, not a package: transformers.js ` +
@@ -109,8 +126,10 @@ export class TransformersPackage {
     return { ...o, local_files_only: true, session_options: this.sessionOptions(o.session_options ?? {}) };
   }
 
-  /** Makes this package env.customCache (env.useCustomCache = true); a custom cache set before
-   * answers what is not this package's. Returns this. */
+  /** Makes this package env.customCache (env.useCustomCache = true; a custom cache set before
+   * answers what is not this package's), sets env.allowLocalModels (browsers default to false, which
+   * refuses pipelineOptions' local_files_only) and wraps env.fetch so that a request for this
+   * package's id is answered here, never sent (see #fetch). close() puts all three back. Returns this. */
   install(env) {
     if (typeof env !== 'object' || env === null || !('customCache' in env)) {
       throw new TypeError("env must be transformers.js's env (import { env } from '@huggingface/transformers')");
@@ -118,9 +137,37 @@ export class TransformersPackage {
     if (env.customCache === this) return this;
     this.#next = env.useCustomCache ? env.customCache : null;
     this.#env = env;
+    const next = env.fetch;
+    const own = (input, init) => (this.#pathOf(urlOf(input)) === null ? next(input, init) : this.#fetch(input, init));
+    this.#saved = { fetch: next, own, allowLocalModels: env.allowLocalModels };
     env.customCache = this;
     env.useCustomCache = true;
+    env.allowLocalModels = true;
+    env.fetch = own;
     return this;
+  }
+
+  // env.fetch for a URL of this package's id. transformers.js fetches such URLs although the cache has
+  // the file, or the package lacks it: a file's size for progress totals (utils/model_registry/
+  // get_file_metadata.js, "Range: bytes=0-0" to env.remoteHost: it ignores local_files_only, and counts
+  // no cache hit that is a path, as a Node.js file's data file is), whether optional files exist
+  // (tokenizer_config.json, preprocessor_config.json), and in browsers a file the cache lacks from
+  // env.localModelPath. Answered here as a server would: the file (a Range honoured), or 404.
+  async #fetch(input, init) {
+    const path = this.#pathOf(urlOf(input));
+    const got = await this.#serve(path);
+    if (got === undefined) return new Response(null, { status: 404, statusText: 'Not Found' });
+    const r = this.#archive._reader;
+    // a Node.js file's data file: served as a path, its bytes are the archive's
+    const [size, read] = typeof got === 'string' ? [r.size, (a, n) => r.read(a, n)]
+      : [Number(got.headers.get('content-length')), async (a, n) => (await got._bytes()).subarray(a, a + n)];
+    const span = rangeOf(init, input, size);
+    if (span && (span[0] >= size || span[1] < span[0])) {
+      return new Response(null, { status: 416, headers: { 'content-range': `bytes */${size}` } });
+    }
+    const [a, b] = span ?? [0, size - 1];
+    const headers = { 'content-length': String(b - a + 1), ...(span ? { 'content-range': `bytes ${a}-${b}/${size}` } : {}) };
+    return new Response(await read(a, b - a + 1), { status: span ? 206 : 200, headers });
   }
 
   // The package path `key` names (transformers.js asks for "LOCALMODELPATH/ID/FILE", "ID/FILE" or
@@ -145,7 +192,7 @@ export class TransformersPackage {
     try {
       return await this.#serve(path);
     } catch (e) {
-      return served(null, e);
+      return failed(e);
     }
   }
 
@@ -154,7 +201,7 @@ export class TransformersPackage {
 
   async #serve(path) {
     const a = this.#archive;
-    if (a.files.has(path)) return served(await a.readFile(path));
+    if (a.files.has(path)) return new Served(a.files.get(path).size, () => this.#file(path));
     if (a.models.has(path)) return served(await this.#view(path));
     const chunk = /^(.*)_data(?:_(\d+))?$/.exec(path);
     if (!chunk || !a.models.has(chunk[1])) return undefined;
@@ -164,6 +211,18 @@ export class TransformersPackage {
     await this.#view(chunk[1]);
     if (this.#nodeFile) return a._reader.realPath;  // onnxruntime-node reads the folder's file itself
     return served(chunk[2] ? new Uint8Array(1) : this.#buffer());
+  }
+
+  // A plain file's bytes, read once (transformers.js asks for config.json and tokenizer_config.json
+  // several times); a failed read may be tried again.
+  #file(path) {
+    let p = this.#files.get(path);
+    if (!p) {
+      p = this.#archive.readFile(path);
+      this.#files.set(path, p);
+      p.catch(() => this.#files.delete(path));
+    }
+    return p;
   }
 
   // A model's view (memoized), its bytes read into the externalData buffer first.
@@ -191,14 +250,19 @@ export class TransformersPackage {
     }
   }
 
-  /** Closes the archive; an install()ed package gives env.customCache back to the cache before it. */
+  /** Closes the archive; an install()ed package gives env.customCache back to the cache before it, and
+   * env.allowLocalModels and env.fetch their values before install() (env.fetch if still its own). */
   async close() {
-    if (this.#env?.customCache === this) {
-      this.#env.customCache = this.#next;
-      this.#env.useCustomCache = this.#next !== null;
+    const env = this.#env;
+    if (env?.customCache === this) {
+      env.customCache = this.#next;
+      env.useCustomCache = this.#next !== null;
+      env.allowLocalModels = this.#saved.allowLocalModels;
+      if (env.fetch === this.#saved.own) env.fetch = this.#saved.fetch;
     }
-    this.#env = null;
+    this.#env = this.#saved = null;
     this.#views.clear();
+    this.#files.clear();
     this.#data = null;
     await this.#archive.close();
   }
