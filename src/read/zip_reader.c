@@ -10,6 +10,7 @@
 #include "common/source.h"
 #include "read/zip_diagnose.h"
 #include "read/zip_reader.h"
+#include "read/zip_upath.h"
 #include "common/zip_format.h"
 
 typedef struct ctx {
@@ -176,9 +177,9 @@ static int read_eocd(ctx *c)
 }
 
 typedef struct extras {
-    int has_zip64, has_align, has_digest;
-    const uint8_t *zip64;
-    uint16_t zip64_len;
+    int has_zip64, has_align, has_digest, has_upath;
+    const uint8_t *zip64, *upath;
+    uint16_t zip64_len, upath_len;
     uint32_t align;
     uint8_t digest_version, digest_algo;
     uint64_t digest;
@@ -203,6 +204,10 @@ static int parse_extras(const uint8_t *p, uint16_t len, extras *x)
         } else if (id == EF_ALIGN) {
             if (x->has_align++ || n < 2) return -1;
             x->align = oz_rd16(d);
+        } else if (id == EF_UPATH) {
+            if (x->has_upath++) return -1;
+            x->upath = d;
+            x->upath_len = n;
         } else if (id == EF_DIGEST) {
             if (x->has_digest++ || n < EF_DIGEST_SIZE || d[0] == 0) return -1;
             x->digest_version = d[0];
@@ -268,6 +273,10 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
         return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': %s in the central "
                       "directory", c->path, show(c, name_out, nlen),
                       ex == -2 ? "two zip64 extra fields" : "malformed or duplicated extra field");
+    const char *fault = x.has_upath ? oz_zip_upath_fault(x.upath, x.upath_len, name_out, nlen) : NULL;
+    if (fault)
+        return oz_err(ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': %s in the central directory", c->path,
+                      show(c, name_out, nlen), fault);
     uint64_t usize = oz_rd32(h + CH_USIZE), csize = oz_rd32(h + CH_CSIZE), lho = oz_rd32(h + CH_LHO);
     if (resolve_zip64(&x, &usize, &csize, &lho))
         return oz_err(ONNXZIP_EZIP64, (int64_t)at, "%s: entry '%s': zip64 extra field missing or too short for "
@@ -344,6 +353,8 @@ static int check_local_bytes(ctx *c, oz_zentry *ze, const uint8_t *h, uint64_t h
         return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': %s in the local "
                       "header", c->path, SHOWN, ex == -2 ? "two zip64 extra fields" : "malformed or duplicated extra "
                       "field");
+    const char *fault = x.has_upath ? oz_zip_upath_fault(x.upath, x.upath_len, ze->pub.name, nlen) : NULL;
+    if (fault) return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': %s in the local header", c->path, SHOWN, fault);
     /* A local zip64 field holds both sizes (APPNOTE 4.5.3); when present it
      * must agree with the 32-bit fields it does not replace. */
     uint64_t usize = oz_rd32(h + LH_USIZE), csize = oz_rd32(h + LH_CSIZE);
