@@ -1,8 +1,10 @@
 /* Onnxzip names are UTF-8 in the header itself (spec 7.3), so a Unicode Path
- * field can only repeat the name: one that differs, or whose CRC-32 shows the
- * name changed after it was written, would make Info-ZIP, 7-Zip and
- * libarchive (which honour the field) see another name than readers that
- * ignore it (Python's zipfile, Java's ZipFile), so it is refused. */
+ * field can only repeat the name. One that names the entry otherwise would
+ * make the readers that honour the field (Info-ZIP, 7-Zip, libarchive,
+ * yauzl) see another name than those that ignore it (Python's zipfile,
+ * Java's ZipFile, fflate); one whose CRC-32 is not the name's was left stale
+ * by a tool that renamed the entry (readers that check the CRC ignore it,
+ * any that do not would not): both are refused, as is a version not 1. */
 #include <string.h>
 
 #include "common/byteorder.h"

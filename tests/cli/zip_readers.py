@@ -12,8 +12,8 @@ specification read a name without general purpose bit 11 as CP437:
 'caf├⌐.txt'). Extracted by unzip and bsdtar in LC_ALL=C.UTF-8, and by unzip
 in LC_ALL=C, the files have the folder's bytes and names, in LC_ALL=C as
 Info-ZIP unzip spells a character the locale cannot: 'caf#U00e9.txt',
-'#U6a21#U578b/config.json' (its escape for every zip whose names are marked
-UTF-8, e.g. those of Python's zipfile, Java or 7-Zip); bsdtar refuses to list the names (exit 1, "cannot be converted from UTF-8 to
+'#U6a21#U578b/config.json' (its escape for a UTF-8-marked name whose entry
+carries an extra field, as 7-Zip's do and ours always do); bsdtar refuses to list the names (exit 1, "cannot be converted from UTF-8 to
 current locale"), as it does for any zip whose names are marked UTF-8: an
 ASCII locale cannot spell them, and refusing beats a wrong name (spec 7.3).
 Repack and set-model rewrite the package with the same flags.
