@@ -29,7 +29,7 @@ struct onnxzip_writer {
     uint64_t pos;
     uint32_t align;
     int failed;
-    unsigned fillers;
+    uint64_t fillers[11]; /* filler numbers of 1 to 10 digits used so far, by digit count */
     oz_zip zip;          /* entries so far; names map for references */
     size_t cap;
     uint8_t *chunk;      /* IO_CHUNK bytes */
@@ -280,24 +280,23 @@ static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, c
  * (A = 65536 only), an empty filler entry `__PAD_<k>` goes first at w->pos,
  * its data aligned to A as every entry's is (so `zipalign -c 65536` passes);
  * the entry's header then starts at that multiple of A and needs only
- * 65500 - n - z bytes (spec 4.3). When the filler's own padding would not
- * fit either, its number takes more digits: each longer name needs one
- * padding byte less. */
+ * 65500 - n - z bytes (spec 4.3). k: the smallest unused number among those
+ * of the fewest digits whose padding fits (numbers of one digit count share
+ * a name length, and each digit more needs one padding byte less). */
 static int add_filler(onnxzip_writer *w)
 {
     char name[32];
-    uint64_t pad;
-    for (;;) {
-        snprintf(name, sizeof name, "__PAD_%u", w->fillers);
-        pad = padding_for(w, name, 0);
-        if (6 + pad <= MAX_EXTRA) break;
-        unsigned more = 10; /* the smallest number of one more digit */
-        while (more <= w->fillers) more *= 10;
-        w->fillers = more;
+    uint64_t first = 0, count = 10; /* the numbers of `digits` digits */
+    for (int digits = 1; digits <= 10; digits++, first = first ? first * 10 : 10, count = first * 9) {
+        if (w->fillers[digits] == count) continue; /* all used */
+        snprintf(name, sizeof name, "__PAD_%llu", (unsigned long long)(first + w->fillers[digits]));
+        uint64_t pad = padding_for(w, name, 0);
+        if (6 + pad > MAX_EXTRA) continue;
+        w->fillers[digits]++;
+        source empty = { (const uint8_t *)"", -1, 0, 0, NULL, NULL };
+        return write_entry(w, name, OZ_NAME_FILLER, &empty, FILLER_CLAIM, (size_t)pad);
     }
-    w->fillers++;
-    source empty = { (const uint8_t *)"", -1, 0, 0, NULL, NULL };
-    return write_entry(w, name, OZ_NAME_FILLER, &empty, FILLER_CLAIM, (size_t)pad);
+    return oz_err(ONNXZIP_ELIMIT, -1, "%s: no filler name left (internal error)", w->path); /* OZ_MAX_ENTRIES comes first */
 }
 
 static int add_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s)
