@@ -53,6 +53,7 @@ static inline int oz_zip_starts_with(const uint8_t *b, uint64_t size, uint32_t s
 /* extra fields */
 #define EF_ZIP64 0x0001u
 #define EF_ALIGN 0xD935u  /* u16 alignment + zero padding (Android apksig) */
+#define EF_UPATH 0x7075u  /* Info-ZIP Unicode Path: u8 version 1, u32 CRC-32 of the name, UTF-8 name */
 #define EF_DIGEST 0x5A4Fu /* "OZ": u8 format major, u8 algorithm, u64 digest */
 #define EF_DIGEST_SIZE 10
 #define DIGEST_XXH3_64 1

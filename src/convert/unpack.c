@@ -7,9 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "convert/unpack_impl.h"
+#include "convert/unpack_files.h"
+#include "convert/unpack_origin.h"
+#include "convert/unpack_safetensors.h"
 #include "common/atomic_file.h"
-#include "common/copy_range.h"
 #include "common/mkdirs.h"
 #include "onnx/onnx_walk.h"
 #include "read/archive.h"
@@ -17,8 +18,6 @@
 #include "common/sha1.h"
 #include "common/sys.h"
 
-#define IO_CHUNK (1u << 20)
-#define PROGRESS_STEP ((uint64_t)8 << 20)
 #define MAX_ALIGN 65536u
 
 void onnxzip_unpack_options_init(onnxzip_unpack_options *opts)
@@ -32,16 +31,6 @@ void onnxzip_unpack_options_init(onnxzip_unpack_options *opts)
 
 static const uint8_t zeros[MAX_ALIGN]; /* padding is always shorter */
 
-static int io_err(const char *dir, const char *name, const char *what)
-{
-    return oz_err_sys(ONNXZIP_EIO, -1, name, "%s/%s: %s: %s", dir, name, what, strerror(errno));
-}
-
-int oz_unpack_nomem(void)
-{
-    return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-}
-
 /* Tensors that stay inline rather than go to a data file. */
 static int stays_inline(const unpack *u, const onnxzip_tensor *v)
 {
@@ -53,17 +42,6 @@ static int is_plain_name(const char *s)
     return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
 }
 
-static int ascii_lower(int c)
-{
-    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
-}
-
-int oz_unpack_same_folded(const char *a, const char *b)
-{
-    for (; *a && ascii_lower(*a) == ascii_lower(*b); a++, b++) {}
-    return *a == *b;
-}
-
 /* Windows device names (CON, PRN, AUX, NUL, COM0-9, LPT0-9), with any extension. */
 static int is_device_name(const char *s)
 {
@@ -71,8 +49,8 @@ static int is_device_name(const char *s)
     size_t stem = strcspn(s, ".");
     if (stem != 3 && stem != 4) return 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int match = ascii_lower(s[0]) == names[i][0] && ascii_lower(s[1]) == names[i][1] &&
-                    ascii_lower(s[2]) == names[i][2];
+        int match = oz_ascii_lower(s[0]) == names[i][0] && oz_ascii_lower(s[1]) == names[i][1] &&
+                    oz_ascii_lower(s[2]) == names[i][2];
         if (match) return stem == 3 ? i < 4 : i >= 4 && s[3] >= '0' && s[3] <= '9';
     }
     return 0;
@@ -271,15 +249,6 @@ static int plan(unpack *u)
     return rc ? rc : check_targets(u);
 }
 
-static void progress(unpack *u, uint64_t n)
-{
-    u->done += n;
-    if (u->o->progress && u->done - u->reported >= PROGRESS_STEP) {
-        u->reported = u->done;
-        u->o->progress(u->o->progress_user, u->done, u->total);
-    }
-}
-
 static int desync(const unpack *u, const oz_tensor_info *t)
 {
     char name[OZ_PRINTABLE_CAP];
@@ -297,12 +266,12 @@ static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
     if ((v->storage == ONNXZIP_STORAGE_ENTRY) != (t->data_location == 1)) return desync(u, t);
     if (v->storage != ONNXZIP_STORAGE_ENTRY) return 0;
     if (u->o->layout == ONNXZIP_UNPACK_ORIGINAL) {
-        progress(u, v->nbytes);
+        oz_unpack_progress(u, v->nbytes);
         return oz_og_ref(u, v, u->seen - 1, rw);
     }
     if (stays_inline(u, v)) {
         *rw = (oz_rewrite){ .action = OZ_INLINE, .data = v->data, .size = v->nbytes };
-        progress(u, v->nbytes);
+        oz_unpack_progress(u, v->nbytes);
         return 0;
     }
     if (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS && oz_st_ref(u, v, rw)) {
@@ -341,70 +310,6 @@ static int build_model(unpack *u, oz_buf *out)
              : oz_err(ONNXZIP_ELIMIT, -1, "%s: the rewritten model is %zu bytes, over protobuf's 2 GiB - 1 limit",
                       a->path, out->len);
     return rc;
-}
-
-int oz_unpack_create(const unpack *u, const char *name, int *fd)
-{
-    *fd = oz_sys_create_at(u->tmpfd, name);
-    return *fd < 0 ? io_err(u->tmp, name, "cannot create") : 0;
-}
-
-int oz_unpack_write(unpack *u, int fd, const char *name, const uint8_t *p, uint64_t n, int payload)
-{
-    while (n) {
-        ssize_t k = oz_sys_write(fd, p, n < IO_CHUNK ? (size_t)n : IO_CHUNK);
-        if (k < 0 && errno == EINTR) continue;
-        if (k == 0) errno = ENOSPC;
-        if (k <= 0) return io_err(u->tmp, name, "cannot write");
-        p += k;
-        n -= (uint64_t)k;
-        if (payload) progress(u, (uint64_t)k);
-    }
-    return 0;
-}
-
-/* fsync + close, keeping the first error. */
-int oz_unpack_close(const unpack *u, int fd, const char *name, int rc)
-{
-    if (!rc && u->sync && oz_sys_sync(fd)) rc = io_err(u->tmp, name, "cannot sync");
-    if (oz_sys_close(fd) && !rc) rc = io_err(u->tmp, name, "cannot close");
-    return rc;
-}
-
-typedef struct copy_progress {
-    unpack *u;
-    uint64_t reached; /* offset in the output reported so far */
-} copy_progress;
-
-static void copied(void *ctx, uint64_t final_to)
-{
-    copy_progress *p = ctx;
-    progress(p->u, final_to - p->reached);
-    p->reached = final_to;
-}
-
-/* Copies bytes from the archive to the end of fd in the kernel
- * (copy_file_range, holes kept), so payloads never pass through, or stay
- * resident in, this process: peak memory does not grow with the weights. */
-int oz_unpack_copy(unpack *u, int fd, const char *name, uint64_t from, uint64_t len, const char *entry)
-{
-    int64_t at = oz_sys_seek(fd, 0, SEEK_CUR);
-    if (at < 0) return io_err(u->tmp, name, "cannot find the write position");
-    copy_progress p = { u, (uint64_t)at };
-    uint64_t done, end = (uint64_t)at + len;
-    switch (oz_copy_range(u->arcfd, from, len, fd, (uint64_t)at, copied, &p, &done)) {
-    case OZ_COPY_OK:
-        break;
-    case OZ_COPY_SHORT:
-        return oz_err(ONNXZIP_ETRUNC, -1, "%s: shorter than its directory says (entry '%s')", u->archive_path,
-                      entry);
-    case OZ_COPY_READ:
-        return io_err(u->tmp, name, "cannot read the archive");
-    case OZ_COPY_UNSUPPORTED: /* the output is new and written in order: cannot happen */
-    case OZ_COPY_WRITE:
-        return io_err(u->tmp, name, "cannot write");
-    }
-    return oz_sys_seek(fd, (int64_t)end, SEEK_SET) < 0 ? io_err(u->tmp, name, "cannot seek") : 0;
 }
 
 static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
@@ -497,9 +402,9 @@ static int commit(unpack *u)
 {
     for (size_t i = 0; i < u->nfiles; i++)
         if (oz_sys_rename_at(u->tmpfd, u->files[i], u->dirfd, u->files[i]))
-            return io_err(u->dir, u->files[i], "cannot rename the data file into place");
+            return oz_unpack_io_err(u->dir, u->files[i], "cannot rename the data file into place");
     if (oz_sys_rename_at(u->tmpfd, u->name, u->dirfd, u->name))
-        return io_err(u->dir, u->name, "cannot rename the model into place");
+        return oz_unpack_io_err(u->dir, u->name, "cannot rename the model into place");
     return 0;
 }
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "common/package_path.h"
-#include "convert/unpack_impl.h"
+#include "convert/unpack_origin.h"
 
 typedef struct og_place {
     uint64_t ordinal, offset;

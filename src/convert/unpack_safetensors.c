@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "convert/unpack_impl.h"
+#include "convert/unpack_safetensors.h"
 #include "common/buf.h"
 
 /* Safetensors' data starts at a multiple of this; tensors follow without

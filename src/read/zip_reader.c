@@ -177,17 +177,17 @@ static int read_eocd(ctx *c)
 
 typedef struct extras {
     int has_zip64, has_align, has_digest;
-    const uint8_t *zip64;
+    const uint8_t *zip64; const char *fault; /* fault: a Unicode Path field not the name's (spec 7.3) */
     uint16_t zip64_len;
     uint32_t align;
     uint8_t digest_version, digest_algo;
     uint64_t digest;
 } extras;
 
-/* Walks the extra-field area: framing must be exact, known fields unique.
- * Returns 0, -1 for bad framing or a duplicate field, -2 for a duplicate
- * zip64 field (a zip64 error of its own in the spec). */
-static int parse_extras(const uint8_t *p, uint16_t len, extras *x)
+/* Walks the extra-field area of entry `name` (NULL: unchecked): framing exact,
+ * known fields unique. Returns 0, -1 for bad framing, a duplicate field or
+ * x->fault, -2 for a duplicate zip64 field (a zip64 error of its own). */
+static int parse_extras(const uint8_t *p, uint16_t len, const char *name, size_t nlen, extras *x)
 {
     memset(x, 0, sizeof *x);
     uint32_t i = 0;
@@ -196,6 +196,7 @@ static int parse_extras(const uint8_t *p, uint16_t len, extras *x)
         uint16_t id = oz_rd16(p + i), n = oz_rd16(p + i + 2);
         if (n > len - i - 4) return -1;
         const uint8_t *d = p + i + 4;
+        if (id == EF_UPATH && name && (x->fault = oz_zip_upath_fault(d, n, name, nlen))) return -1;
         if (id == EF_ZIP64) {
             if (x->has_zip64++) return -2;
             x->zip64 = d;
@@ -263,11 +264,11 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
     memcpy(name_out, h + ZIP_CENTRAL_SIZE, nlen);
     name_out[nlen] = '\0';
     extras x;
-    int ex = parse_extras(h + ZIP_CENTRAL_SIZE + nlen, elen, &x);
+    int ex = parse_extras(h + ZIP_CENTRAL_SIZE + nlen, elen, name_out, nlen, &x);
     if (ex)
         return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': %s in the central "
-                      "directory", c->path, show(c, name_out, nlen),
-                      ex == -2 ? "two zip64 extra fields" : "malformed or duplicated extra field");
+                      "directory", c->path, show(c, name_out, nlen), ex == -2 ? "two zip64 extra fields"
+                      : x.fault ? x.fault : "malformed or duplicated extra field");
     uint64_t usize = oz_rd32(h + CH_USIZE), csize = oz_rd32(h + CH_CSIZE), lho = oz_rd32(h + CH_LHO);
     if (resolve_zip64(&x, &usize, &csize, &lho))
         return oz_err(ONNXZIP_EZIP64, (int64_t)at, "%s: entry '%s': zip64 extra field missing or too short for "
@@ -339,11 +340,11 @@ static int check_local_bytes(ctx *c, oz_zentry *ze, const uint8_t *h, uint64_t h
         return oz_err(ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': local CRC-32 %08x differs from central "
                       "CRC-32 %08x", c->path, SHOWN, oz_rd32(h + LH_CRC), ze->pub.crc32);
     extras x;
-    int ex = parse_extras(h + ZIP_LOCAL_SIZE + nlen, elen, &x);
+    int ex = parse_extras(h + ZIP_LOCAL_SIZE + nlen, elen, ze->pub.name, nlen, &x);
     if (ex)
         return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': %s in the local "
-                      "header", c->path, SHOWN, ex == -2 ? "two zip64 extra fields" : "malformed or duplicated extra "
-                      "field");
+                      "header", c->path, SHOWN, ex == -2 ? "two zip64 extra fields" : x.fault ? x.fault : "malformed "
+                      "or duplicated extra field");
     /* A local zip64 field holds both sizes (APPNOTE 4.5.3); when present it
      * must agree with the 32-bit fields it does not replace. */
     uint64_t usize = oz_rd32(h + LH_USIZE), csize = oz_rd32(h + LH_CSIZE);
@@ -641,7 +642,7 @@ static void guess_model_header(ctx *c)
         if (p + rec + elen + oz_rd16(h + CH_COMMENTLEN) != cd_stop) continue;
         extras x;
         uint64_t usize = oz_rd32(h + CH_USIZE), csize = oz_rd32(h + CH_CSIZE), lho = oz_rd32(h + CH_LHO);
-        if (!parse_extras(h + rec, elen, &x) && !resolve_zip64(&x, &usize, &csize, &lho) && lho < c->cd_offset)
+        if (!parse_extras(h + rec, elen, NULL, 0, &x) && !resolve_zip64(&x, &usize, &csize, &lho) && lho < c->cd_offset)
             in_window(c, lho);
         return;
     }

@@ -7,6 +7,7 @@
 #include "common/internal.h"
 #include "common/strmap.h"
 #include "common/source.h"
+#include "read/zip_upath.h" /* for zip_reader.c */
 
 typedef struct oz_zentry {
     onnxzip_entry pub;

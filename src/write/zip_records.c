@@ -1,6 +1,13 @@
 #include "common/zip_format.h"
 #include "write/zip_records.h"
 
+uint16_t oz_zip_name_flags(const char *name, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)name[i] >= 0x80) return FLAG_UTF8;
+    return 0;
+}
+
 uint64_t oz_zip_padding(uint64_t pos, size_t name_len, uint64_t size, uint32_t align)
 {
     uint64_t b = pos + ZIP_LOCAL_SIZE + name_len + (size >= U32_MARK ? 20 : 0) + 6;
@@ -15,6 +22,7 @@ size_t oz_zip_local(uint8_t *h, const char *name, uint64_t size, uint64_t pos, u
     memset(h, 0, ZIP_LOCAL_SIZE + nlen + extra);
     oz_wr32(h, ZIP_LOCAL_SIG);
     oz_wr16(h + 4, z64 || pos >= U32_MARK ? ZIP_VERSION_ZIP64 : ZIP_VERSION_PLAIN);
+    oz_wr16(h + LH_FLAGS, oz_zip_name_flags(name, nlen));
     oz_wr16(h + 12, ZIP_DOS_DATE_1980);
     oz_wr32(h + LH_CSIZE, z64 ? U32_MARK : (uint32_t)size);
     oz_wr32(h + LH_USIZE, z64 ? U32_MARK : (uint32_t)size);
@@ -48,6 +56,7 @@ int oz_zip_central(oz_buf *cd, const oz_zentry *e)
     oz_wr32(h, ZIP_CENTRAL_SIG);
     oz_wr16(h + 4, ZIP_VERSION_MADE_BY);
     oz_wr16(h + 6, big_size || big_off ? ZIP_VERSION_ZIP64 : ZIP_VERSION_PLAIN);
+    oz_wr16(h + CH_FLAGS, oz_zip_name_flags(p->name, e->name_len));
     oz_wr16(h + 14, ZIP_DOS_DATE_1980);
     oz_wr32(h + CH_CRC, p->crc32);
     oz_wr32(h + CH_CSIZE, big_size ? U32_MARK : (uint32_t)p->size);

@@ -6,6 +6,12 @@
 #include "common/buf.h"
 #include "read/zip_reader.h"
 
+/* The general purpose flags of an entry named `name` (`len` bytes): bit 11
+ * (UTF-8) when the name has a byte >= 0x80, so that readers following the
+ * zip specification read it as UTF-8 rather than CP437; 0 for ASCII names,
+ * whose bytes read the same either way (spec 7.3). */
+uint16_t oz_zip_name_flags(const char *name, size_t len);
+
 /* The padding N that aligns to `align` the data of an entry named with
  * `name_len` bytes, of `size` bytes, whose local header starts at `pos`
  * (spec 4.3: computed after the zip64 field is placed). */

@@ -29,7 +29,7 @@ struct onnxzip_writer {
     uint64_t pos;
     uint32_t align;
     int failed;
-    unsigned fillers;
+    uint64_t fillers[11]; /* filler numbers of 1 to 10 digits used so far, by digit count */
     oz_zip zip;          /* entries so far; names map for references */
     size_t cap;
     uint8_t *chunk;      /* IO_CHUNK bytes */
@@ -272,31 +272,38 @@ static int copy_data(onnxzip_writer *w, const char *name, const source *s, uint6
 static int write_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s, uint16_t claim,
                        size_t pad);
 
-/* A filler's (empty) data lies at a multiple of this, which it records. */
-#define FILLER_ALIGN 32768u
+/* What a filler's alignment field records: the most a u16 says of its data
+ * offset, a multiple of the writer's alignment (65536). */
+#define FILLER_CLAIM 32768u
 
 /* An extra area holds at most 65535 bytes: when the padding N does not fit
- * (A = 65536 only), an empty filler entry goes first; its data offset `end`,
- * a multiple of 32768, is where the entry's header begins, which then needs
- * less than 32768 bytes of padding (spec 4.3). So every stored entry,
- * fillers too, has data aligned to 32768 or more: `zipalign -c` passes. */
-static int add_filler(onnxzip_writer *w, uint64_t end)
+ * (A = 65536 only), an empty filler entry `__PAD_<k>` goes first at w->pos,
+ * its data aligned to A as every entry's is (so `zipalign -c 65536` passes);
+ * the entry's header then starts at that multiple of A and needs only
+ * 65500 - n - z bytes (spec 4.3). k: the smallest unused number among those
+ * of the fewest digits whose padding fits (numbers of one digit count share
+ * a name length, and each digit more needs one padding byte less). */
+static int add_filler(onnxzip_writer *w)
 {
     char name[32];
-    int f = snprintf(name, sizeof name, "__PAD_%u", w->fillers++);
-    source empty = { (const uint8_t *)"", -1, 0, 0, NULL, NULL };
-    return write_entry(w, name, OZ_NAME_FILLER, &empty, FILLER_ALIGN,
-                       (size_t)(end - w->pos - ZIP_LOCAL_SIZE - 6 - (uint64_t)f));
+    uint64_t first = 0, count = 10; /* the numbers of `digits` digits */
+    for (int digits = 1; digits <= 10; digits++, first = first ? first * 10 : 10, count = first * 9) {
+        if (w->fillers[digits] == count) continue; /* all used */
+        snprintf(name, sizeof name, "__PAD_%llu", (unsigned long long)(first + w->fillers[digits]));
+        uint64_t pad = padding_for(w, name, 0);
+        if (6 + pad > MAX_EXTRA) continue;
+        w->fillers[digits]++;
+        source empty = { (const uint8_t *)"", -1, 0, 0, NULL, NULL };
+        return write_entry(w, name, OZ_NAME_FILLER, &empty, FILLER_CLAIM, (size_t)pad);
+    }
+    return oz_err(ONNXZIP_ELIMIT, -1, "%s: no filler name left (internal error)", w->path); /* OZ_MAX_ENTRIES comes first */
 }
 
 static int add_entry(onnxzip_writer *w, const char *name, oz_name_class cls, const source *s)
 {
     uint64_t pad = padding_for(w, name, s->size);
     if ((s->size >= U32_MARK ? 20 : 0) + 6 + pad > MAX_EXTRA) {
-        /* The data stays where `pad` puts it; the header moves from w->pos
-         * to the multiple of 32768 at most 32767 bytes before w->pos + pad,
-         * past the filler's own header since pad > 65509. */
-        int rc = add_filler(w, (w->pos + pad) & ~(uint64_t)(FILLER_ALIGN - 1));
+        int rc = add_filler(w);
         if (rc) return rc;
         pad = padding_for(w, name, s->size);
     }

@@ -18,7 +18,7 @@ with:
   verify     — `onnxzip verify` accepts it;
   zipalign   — Android's `zipalign -c A` accepts it (every STORED entry's data
                at a multiple of A, fillers and the model included) for A = 64,
-               4096 (archives packed at 4096 or more) and min(align, 32768).
+               4096 (archives packed at 4096 or more) and the packing alignment.
                zipalign's -p changes only entries whose names end in ".so"
                (page-aligned shared libraries); entry names here are C
                identifiers, so -p would check nothing more;
@@ -83,8 +83,8 @@ def _proc_err(p, what):
 def zipalign_checks(align):
     """The alignments `zipalign -c` must accept for an archive packed at
     `align`: 64 always (spec 4.3: every tensor entry), 4096 from 4096 on, and
-    min(A, 32768) (every stored entry: filler entries record 32768)."""
-    return sorted({64, min(align, 32768)} | ({4096} if align >= 4096 else set()))
+    `align` (every stored entry, fillers too: spec 4.3)."""
+    return sorted({64, align} | ({4096} if align >= 4096 else set()))
 
 
 def check_archive(r, label, arc_path, align, onnxzip, libzip_oracle, orig):
@@ -280,19 +280,20 @@ def check_appendix_a(onnxzip, work):
 
 def check_filler(arc_path):
     """Spec 4.3's filler procedure, by the numbers: entry a's data at 65536,
-    ending at H = 131036, where w would need N = 65535 padding bytes; w's data
-    stays at 196608 = 3 x 65536. __PAD_0 at H gets its data at D_f = 163840,
-    the greatest multiple of 32768 not above H + N = 196571, so N_f = 163840 -
-    131036 - 30 - 7 - 6 = 32761 and Alignment 32768; w's header at D_f has N'
-    = 196571 - 163840 = 32731; then the model."""
+    ending at H = 131036, where w would need N = 65535 padding bytes.
+    __PAD_0 at H gets its data at the next multiple of 65536 its padding
+    reaches: B_f = 131036 + 30 + 7 + 6 = 131079, N_f = 65529 (fits: 6 +
+    65529 = 65535), data at 196608 = 3 x 65536; w's header there has N' =
+    65536 - 30 - 1 - 6 = 65499, its data at 262144 = 4 x 65536; then the
+    model."""
     if not os.path.exists(arc_path):
         return "no archive"
     a, errs = zipcheck.check_file(arc_path, 65536)
     if a is None:
         return "; ".join(errs)
     got = [(e.name, e.header_offset, e.data_offset, e.align_extra) for e in a.entries[:3]]
-    want = [("a", 0, 65536, (32768, 65499)), ("__PAD_0", 131036, 163840, (32768, 32761)),
-            ("w", 163840, 196608, (32768, 32731))]
+    want = [("a", 0, 65536, (32768, 65499)), ("__PAD_0", 131036, 196608, (32768, 65529)),
+            ("w", 196608, 262144, (32768, 65499))]
     if got != want:
         return f"layout {got}, spec 4.3 gives {want}"
     return None

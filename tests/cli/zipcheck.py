@@ -27,7 +27,7 @@ offset the central record gives, then checks what an onnxzip archive must be:
   * "__MODEL_PROTO" exists, is the last central directory record and has the
     greatest local header offset;
   * unless --no-writer, what spec section 12.1 asks of a WRITER: the fixed
-    header values (flags 0, time 0, date 0x0021, versions 0x032D and 10/45,
+    header values (flags 0, or bit 11 for a non-ASCII name, time 0, date 0x0021, versions 0x032D and 10/45,
     attributes 0 / 0x81A40000, no comments), zip64 fields and end records
     exactly when needed, local extras [zip64][0xD935] with the minimal padding
     and Alignment = min(N, 32768), central extras [zip64][0x5A4F] whose
@@ -455,7 +455,8 @@ def check_writer(b, arc: Archive, align: int, check_crc: bool) -> List[str]:
         if (e.central_zip64_len or 0) != c_need:
             errs.append(f"{w}: central zip64 field of {e.central_zip64_len} bytes, needed {c_need}")
         vn = 45 if uses64 else 10
-        fixed = [("flags", e.flags, 0), ("local flags", e.local_flags, 0),
+        utf8 = 0 if e.name.isascii() else 0x800  # spec 7.3: bit 11 on exactly the non-ASCII names
+        fixed = [("flags", e.flags, utf8), ("local flags", e.local_flags, utf8),
                  ("mod time", e.mtime, 0), ("local mod time", e.local_mtime, 0),
                  ("mod date", e.mdate, 0x21), ("local mod date", e.local_mdate, 0x21),
                  ("version made by", e.version_made, 0x032D),
@@ -475,12 +476,12 @@ def check_writer(b, arc: Archive, align: int, check_crc: bool) -> List[str]:
                         f"[zip64][0xd935]")
         if e.align_extra is not None:
             a, pad = e.align_extra
-            if filler:  # spec 4.3: data at a multiple of 32768, recorded
+            if filler:  # spec 4.3: data at a multiple of A (65536), 32768 recorded
                 if a != 32768:
                     errs.append(f"{w}: filler alignment field records {a}, expected 32768")
-                if e.data_offset % 32768:
+                if e.data_offset % align:
                     errs.append(f"{w}: filler data offset {e.data_offset} is not a multiple "
-                                f"of 32768")
+                                f"of {align}")
             elif not e.name.startswith("__") or e.name == MODEL_ENTRY:
                 if a != want_a:
                     errs.append(f"{w}: alignment field records {a}, expected {want_a}")

@@ -17,6 +17,21 @@
 
 static uint8_t pattern(uint64_t i) { return (uint8_t)(i * 2654435761u >> 13) | 1; }
 
+/* Gives w the model of tensors t[0..n), finishes it and opens `path` with
+ * verification: the archive (NULL after a failed check). */
+static onnxzip_archive *finish_open(onnxzip_writer *w, const tu_tensor *t, size_t n, const char *path)
+{
+    size_t mlen;
+    uint8_t *model = tu_model(t, n, &mlen);
+    CHECK_RC(onnxzip_writer_set_model(w, model, mlen), 0);
+    CHECK_RC(onnxzip_writer_finish(&w), 0);
+    CHECK(w == NULL);
+    free(model);
+    onnxzip_archive *a = NULL;
+    CHECK_RC(onnxzip_open(path, ONNXZIP_OPEN_VERIFY, &a), 0);
+    return a;
+}
+
 /* Writes entries of awkward sizes at alignment A, reopens, checks offsets and
  * bytes. `first_size` lets the caller force the 65536 filler case. */
 static void roundtrip(const char *dir, uint32_t A, uint64_t first_size, int expect_filler)
@@ -37,13 +52,7 @@ static void roundtrip(const char *dir, uint32_t A, uint64_t first_size, int expe
         CHECK_RC(onnxzip_writer_add_memory(w, names[i], buf, n), 0);
         t[i] = (tu_tensor){ names[i], 2 /* UINT8 */, { (int64_t)n }, 1, names[i], 0 };
     }
-    size_t mlen;
-    uint8_t *model = tu_model(t, 7, &mlen);
-    CHECK_RC(onnxzip_writer_set_model(w, model, mlen), 0);
-    CHECK_RC(onnxzip_writer_finish(&w), 0);
-    CHECK(w == NULL);
-    onnxzip_archive *a;
-    CHECK_RC(onnxzip_open(path, ONNXZIP_OPEN_VERIFY, &a), 0);
+    onnxzip_archive *a = finish_open(w, t, 7, path);
     int fillers = 0;
     for (size_t i = 0; a && i < onnxzip_entry_count(a); i++) {
         const onnxzip_entry *e = onnxzip_entry_at(a, i);
@@ -60,7 +69,6 @@ static void roundtrip(const char *dir, uint32_t A, uint64_t first_size, int expe
         CHECK(v && v->nbytes == (uint64_t)t[i].dims[0] && !memcmp(v->data, buf, v->nbytes));
     }
     onnxzip_close(&a);
-    free(model);
     free(buf);
 }
 
@@ -258,6 +266,38 @@ static void replaces_atomically(const char *dir)
     free(model);
 }
 
+/* Spec 4.3's filler names and offsets at A = 65536: "a" (65496 bytes) ends at
+ * 131032, where "bbbbb" would need 65535 padding bytes and __PAD_0 65533: the
+ * filler is __PAD_10000 (four digits more: N_f = 65529). "bbbbb" (65500
+ * bytes, data at 262144) ends where "c" needs a filler again, whose padding
+ * fits with one digit: __PAD_0. Every entry's data, fillers' too, lies at a
+ * multiple of 65536 (what `zipalign -c 65536` checks). */
+static void filler_names(const char *dir)
+{
+    const char *path = tu_path(dir, "fillers.onnxzip");
+    static const char *const want[] = { "a", "__PAD_10000", "bbbbb", "__PAD_0", "c", "__MODEL_PROTO" };
+    static const uint64_t want_off[] = { 65536, 196608, 262144, 393216, 458752 };
+    uint8_t *buf = calloc(1, 65500);
+    onnxzip_write_options o;
+    onnxzip_write_options_init(&o);
+    o.alignment = 65536;
+    onnxzip_writer *w;
+    CHECK_RC(onnxzip_writer_create(path, &o, &w), 0);
+    tu_tensor t[3] = { { "a", 2, { 65496 }, 1, "a", 0 }, { "bbbbb", 2, { 65500 }, 1, "bbbbb", 0 },
+                       { "c", 2, { 1 }, 1, "c", 0 } };
+    for (int i = 0; i < 3; i++) CHECK_RC(onnxzip_writer_add_memory(w, t[i].name, buf, (uint64_t)t[i].dims[0]), 0);
+    onnxzip_archive *a = finish_open(w, t, 3, path);
+    CHECK(a && onnxzip_entry_count(a) == 6);
+    for (size_t i = 0; a && i < onnxzip_entry_count(a) && i < 6; i++) {
+        const onnxzip_entry *e = onnxzip_entry_at(a, i);
+        CHECK(!strcmp(e->name, want[i]));
+        CHECK(e->data_offset % 65536 == 0);
+        if (i < 5) CHECK(e->data_offset == want_off[i]);
+    }
+    onnxzip_close(&a);
+    free(buf);
+}
+
 int main(void)
 {
     char *dir = tu_tmpdir();
@@ -267,6 +307,7 @@ int main(void)
      * boundary: 65535 bytes of padding would be needed, more than an extra
      * field holds, so a filler entry must appear. */
     roundtrip(dir, 65536, 65500, 1);
+    filler_names(dir);
     from_file(dir);
     kernel_copy(dir, dir, 0);
     kernel_copy(dir, dir, ONNXZIP_WRITE_NO_SYNC);

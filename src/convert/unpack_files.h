@@ -1,8 +1,9 @@
-/* The state of one onnxzip_unpack(), shared by unpack.c (planning, the
- * model, the single and per-tensor layouts, the temporary directory) and
- * unpack_safetensors.c (the safetensors layout). */
-#ifndef ONNXZIP_UNPACK_IMPL_H
-#define ONNXZIP_UNPACK_IMPL_H
+/* The state of one onnxzip_unpack() and the writing of its files into the
+ * temporary directory: what unpack.c (planning, the walk, the single and
+ * per-tensor layouts, the renames), unpack_safetensors.c and unpack_origin.c
+ * all use. It calls none of them. */
+#ifndef ONNXZIP_UNPACK_FILES_H
+#define ONNXZIP_UNPACK_FILES_H
 
 #include "read/archive.h"
 #include "common/mkdirs.h"
@@ -43,34 +44,25 @@ typedef struct unpack {
 } unpack;
 
 
-/* unpack.c, for unpack_safetensors.c */
 int oz_unpack_nomem(void);
+/* EIO naming dir/name, what failed and errno. */
+int oz_unpack_io_err(const char *dir, const char *name, const char *what);
+/* n more payload bytes done: calls the progress callback every 8 MiB. */
+void oz_unpack_progress(unpack *u, uint64_t n);
+/* Files in u->tmp: created, written (counted as progress when `payload`),
+ * closed (synced unless NO_SYNC, keeping the first error rc). */
 int oz_unpack_create(const unpack *u, const char *name, int *fd);
 int oz_unpack_write(unpack *u, int fd, const char *name, const uint8_t *p, uint64_t n, int payload);
 int oz_unpack_close(const unpack *u, int fd, const char *name, int rc);
 /* Copies `len` bytes at `at` in the archive (of entry `entry`) to the end of fd. */
 int oz_unpack_copy(unpack *u, int fd, const char *name, uint64_t at, uint64_t len, const char *entry);
+
+static inline int oz_ascii_lower(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+/* File names equal ignoring ASCII case (as case-insensitive file systems see them). */
 int oz_unpack_same_folded(const char *a, const char *b);
-
-/* unpack_safetensors.c */
-/* Takes tensor v (an entry tensor that is not inline) into a safetensors
- * file: 1 when taken, 0 when it goes to the side file, or an error. */
-int oz_st_take(unpack *u, const onnxzip_tensor *v);
-/* Names the files (after every oz_st_take) and adds them to u->files. */
-int oz_st_plan(unpack *u);
-/* The reference of v when it is in a safetensors file: 1, else 0. */
-int oz_st_ref(unpack *u, const onnxzip_tensor *v, oz_rewrite *rw);
-int oz_st_write(unpack *u);
-void oz_st_free(unpack *u);
-
-/* unpack_origin.c: ONNXZIP_UNPACK_ORIGINAL */
-typedef struct oz_og oz_og;
-/* The data files and places the manifest records (into u->files). */
-int oz_og_plan(unpack *u);
-/* Tensor v, the `ordinal`-th of the walk (ordinals rising): at its place,
- * or inline. */
-int oz_og_ref(unpack *u, const onnxzip_tensor *v, uint64_t ordinal, oz_rewrite *rw);
-int oz_og_write(unpack *u);
-void oz_og_free(unpack *u);
 
 #endif
