@@ -5,9 +5,13 @@
  * a doubling delay, while the other ranges go on.
  *
  * Redirects (the Hugging Face Hub's resolve URLs answer 302 to a CDN URL
- * with a signed query): requests go to the URL the last request sent to the
- * original URL ended at, saving the redirect's round trip; a refusal there
- * (an expired signature) sends that range to the original URL once more. */
+ * with a signed query): the original URL is resolved once, by one request,
+ * and every connection then goes to where it led (hf_transfer does the
+ * same: the Hub is asked once per file, not per chunk). When the target
+ * refuses a request with 403 (S3 and CloudFront's answer to an expired
+ * signature), one request asks the original URL again while the others
+ * wait for the new target: a CDN may honour only the newest signature,
+ * and requests resolving it each for itself would refuse each other. */
 #include <stdio.h>
 
 #include "net/http_reply.h"
@@ -44,7 +48,7 @@ static int setup(xfer *x)
     }
     x->status = 0;
     x->checked = x->have_range = x->encoded = x->have_linked = x->cut = 0;
-    x->original = x->force_original || !h->target;
+    x->original = x->force_original || !h->resolved || !h->target;
     x->redirected = !x->original;
     x->gen = h->target_gen;
     x->err = x->retryable = 0;
@@ -108,9 +112,14 @@ static int setup(xfer *x)
     return 0;
 }
 
+/* How often one range may be refused at a target before the refusal is
+ * its error: a signature that expires again at once is no expiry. */
+#define REFUSALS_MAX 3
+
 typedef struct batch {
     oz_http *h;
     xfer *x;
+    xfer *resolver; /* the request on its way to the original URL for a target */
     size_t n, active, finished;
     size_t first; /* every xfer before it is complete */
     CURL **pool;  /* easy handles of completed xfers, for the next ones */
@@ -123,6 +132,7 @@ static int start(batch *b, xfer *x)
 {
     int rc = setup(x);
     if (rc) return rc;
+    if (x->original && !b->h->resolved) b->resolver = x;
     if (x->attempt) b->h->st.retries++;
     b->h->st.requests++;
     if (curl_multi_add_handle(b->h->multi, x->e) != CURLM_OK)
@@ -137,6 +147,7 @@ static void adopt_target(oz_http *h, CURL *e)
 {
     char *eff = NULL;
     curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &eff);
+    h->resolved = 1;
     if (!eff || (h->target && !strcmp(eff, h->target)) || (!h->target && !strcmp(eff, h->url))) return;
     char *t = strcmp(eff, h->url) ? strdup(eff) : NULL;
     if (!t && strcmp(eff, h->url)) return; /* out of memory: keep following the redirect */
@@ -146,18 +157,29 @@ static void adopt_target(oz_http *h, CURL *e)
     h->target_gen++;
 }
 
-/* A refusal by the redirect's target, as presigned URLs get once their
- * signature expired (S3 and CloudFront: 403; others 400, 401, 410): the
- * range goes to the original URL once more, for a fresh redirect. */
+/* Once the resolver's reply passed its checks, the others may go where it
+ * went, without waiting for its body; 1 then. */
+static int take_target(batch *b)
+{
+    xfer *x = b->resolver;
+    if (!x || !x->checked || x->err) return 0;
+    adopt_target(b->h, x->e);
+    b->resolver = NULL;
+    return 1;
+}
+
+/* A 403 from the redirect's target, as a presigned URL gets once its
+ * signature expired (S3, CloudFront: "Request has expired"): the range
+ * waits for the original URL to be resolved again, which the first such
+ * refusal of the current target asks for. */
 static int target_refused(oz_http *h, xfer *x, CURLcode res)
 {
-    long s = x->status;
-    if (res != CURLE_OK || x->err || x->original || x->reresolved || !(s == 400 || s == 401 || s == 403 || s == 410))
-        return 0;
-    x->reresolved = 1;
-    if (x->gen == h->target_gen) { /* no other range resolved it again meanwhile */
+    if (res != CURLE_OK || x->err || x->original || x->status != 403 || x->refused >= REFUSALS_MAX) return 0;
+    x->refused++;
+    if (x->gen == h->target_gen) { /* not resolved again since this attempt began */
         free(h->target);
         h->target = NULL;
+        h->resolved = 0;
         h->target_gen++;
     }
     return 1;
@@ -174,6 +196,7 @@ static void finish(batch *b, xfer *x, CURLcode res)
     curl_easy_getinfo(x->e, CURLINFO_REDIRECT_COUNT, &redirects);
     h->st.redirects += (uint64_t)redirects;
     x->redirected |= redirects > 0;
+    if (b->resolver == x) b->resolver = NULL;
     if (target_refused(h, x, res)) {
         x->not_before = 0;
         return;
@@ -206,6 +229,7 @@ static int64_t launch(batch *b)
             if (x->not_before - t < wait) wait = x->not_before - t;
             continue;
         }
+        if (b->resolver && !b->h->resolved) continue; /* waits for the target being resolved */
         x->not_before = -1;
         if (!x->e && b->npool) x->e = b->pool[--b->npool];
         int rc = start(b, x);
@@ -266,9 +290,11 @@ int oz_http_run(oz_http *h, xfer *x, size_t n)
             finish(&b, done, res);
             if (done->complete && done->r) recycle(&b, done);
         }
+        ended |= take_target(&b);
         if (!b.rc) pace_all(&b);
-        /* A transfer ended: its slot is refilled at once, not after a poll
-         * that nothing may wake (with none active, for `wait`: 1 s). */
+        /* A transfer ended (or a target came): its slot is refilled at once,
+         * not after a poll that nothing may wake (with none active, for
+         * `wait`: 1 s). */
         if (!b.rc && b.finished < n && !ended)
             curl_multi_poll(h->multi, NULL, 0, (int)(b.active ? 100 : wait), NULL);
     }

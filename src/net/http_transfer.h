@@ -14,6 +14,7 @@
 struct oz_http {
     char *url, *shown;
     char *target;        /* where the original URL redirected to (NULL: no redirect) */
+    int resolved;        /* `target` is known (NULL then: the original URL answers itself) */
     unsigned target_gen; /* bumped whenever `target` changes */
     int target_auth;     /* `target` is on the URL's origin: the token may go there */
     oz_http_auth auth;
@@ -39,7 +40,7 @@ typedef struct xfer {
     int force_original;      /* always sent to the original URL (tail, check) */
     int original;            /* this attempt went to the original URL */
     int redirected;          /* ... or was redirected: its replies came from elsewhere */
-    int reresolved;          /* sent to the original URL again after a refusal at the target */
+    unsigned refused;        /* refusals at a target (an expired signature) so far */
     unsigned gen;            /* h->target_gen when this attempt started */
     int have_linked;         /* a reply (the redirect) carried X-Linked-Size */
     uint64_t linked_size;

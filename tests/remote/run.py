@@ -345,6 +345,33 @@ def cli_hub_open_read(oz: str, hub: HubRedirector, out: str, name: str) -> None:
     os.unlink(os.path.join(out, "one.shard"))
 
 
+def cli_hub_signatures(oz: str, hub: HubRedirector, out: str, name: str) -> None:
+    """The CDN URL the Hub signs is resolved once per transfer and shared by
+    every connection, and again only when the CDN refuses it (403, "Request
+    has expired"), by one request while the others wait: with a CDN that
+    honours only a file's newest signature, requests resolving it each for
+    itself refuse each other. rotating: each signature serves USES requests
+    (more than the connections) and a resolve follows only its refusal, so
+    every signature but the last serves exactly USES requests (requests
+    under an older one that was superseded meanwhile are refused and sent
+    again: counted, not an error)."""
+    dst = os.path.join(out, "signed.whole")
+    for org in ("newest", "rotating"):
+        hub.reset()
+        r = run(oz, "fetch", "-q", "--allow-http", "--chunk-size", "64K", "--retries", "1", hub.url(org, name),
+                "-o", dst)
+        hubs, served = hub.requests("hub"), sum(c.status == 206 for c in hub.requests("cdn"))
+        want = 1 if org == "newest" else -(-served // hub.USES)
+        with open(os.path.join(hub.docroot, name), "rb") as a:
+            same = r.returncode == 0 and open(dst, "rb").read() == a.read()
+        check(f"hub {org}: fetch --chunk-size 64K {name}: {len(hubs)} resolve(s) (want {want}) for {served} CDN "
+              f"replies ({hub.superseded} refused as superseded); byte for byte",
+              same and len(hubs) == want and _quiet(hub, r.stderr), r.stderr.strip())
+        for f in (dst, dst + ".part", dst + ".part.etag"):
+            if os.path.exists(f):
+                os.unlink(f)
+
+
 HUB_FAULTS = [("wrongsize", "ONNXZIP_EREPLY", "X-Linked-Size"), ("forbidden", "ONNXZIP_EHTTP", "403"),
               ("deadcdn", "ONNXZIP_ENETWORK", "redirects to")]
 
@@ -465,6 +492,7 @@ def main() -> int:
                     cli_hub(a.onnxzip, ng, hub, out, name)
                 cli_listings(a.onnxzip, ng, hub, docroot, inline)
                 cli_hub_open_read(a.onnxzip, hub, out, "syn.onnxzip")
+                cli_hub_signatures(a.onnxzip, hub, out, "syn.onnxzip")
                 cli_hub_messages(a.onnxzip, hub, "syn.onnxzip")
                 cli_hub_tokens(a.onnxzip, hub, tmp, "syn.onnxzip")
     print(f"remote: {passed} passed, {failed} failed")
