@@ -41,6 +41,34 @@ static void parse_content_range(xfer *x, const char *v)
     x->total = t;
 }
 
+/* " from the server it redirects to" when the reply came from there. */
+static const char *redirect_note(const xfer *x)
+{
+    return x->redirected ? " from the server it redirects to" : "";
+}
+
+/* 0 when a reply's first line is a status line "HTTP/x[.y] NNN ..." with
+ * NNN in 100..599, else the error saying what it is instead. A reply with
+ * no status line at all comes as an HTTP/0.9 reply's body (allowed for
+ * this check only). */
+static int bad_status_line(xfer *x, const char *p, size_t n)
+{
+    int http = n >= 5 && !strncmp(p, "HTTP/", 5);
+    const char *sp = http ? memchr(p, ' ', n) : NULL, *end = p + n, *at = redirect_note(x);
+    if (!sp) /* the line (or the bytes) end where a lenient reader guesses */
+        return oz_err(ONNXZIP_EREPLY, -1, "%s: the reply for bytes %s%s has a malformed status line (%s): not an "
+                      "HTTP reply", x->h->shown, x->range_s, at, http ? "no status code" : "none: it does not begin "
+                      "with HTTP/");
+    const char *c = sp + 1, *e = c;
+    while (e < end && *e >= '0' && *e <= '9') e++;
+    if (e - c == 3 && *c >= '1' && *c <= '5' && (e == end || *e == ' ' || *e == '\r' || *e == '\n')) return 0;
+    while (e < end && e - c < 12 && *e != ' ' && *e != '\r' && *e != '\n') e++;
+    char code[OZ_PRINTABLE_CAP];
+    return oz_err(ONNXZIP_EREPLY, -1, "%s: the reply for bytes %s%s has an invalid status code '%s' (not three digits "
+                  "from 100 to 599): not an HTTP reply", x->h->shown, x->range_s, at,
+                  oz_printable(c, (size_t)(e - c), code, sizeof code));
+}
+
 size_t oz_http_on_header(char *line, size_t size, size_t nitems, void *ud)
 {
     xfer *x = ud;
@@ -48,15 +76,21 @@ size_t oz_http_on_header(char *line, size_t size, size_t nitems, void *ud)
     const char *v;
     size_t vn;
     char buf[300];
+    oz_pace_head(&x->pace, n);
     if (n >= 5 && !strncmp(line, "HTTP/", 5)) { /* a new response (a redirect's, or the final one) */
-        const char *sp = memchr(line, ' ', n);
-        x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
-        x->have_range = x->encoded = 0;
+        if ((x->err = bad_status_line(x, line, n))) return 0;
+        x->status = strtol(memchr(line, ' ', n), NULL, 10);
+        x->have_range = x->have_length = x->encoded = 0;
         x->etag[0] = x->lastmod[0] = x->error_code[0] = x->error_message[0] = '\0';
         x->error_len = 0;
     } else if (header_is(line, n, "Content-Range", &v, &vn)) {
         copy_value(buf, sizeof buf, v, vn);
         parse_content_range(x, buf);
+    } else if (header_is(line, n, "Content-Length", &v, &vn)) {
+        copy_value(buf, sizeof buf, v, vn);
+        char *end;
+        x->length = strtoull(buf, &end, 10);
+        x->have_length = end != buf && !*end;
     } else if (header_is(line, n, "ETag", &v, &vn)) {
         copy_value(x->etag, sizeof x->etag, v, vn);
     } else if (header_is(line, n, "Last-Modified", &v, &vn)) {
@@ -135,7 +169,7 @@ static int status_error(xfer *x)
         return oz_err(ONNXZIP_ECHANGED, -1, "%s: bytes %s are no longer in the file (416 Range Not Satisfiable): it "
                       "changed on the server since it was opened", h->shown, x->range_s);
     return oz_err(ONNXZIP_EHTTP, -1, "%s: HTTP status %ld for bytes %s%s (attempt %u)%s", h->shown, x->status,
-                  x->range_s, x->redirected ? " from the server it redirects to" : "", x->attempt + 1,
+                  x->range_s, redirect_note(x), x->attempt + 1,
                   auth_note(x, note, sizeof note));
 }
 
@@ -161,6 +195,11 @@ static int check_reply(xfer *x)
         return oz_err(ONNXZIP_EREPLY, -1, "%s: asked for bytes %s, the server sent bytes %llu-%llu/%llu", h->shown,
                       x->range_s, (unsigned long long)x->first, (unsigned long long)x->last,
                       (unsigned long long)x->total);
+    if (x->have_length && x->length != x->last - x->first + 1) /* not the reply's framing: it would cut the range */
+        return oz_err(ONNXZIP_EREPLY, -1, "%s: the reply for bytes %s says Content-Length %llu, its Content-Range "
+                      "bytes %llu-%llu holds %llu: its framing contradicts itself", h->shown, x->range_s,
+                      (unsigned long long)x->length, (unsigned long long)x->first, (unsigned long long)x->last,
+                      (unsigned long long)(x->last - x->first + 1));
     if (x->have_linked && x->total != x->linked_size)
         return oz_err(ONNXZIP_EREPLY, -1, "%s: its redirect says the file has %llu bytes (X-Linked-Size), the server "
                       "it leads to sent bytes %llu-%llu/%llu", h->shown, (unsigned long long)x->linked_size,
@@ -198,6 +237,10 @@ size_t oz_http_on_body(char *p, size_t size, size_t nitems, void *ud)
     size_t n = size * nitems;
     if (x->err) return 0;
     oz_pace_got(&x->pace, n);
+    if (!x->status) { /* no status line came: libcurl took the reply for HTTP/0.9 */
+        x->err = bad_status_line(x, p, n);
+        return 0;
+    }
     if (x->status != 206) return keep_error(x, p, n);
     if (!x->checked++ && (x->err = check_reply(x))) return 0;
     if (n > x->len - x->done) {
@@ -241,6 +284,17 @@ static const char *endpoint_note(const oz_http *h, char *buf, size_t cap)
     return buf;
 }
 
+/* libcurl refused the reply's headers for their size (a line of 100 KiB,
+ * 300 KiB in all): 7.88 says "Out of memory" (CURLE_OUT_OF_MEMORY), 8.6 on
+ * CURLE_TOO_LARGE. Before the body's first byte, that is what it means. */
+static int headers_too_long(const xfer *x, CURLcode res)
+{
+#if LIBCURL_VERSION_NUM >= 0x080600
+    if (res == CURLE_TOO_LARGE) return !x->pace.got;
+#endif
+    return res == CURLE_OUT_OF_MEMORY && !x->pace.got;
+}
+
 /* The status of a finished transfer; x->retryable tells whether to retry. */
 int oz_http_judge(xfer *x, CURLcode res)
 {
@@ -248,6 +302,13 @@ int oz_http_judge(xfer *x, CURLcode res)
     if (x->err) return x->err; /* decided by a callback */
     if (res == CURLE_OK && x->status == 206 && x->done == x->len && x->checked) return 0;
     if (res == CURLE_OK && x->status != 206) return status_error(x);
+    if (x->r && x->checked && x->done == x->len) /* nothing is missing: a retry would ask for no byte */
+        return oz_err(ONNXZIP_EREPLY, -1, "%s: the reply for bytes %s brought them all, then failed: %s", h->shown,
+                      x->range_s, curl_easy_strerror(res));
+    if (headers_too_long(x, res))
+        return oz_err(ONNXZIP_EREPLY, -1, "%s: the reply for bytes %s%s has a header too long (a header line of 100 "
+                      "KiB or more, or headers over libcurl's limit in all): refused", h->shown, x->range_s,
+                      redirect_note(x));
     x->retryable = 1;
     switch (res) {
     case CURLE_OK:
@@ -270,11 +331,15 @@ int oz_http_judge(xfer *x, CURLcode res)
     }
     if (res == CURLE_TOO_MANY_REDIRECTS)
         return oz_err(ONNXZIP_EHTTP, -1, "%s: more than %u redirects", h->shown, h->o.max_redirects);
-    if (res == CURLE_UNSUPPORTED_PROTOCOL)
+    if (res == CURLE_UNSUPPORTED_PROTOCOL && x->status >= 300 && x->status < 400)
         return oz_err(ONNXZIP_EHTTP, -1, "%s: redirected to a URL whose scheme is refused (%s)", h->shown,
                       h->o.allow_http ? "neither http nor https" : "plain http is not allowed");
+    if (res == CURLE_UNSUPPORTED_PROTOCOL) /* libcurl's refusal of a status line (e.g. a code of 4 digits) */
+        return oz_err(ONNXZIP_EREPLY, -1, "%s: the reply for bytes %s%s has an invalid status code or a malformed "
+                      "status line (libcurl: %s): not an HTTP reply", h->shown, x->range_s, redirect_note(x),
+                      x->curl_error[0] ? x->curl_error : "an invalid status code");
     char at[OZ_PRINTABLE_CAP + 16];
     return oz_err(ONNXZIP_ENETWORK, -1, "%s: bytes %s%s: %s (attempt %u)%s", h->shown, x->range_s,
-                  x->redirected ? " from the server it redirects to" : "", curl_easy_strerror(res), x->attempt + 1,
+                  redirect_note(x), curl_easy_strerror(res), x->attempt + 1,
                   endpoint_note(h, at, sizeof at));
 }

@@ -47,7 +47,8 @@ static int setup(xfer *x)
         x->done = x->len = 0;
     }
     x->status = 0;
-    x->checked = x->have_range = x->encoded = x->have_linked = x->cut = 0;
+    x->checked = x->have_range = x->have_length = x->encoded = x->have_linked = x->cut = 0;
+    x->curl_error[0] = '\0';
     x->original = x->force_original || !h->resolved || !h->target;
     x->redirected = !x->original;
     x->gen = h->target_gen;
@@ -95,6 +96,11 @@ static int setup(xfer *x)
     /* Fewer, larger deliveries for bulk ranges: each costs a hash update and
      * a write (libcurl's default is 16 KiB). */
     if (x->len - x->done >= BULK_MIN) curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)BULK_BUFFER);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->curl_error);
+    /* A reply without a status line reaches oz_http_on_body() as HTTP/0.9,
+     * which refuses it saying so (else libcurl's words for it are about a
+     * refused protocol, as for a redirect to ftp://). */
+    curl_easy_setopt(e, CURLOPT_HTTP09_ALLOWED, 1L);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, oz_http_on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, oz_http_on_body);

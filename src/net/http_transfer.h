@@ -49,8 +49,8 @@ typedef struct xfer {
     struct curl_slist *hdrs;
     long status;             /* of the current response */
     int checked;             /* its headers were checked (first body byte) */
-    int have_range, encoded;
-    uint64_t first, last, total;
+    int have_range, have_length, encoded;
+    uint64_t first, last, total, length; /* Content-Range a-b/total, Content-Length */
     char etag[256], lastmod[128];
     char error_code[64], error_message[256]; /* the Hub's X-Error-Code and X-Error-Message */
     char error_body[1536];   /* the start of an error reply's body (S3's XML error) */
@@ -61,6 +61,7 @@ typedef struct xfer {
     int retryable; /* ... which a retry may cure */
     int complete;
     char range_s[64];
+    char curl_error[CURL_ERROR_SIZE]; /* libcurl's words on a failure */
     uint8_t *buf;  /* the tail request's bytes */
 } xfer;
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -177,6 +178,32 @@ def cli_faults(oz: str, fs: FaultServer, ng: Nginx, name: str) -> None:
           r.stderr.strip())
     r = run(oz, "ls", "--allow-http", ng.url("files", name) + "?X-Amz-Signature=secret")
     check("CLI never prints a URL's query", r.returncode == 0 and "secret" not in r.stdout + r.stderr)
+
+
+# A reply that is no HTTP reply, or whose framing contradicts itself: the
+# status, what the message must say, and what it said before (wrongly).
+MALFORMED = [
+    ("nostatus", "ls", "ONNXZIP_EREPLY", "malformed status line", "scheme is refused"),
+    ("status2060", "ls", "ONNXZIP_EREPLY", "invalid status code", "scheme is refused"),
+    ("longheader", "ls", "ONNXZIP_EREPLY", "header too long", "Out of memory"),
+    ("slowheaders", "ls", "ONNXZIP_ETIMEOUT", "headers were not complete after 1000 ms", "no byte for"),
+    ("overlong", "verify", "ONNXZIP_EREPLY", "Content-Length", "does not serve byte ranges"),
+]
+
+
+def cli_malformed(oz: str, fs: FaultServer, name: str) -> None:
+    """Each says what happened, naming the URL without its query, within
+    the stall timeout per attempt; no request asks an inverted range."""
+    for mode, cmd, want, says, wrong in MALFORMED:
+        fs.reset()
+        t = time.monotonic()
+        r = run(oz, cmd, "--allow-http", "--timeout", "1000", "--retries", "1", fs.url(mode, name) + "?sig=secret")
+        took, err = time.monotonic() - t, r.stderr.strip()
+        inverted = [q.range for q in fs.requests() if (m := re.fullmatch(r"bytes=(\d+)-(\d+)", q.range or ""))
+                    and int(m[1]) > int(m[2])]
+        check(f"CLI {cmd} over '{mode}': [{want}] saying '{says}' in {took:.1f} s", r.returncode == 1
+              and err.endswith(f"[{want}]") and says in err and wrong not in err and fs.url(mode, name) in err
+              and "secret" not in err and not inverted and took < 2 * 1.0 + 2, f"{err} {inverted}")
 
 
 def wait_for_file(path: str, least: int, timeout: float) -> bool:
@@ -477,6 +504,7 @@ def main() -> int:
             for name in names + ["syn.onnxzip", "many.onnxzip"]:
                 cli_archive(a.onnxzip, ng, docroot, out, name)
             cli_faults(a.onnxzip, fs, ng, "f.onnxzip")
+            cli_malformed(a.onnxzip, fs, "f.onnxzip")
             cli_resume(a.onnxzip, ng, docroot, out, "syn.onnxzip")
             cli_fetch_dirs(a.onnxzip, ng, fs, docroot, out, "syn.onnxzip")
             cli_fetch_chunks(a.onnxzip, ng, docroot, out, "syn.onnxzip")
