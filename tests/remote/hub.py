@@ -105,9 +105,9 @@ class _HubHandler(BaseHTTPRequestHandler):
             return self._send(rec, 400, {"Content-Type": "application/xml"},
                               b"<Error><Code>InvalidArgument</Code><Message>Only one auth mechanism allowed"
                               b"</Message></Error>")
-        fields = {k: v[0] for k, v in query.items() if k in ("Expires", "X-Amz-Date")}
-        expires, signature = fields.get("Expires", "0"), query.get("X-Amz-Signature", [""])[0]
-        good = hmac.compare_digest(signature, owner._signature(rec[1], owner._signed_part({"Expires": expires, **fields})))
+        fields = {"Expires": "0", **{k: v[0] for k, v in query.items() if k in ("Expires", "X-Amz-Date")}}
+        expires, signature = fields["Expires"], query.get("X-Amz-Signature", [""])[0]
+        good = hmac.compare_digest(signature, owner._signature(rec[1], owner._signed_part(fields)))
         if org == "forbidden" or not good or not expires.isdigit() or int(expires) < time.time() \
                 or not owner._honoured(org, rec[1], signature):
             why = "Request has expired" if good else "Access Denied"
@@ -310,8 +310,8 @@ class HubRedirector:
         """What a signature covers besides the path: Expires (and X-Amz-Date)."""
         return ".".join(fields[k] for k in ("Expires", "X-Amz-Date") if k in fields)
 
-    def _signature(self, path: str, expires: str) -> str:
-        return hmac.new(self._secret, f"{path}\n{expires}".encode(), hashlib.sha256).hexdigest()
+    def _signature(self, path: str, signed: str) -> str:
+        return hmac.new(self._secret, f"{path}\n{signed}".encode(), hashlib.sha256).hexdigest()
 
     def _signed(self, org: str, name: str) -> str:
         """The CDN URL of `name`, signed now."""
