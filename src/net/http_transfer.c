@@ -100,7 +100,9 @@ static int setup(xfer *x)
     /* A reply without a status line reaches oz_http_on_body() as HTTP/0.9,
      * which refuses it saying so (else libcurl's words for it are about a
      * refused protocol, as for a redirect to ftp://). */
+#if LIBCURL_VERSION_NUM >= 0x074000 /* before 7.64, HTTP/0.9 was always allowed */
     curl_easy_setopt(e, CURLOPT_HTTP09_ALLOWED, 1L);
+#endif
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, oz_http_on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, oz_http_on_body);
