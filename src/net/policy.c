@@ -41,6 +41,12 @@ void oz_pace_got(oz_pace *p, size_t n)
     p->last = oz_now_ms();
 }
 
+void oz_pace_head(oz_pace *p, size_t n)
+{
+    p->head_got += n;
+    p->head_last = oz_now_ms();
+}
+
 /* Bytes a low-speed window must bring: the rate's worth, or what the
  * attempt still asks when that is less (a small request is not slow for
  * being small). */
@@ -56,6 +62,11 @@ int oz_pace_check(oz_pace *p, const onnxzip_remote_options *o, const char *shown
                   unsigned attempt)
 {
     int64_t now = oz_now_ms();
+    if (now - p->last >= (int64_t)o->stall_timeout_ms && p->head_last > p->last &&
+        now - p->head_last < (int64_t)o->stall_timeout_ms)
+        return oz_err(ONNXZIP_ETIMEOUT, -1, "%s: bytes %s: the reply's headers were not complete after %u ms (the "
+                      "stall timeout, which bounds them as a whole): %llu bytes of them came, too slowly (attempt %u)",
+                      shown, range, o->stall_timeout_ms, (unsigned long long)p->head_got, attempt + 1);
     if (now - p->last >= (int64_t)o->stall_timeout_ms)
         return oz_err(ONNXZIP_ETIMEOUT, -1, "%s: bytes %s: no byte for %u ms (the stall timeout; attempt %u)", shown,
                       range, o->stall_timeout_ms, attempt + 1);

@@ -13,6 +13,8 @@ int64_t oz_now_ms(void);
  * low_speed_limit and low_speed_time_ms, and request_timeout_ms. */
 typedef struct oz_pace {
     int64_t start, last, mark; /* ms: the attempt began; its last body byte came; the low-speed window began */
+    int64_t head_last;         /* ms: the last header line came (0: none yet) */
+    uint64_t head_got;         /* header bytes of the attempt */
     uint64_t got, at_mark;     /* body bytes of the attempt: so far; when the window began */
     uint64_t asked;            /* bytes the attempt asks for */
     int64_t deadline;          /* ms after `start` */
@@ -27,6 +29,10 @@ void oz_pace_start(oz_pace *p, uint64_t asked, const onnxzip_remote_options *o);
 
 /* `n` body bytes arrived (any reply's). */
 void oz_pace_got(oz_pace *p, size_t n);
+
+/* A header line of `n` bytes arrived: not a stall, but the headers must
+ * be complete within the stall timeout all the same. */
+void oz_pace_head(oz_pace *p, size_t n);
 
 /* 0 while the attempt keeps the rules; else ONNXZIP_ETIMEOUT, the message
  * naming `shown` (the URL as messages show it), the bytes asked (`range`,

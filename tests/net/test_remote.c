@@ -294,6 +294,9 @@ static void test_faults(void)
         { "flaky503", 0 }, { "stall", ONNXZIP_ETIMEOUT }, { "stallbody", ONNXZIP_ETIMEOUT },
         { "liar_total", ONNXZIP_EREPLY }, { "wrong_range", ONNXZIP_EREPLY }, { "extra", ONNXZIP_EREPLY },
         { "noetag", ONNXZIP_EHTTP }, { "weaketag", ONNXZIP_EHTTP }, { "status500", ONNXZIP_EHTTP },
+        /* not HTTP, or framing that contradicts itself: refused saying so (run.py checks the words) */
+        { "nostatus", ONNXZIP_EREPLY }, { "status2060", ONNXZIP_EREPLY }, { "longheader", ONNXZIP_EREPLY },
+        { "overlong", ONNXZIP_EREPLY },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         onnxzip_remote_options o = opts();

@@ -105,9 +105,11 @@ class _HubHandler(BaseHTTPRequestHandler):
             return self._send(rec, 400, {"Content-Type": "application/xml"},
                               b"<Error><Code>InvalidArgument</Code><Message>Only one auth mechanism allowed"
                               b"</Message></Error>")
-        expires = query.get("Expires", ["0"])[0]
-        good = hmac.compare_digest(query.get("X-Amz-Signature", [""])[0], owner._signature(rec[1], expires))
-        if org == "forbidden" or not good or not expires.isdigit() or int(expires) < time.time():
+        fields = {"Expires": "0", **{k: v[0] for k, v in query.items() if k in ("Expires", "X-Amz-Date")}}
+        expires, signature = fields["Expires"], query.get("X-Amz-Signature", [""])[0]
+        good = hmac.compare_digest(signature, owner._signature(rec[1], owner._signed_part(fields)))
+        if org == "forbidden" or not good or not expires.isdigit() or int(expires) < time.time() \
+                or not owner._honoured(org, rec[1], signature):
             why = "Request has expired" if good else "Access Denied"
             return self._send(rec, 403, {"Content-Type": "application/xml"},
                               f"<Error><Code>AccessDenied</Code><Message>{why}</Message></Error>".encode())
@@ -178,6 +180,12 @@ class HubRedirector:
       gated       a gated repository: without a token 401 with X-Error-Code
                   GatedRepo ("... Please log in."), with another token 403
                   GatedRepo ("... not in the authorized list ...")
+      newest      the CDN honours only the newest signature of a file (an
+                  older one: 403 "Request has expired", counted in
+                  `superseded`): clients resolving it in parallel fail
+      rotating    as newest, and each signature is honoured for USES requests,
+                  then expires (403 "Request has expired"): as a signature
+                  expiring in time, by a count (the tests' timing aside)
     (the Hub's replies, as huggingface_hub 2.4's hf_raise_for_status reads
     them). The CDN refuses any request carrying an Authorization header
     with 400, as S3 refuses a presigned URL that also carries one.
@@ -191,6 +199,7 @@ class HubRedirector:
     requests() lists what both answered (_HubRecord)."""
 
     SHORT = 2
+    USES = 40
 
     def __init__(self, docroot: str, origin: str, ttl: int = 3600) -> None:
         self.token = "hf_" + os.urandom(12).hex()  # the one private and gated accept
@@ -204,6 +213,9 @@ class HubRedirector:
         self._sha: dict[tuple[str, int, int], str] = {}
         self._servers: list[tuple[_HubServer, threading.Thread]] = []
         self._dead_port = 0
+        self._newest: dict[str, str] = {}  # newest, rotating: a file's newest signature
+        self._uses: dict[str, int] = {}    # ... and the requests each honoured
+        self.superseded = 0                # requests refused for an older signature
 
     def url(self, org: str, name: str, repo: str = "repo", rev: str = "main") -> str:
         """base_url/ORG/REPO/resolve/REV/NAME."""
@@ -241,6 +253,7 @@ class HubRedirector:
     def reset(self) -> None:
         with self._lock:
             self._records.clear()
+            self.superseded = 0
 
     def _record(self, rec: list) -> None:
         with self._lock:
@@ -280,8 +293,25 @@ class HubRedirector:
             self._sha[key] = h.hexdigest()
         return self._sha[key]
 
-    def _signature(self, path: str, expires: str) -> str:
-        return hmac.new(self._secret, f"{path}\n{expires}".encode(), hashlib.sha256).hexdigest()
+    def _honoured(self, org: str, path: str, signature: str) -> bool:
+        """newest and rotating: is `signature` of `path` still honoured (a
+        request under it is counted)?"""
+        if org not in ("newest", "rotating"):
+            return True
+        with self._lock:
+            if self._newest.get(path) != signature:
+                self.superseded += 1
+                return False
+            self._uses[signature] = self._uses.get(signature, 0) + 1
+            return org == "newest" or self._uses[signature] <= self.USES
+
+    @staticmethod
+    def _signed_part(fields: dict[str, str]) -> str:
+        """What a signature covers besides the path: Expires (and X-Amz-Date)."""
+        return ".".join(fields[k] for k in ("Expires", "X-Amz-Date") if k in fields)
+
+    def _signature(self, path: str, signed: str) -> str:
+        return hmac.new(self._secret, f"{path}\n{signed}".encode(), hashlib.sha256).hexdigest()
 
     def _signed(self, org: str, name: str) -> str:
         """The CDN URL of `name`, signed now."""
@@ -289,8 +319,14 @@ class HubRedirector:
         expires = str(int(time.time() + ttl) + 1)  # whole seconds: valid for ttl to ttl + 1 s
         path = f"/{org}/{name}"
         base = f"http://{HOST}:{self._dead_port}" if org == "deadcdn" else self.cdn_url
-        query = urllib.parse.urlencode({"X-Amz-Expires": ttl, "Expires": expires,
-                                        "X-Amz-Signature": self._signature(path, expires)})
+        fields = {"X-Amz-Expires": str(ttl), "Expires": expires}
+        if org in ("newest", "rotating"):  # a new signature each time, even within a second
+            fields["X-Amz-Date"] = os.urandom(4).hex()
+        fields["X-Amz-Signature"] = signature = self._signature(path, self._signed_part(fields))
+        if org in ("newest", "rotating"):
+            with self._lock:
+                self._newest[path] = signature
+        query = urllib.parse.urlencode(fields)
         return f"{base}{urllib.parse.quote(path)}?{query}"
 
 
@@ -349,6 +385,13 @@ def _check_hub(hub: HubRedirector, check: Callable[..., None], data: bytes, name
     check("hub private: the token's 302; the CDN refuses it an Authorization (400), not without",
           st == 302 and _get(h["Location"], Range="bytes=0-9", Authorization=bearer)[0] == 400
           and _get(h["Location"], Range="bytes=0-9")[0] == 206, st)
+    first, second = (_get(hub.url("newest", name))[1]["Location"] for _ in range(2))
+    check("hub newest: a signature refused (403) once a newer one was given; the newer one serves",
+          [_get(u, Range="bytes=0-9")[0] for u in (first, second)] == [403, 206] and hub.superseded >= 1)
+    loc = _get(hub.url("rotating", name))[1]["Location"]
+    got = [_get(loc, Range="bytes=0-9")[0] for _ in range(hub.USES + 1)]
+    check(f"hub rotating: a signature serves {hub.USES} requests, then 403",
+          got == [206] * hub.USES + [403], got)
     recs = hub.requests("hub")
     check("hub requests(): hub and CDN records",
           recs[0][:2] == ("hub", f"/org/repo/resolve/main/{name}") and recs[0].if_match == '"x"'

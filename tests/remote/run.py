@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -177,6 +178,32 @@ def cli_faults(oz: str, fs: FaultServer, ng: Nginx, name: str) -> None:
           r.stderr.strip())
     r = run(oz, "ls", "--allow-http", ng.url("files", name) + "?X-Amz-Signature=secret")
     check("CLI never prints a URL's query", r.returncode == 0 and "secret" not in r.stdout + r.stderr)
+
+
+# A reply that is no HTTP reply, or whose framing contradicts itself: the
+# status, what the message must say, and what it said before (wrongly).
+MALFORMED = [
+    ("nostatus", "ls", "ONNXZIP_EREPLY", "malformed status line", "scheme is refused"),
+    ("status2060", "ls", "ONNXZIP_EREPLY", "invalid status code", "scheme is refused"),
+    ("longheader", "ls", "ONNXZIP_EREPLY", "header too long", "Out of memory"),
+    ("slowheaders", "ls", "ONNXZIP_ETIMEOUT", "headers were not complete after 1000 ms", "no byte for"),
+    ("overlong", "verify", "ONNXZIP_EREPLY", "Content-Length", "does not serve byte ranges"),
+]
+
+
+def cli_malformed(oz: str, fs: FaultServer, name: str) -> None:
+    """Each says what happened, naming the URL without its query, within
+    the stall timeout per attempt; no request asks an inverted range."""
+    for mode, cmd, want, says, wrong in MALFORMED:
+        fs.reset()
+        t = time.monotonic()
+        r = run(oz, cmd, "--allow-http", "--timeout", "1000", "--retries", "1", fs.url(mode, name) + "?sig=secret")
+        took, err = time.monotonic() - t, r.stderr.strip()
+        inverted = [q.range for q in fs.requests() if (m := re.fullmatch(r"bytes=(\d+)-(\d+)", q.range or ""))
+                    and int(m[1]) > int(m[2])]
+        check(f"CLI {cmd} over '{mode}': [{want}] saying '{says}' in {took:.1f} s", r.returncode == 1
+              and err.endswith(f"[{want}]") and says in err and wrong not in err and fs.url(mode, name) in err
+              and "secret" not in err and not inverted and took < 2 * 1.0 + 2, f"{err} {inverted}")
 
 
 def wait_for_file(path: str, least: int, timeout: float) -> bool:
@@ -345,6 +372,33 @@ def cli_hub_open_read(oz: str, hub: HubRedirector, out: str, name: str) -> None:
     os.unlink(os.path.join(out, "one.shard"))
 
 
+def cli_hub_signatures(oz: str, hub: HubRedirector, out: str, name: str) -> None:
+    """The CDN URL the Hub signs is resolved once per transfer and shared by
+    every connection, and again only when the CDN refuses it (403, "Request
+    has expired"), by one request while the others wait: with a CDN that
+    honours only a file's newest signature, requests resolving it each for
+    itself refuse each other. rotating: each signature serves USES requests
+    (more than the connections) and a resolve follows only its refusal, so
+    every signature but the last serves exactly USES requests (requests
+    under an older one that was superseded meanwhile are refused and sent
+    again: counted, not an error)."""
+    dst = os.path.join(out, "signed.whole")
+    for org in ("newest", "rotating"):
+        hub.reset()
+        r = run(oz, "fetch", "-q", "--allow-http", "--chunk-size", "64K", "--retries", "1", hub.url(org, name),
+                "-o", dst)
+        hubs, served = hub.requests("hub"), sum(c.status == 206 for c in hub.requests("cdn"))
+        want = 1 if org == "newest" else -(-served // hub.USES)
+        with open(os.path.join(hub.docroot, name), "rb") as a:
+            same = r.returncode == 0 and open(dst, "rb").read() == a.read()
+        check(f"hub {org}: fetch --chunk-size 64K {name}: {len(hubs)} resolve(s) (want {want}) for {served} CDN "
+              f"replies ({hub.superseded} refused as superseded); byte for byte",
+              same and len(hubs) == want and _quiet(hub, r.stderr), r.stderr.strip())
+        for f in (dst, dst + ".part", dst + ".part.etag"):
+            if os.path.exists(f):
+                os.unlink(f)
+
+
 HUB_FAULTS = [("wrongsize", "ONNXZIP_EREPLY", "X-Linked-Size"), ("forbidden", "ONNXZIP_EHTTP", "403"),
               ("deadcdn", "ONNXZIP_ENETWORK", "redirects to")]
 
@@ -450,6 +504,7 @@ def main() -> int:
             for name in names + ["syn.onnxzip", "many.onnxzip"]:
                 cli_archive(a.onnxzip, ng, docroot, out, name)
             cli_faults(a.onnxzip, fs, ng, "f.onnxzip")
+            cli_malformed(a.onnxzip, fs, "f.onnxzip")
             cli_resume(a.onnxzip, ng, docroot, out, "syn.onnxzip")
             cli_fetch_dirs(a.onnxzip, ng, fs, docroot, out, "syn.onnxzip")
             cli_fetch_chunks(a.onnxzip, ng, docroot, out, "syn.onnxzip")
@@ -465,6 +520,7 @@ def main() -> int:
                     cli_hub(a.onnxzip, ng, hub, out, name)
                 cli_listings(a.onnxzip, ng, hub, docroot, inline)
                 cli_hub_open_read(a.onnxzip, hub, out, "syn.onnxzip")
+                cli_hub_signatures(a.onnxzip, hub, out, "syn.onnxzip")
                 cli_hub_messages(a.onnxzip, hub, "syn.onnxzip")
                 cli_hub_tokens(a.onnxzip, hub, tmp, "syn.onnxzip")
     print(f"remote: {passed} passed, {failed} failed")

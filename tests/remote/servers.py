@@ -344,6 +344,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._simple(rec, 302, "moved", {"Location": "/" + name})
         if mode in ("endless200", "endless403", "endless302", "huge200"):
             return self._endless(rec, mode, body)
+        if mode in ("nostatus", "status2060", "longheader", "slowheaders"):
+            return self._malformed(rec, mode)
         file = fs._resolve(name)
         if file is None:
             return self._simple(rec, 404, "no such file")
@@ -375,6 +377,8 @@ class _Handler(BaseHTTPRequestHandler):
                 clen = limit = length + 16
             elif mode == "trunc":
                 limit = length // 2
+            elif mode == "overlong" and not rec[2].lstrip().startswith("bytes=-"):
+                clen = length + (64 << 10)
             headers["Content-Range"] = f"bytes {first}-{first + length - 1}/{total}"
         if mode == "truncfirst" and body and length > 1000 and fs._once(("truncfirst", name)):
             limit = length // 2
@@ -464,6 +468,25 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:  # the client went: what it read is in rec[4] (and the sockets' buffers)
             pass
 
+    def _malformed(self, rec: list, mode: str) -> None:
+        """nostatus, status2060, longheader, slowheaders: a reply that is
+        not HTTP (sent raw; the connection is closed after it)."""
+        self.close_connection = True
+        rec[3] = 2060 if mode == "status2060" else 200
+        head = {"nostatus": b"Content-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello",
+                "status2060": b"HTTP/1.1 2060 Partial Content\r\nContent-Length: 0\r\n\r\n",
+                "longheader": b"HTTP/1.1 206 Partial Content\r\nX-Filler: " + b"a" * (100 << 10) + b"\r\n"}
+        if mode != "slowheaders":
+            self.wfile.write(head[mode])
+            return
+        self.wfile.write(b"HTTP/1.1 206 Partial Content\r\n")
+        end = time.monotonic() + _ENDLESS_SECONDS
+        for i in range(1 << 20):  # a header line every 0.25 s, without end
+            self.wfile.write(b"X-Slow-%d: %d\r\n" % (i, i))
+            self.wfile.flush()
+            if self.server.owner._stopping.wait(0.25) or time.monotonic() > end:
+                return
+
     def _stall(self) -> None:
         self.server.owner._stopping.wait(600)
         self.close_connection = True
@@ -517,6 +540,14 @@ class FaultServer:
       trickle      as ok, but bodies come 1 byte every 0.5 s
       trickledata  as trickle, except a reply holding the file's last byte
       crawl        as ok, but bodies come at 4 KiB/s (512 bytes per 1/8 s)
+      overlong     as ok, but a 206 for bytes a-b has a Content-Length 64 KiB
+                   more than its Content-Range (suffix ranges are ok): the
+                   body ends (the connection closes) short of what it promised
+      nostatus     headers and a body without a status line
+      status2060   status line "HTTP/1.1 2060 Partial Content"
+      longheader   a 206 status line, then a header line of 100 KiB
+      slowheaders  a 206 status line, then a header line every 0.25 s,
+                   the headers never ending
     (Endless, generated and paced bodies stop after 16 GiB or 20 s, when
     the client goes, or at stop(); requests() says what each sent.)
 
@@ -526,7 +557,7 @@ class FaultServer:
     MODES = ("ok", "noranges", "trunc", "truncfirst", "flaky503", "stall", "stallbody",
              "liar_total", "wrong_range", "extra", "noetag", "weaketag", "changing", "status500",
              "to", "endless200", "endless403", "endless302", "huge200", "trickle", "trickledata",
-             "crawl")
+             "crawl", "overlong", "nostatus", "status2060", "longheader", "slowheaders")
 
     def __init__(self, docroot: str) -> None:
         self.docroot = os.path.realpath(docroot)

@@ -240,6 +240,41 @@ def _check_hostile(fs: FaultServer, check: Callable[..., None], data: bytes, nam
     rc, out = _curl("--max-time", "2", "-r", f"{len(data) - 1000}-", fs.url("trickledata", name))
     check("fault trickledata: a range holding the file's last byte comes at once", (rc, out) == (0, data[-1000:]),
           (rc, len(out)))
+    _check_malformed(fs, check, data, name)
+
+
+def _raw(fs: FaultServer, path: str, seconds: float) -> bytes:
+    """What the server sends to a GET of `path` (Range: bytes=0-99) within
+    `seconds`, or until it closes."""
+    port, got, end = int(fs.base_url.rsplit(":", 1)[1]), b"", time.monotonic() + seconds
+    with socket.create_connection((HOST, port), timeout=seconds) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nRange: bytes=0-99\r\n\r\n".encode())
+        try:
+            while time.monotonic() < end and (chunk := s.recv(1 << 16)):
+                got += chunk
+        except TimeoutError:
+            pass
+    return got
+
+
+def _check_malformed(fs: FaultServer, check: Callable[..., None], data: bytes, name: str) -> None:
+    """The modes whose replies are no HTTP, read raw; overlong with curl."""
+    got = _raw(fs, f"/nostatus/{name}", 2)
+    check("fault nostatus: headers and a body, no status line", got.startswith(b"Content-Type: ")
+          and b"HTTP/" not in got and got.endswith(b"\r\n\r\nhello"), got[:40])
+    got = _raw(fs, f"/status2060/{name}", 2)
+    check("fault status2060: status line HTTP/1.1 2060", got.startswith(b"HTTP/1.1 2060 Partial Content\r\n"), got[:40])
+    got = _raw(fs, f"/longheader/{name}", 2)
+    check("fault longheader: a 206 status line, then a header line of 100 KiB", got.startswith(b"HTTP/1.1 206 ")
+          and max(len(line) for line in got.split(b"\r\n")) >= 100 << 10, len(got))
+    got = _raw(fs, f"/slowheaders/{name}", 1.1)
+    lines = got.split(b"\r\n")
+    check(f"fault slowheaders: {len(lines) - 2} header lines in 1.1 s, no end of headers",
+          lines[0].startswith(b"HTTP/1.1 206 ") and 3 <= len(lines) - 2 <= 7 and b"\r\n\r\n" not in got, got[:80])
+    rc, out = _curl("-r", "0-99", fs.url("overlong", name))
+    rc2, out2 = _curl("-r", "-100", fs.url("overlong", name))
+    check("fault overlong: curl -r 0-99 gets the 100 bytes, then 18 (Content-Length 64 KiB more); a suffix range ok",
+          (rc, out, rc2, out2) == (18, data[:100], 0, data[-100:]), (rc, len(out), rc2, len(out2)))
 
 
 if __name__ == "__main__":

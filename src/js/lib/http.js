@@ -143,7 +143,7 @@ function replyStatus(r, res, what) {
     throw r.fail('ENORANGE', `the server ignored the range request for ${what} (200 with the whole file); ` +
       'byte ranges are required', { httpStatus: s });
   }
-  if (s === 416) {  // as src/net/http.c: a suffix range of an empty file, else bytes past a shrunk file
+  if (s === 416) {  // as src/net/http_reply.c: a suffix range of an empty file, else bytes past a shrunk file
     if (r.size < 0) throw r.fail('ENOTZIP', 'the file is empty (416 for its last bytes): not an archive', { httpStatus: s });
     throw r.fail('ECHANGED', `${what} are no longer in the file (416 Range Not Satisfiable): it changed since it ` +
       'was opened', { httpStatus: s });

@@ -212,8 +212,9 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
     without downloading it: see the module's documentation
     (``help(onnxzip._remote)``).
 
-    ``timeout``: a transfer that receives no byte for this many seconds
-    fails (NetworkTimeoutError); ``connect_timeout``: per connection
+    ``timeout``: a transfer that receives no byte for this many seconds,
+    or not all of a reply's headers within them, fails
+    (NetworkTimeoutError); ``connect_timeout``: per connection
     attempt; ``low_speed_limit`` (bytes per second, 1 .. 2**32 - 1) and
     ``low_speed_time`` (seconds): a transfer that receives fewer than
     low_speed_limit x low_speed_time bytes in a window of low_speed_time
