@@ -1,7 +1,7 @@
 /* Local headers (spec §"Reader requirements"): each checked against its
  * central record, read through the source or from the window; for a remote
- * archive, all but the model's predicted from the layout and checked on
- * their first read (oz_zip_check_local()). */
+ * archive, those outside the window but the model's predicted from the
+ * layout and checked on their first read (oz_zip_check_local()). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -151,9 +151,13 @@ static void prefetch(const ctx *c, size_t from, size_t to)
     }
 }
 
+/* Every local header whose bytes are at hand is checked at open, as a
+ * local file's are: a remote archive's in the window too (a small package
+ * is all window), so that `ls URL` refuses what `ls FILE` refuses; the
+ * others are predicted and checked on their entry's first read. */
 static int local_or_predicted(ctx *c, oz_zentry *ze, uint64_t next)
 {
-    if (!c->deferred) return check_local(c, ze);
+    if (!c->deferred || ze->pub.header_offset >= c->win_off) return check_local(c, ze);
     if (!oz_zip_is_last_kind(ze->pub.name, ze->name_len)) return predict_local(c, ze, next);
     if (!in_window(c, ze->pub.header_offset)) return oz_zip_need_more(c);
     return check_local(c, ze);
