@@ -162,9 +162,10 @@ async function headerSpans(n, reader, win, signal, model) {
 }
 
 /** Opens the archive `reader` serves (the open protocol of js-design.md). `tail`: the file's last
- * bytes when the reader already has them (a URL's first request). A URL's local headers are checked
- * on each entry's first read; any other source's all at open, as onnxzip_open() does. `model`: the
- * package's model to hold (null: its default). */
+ * bytes when the reader already has them (a URL's first request). A URL's local headers are checked at
+ * open when they lie in the bytes at hand, else on each entry's first read; any other source's all at
+ * open, as onnxzip_open() does. The model's CRC-32 and XXH3 are checked at open (the C library's open).
+ * `model`: the package's model to hold (null: its default). */
 export async function openArchive(reader, { tailBytes = 65536, tail = null, signal, model = null } = {}) {
   const n = await native();
   const size = reader.size;
