@@ -1,7 +1,8 @@
 /* An unmapped handle's bytes, read through its source (common/source.h):
  * tensor ranges on demand, each entry's local header checked on its first
- * read and its CRC-32 and XXH3 whenever it is read whole; spans of the file
- * in batches. A mapped handle's spans are copied
+ * read and, for a remote archive (src.defer_headers: its bytes come over a
+ * network), its CRC-32 and XXH3 whenever it is read whole; spans of the
+ * file in batches. A mapped handle's spans are copied
  * from the mapping. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +36,8 @@ int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void
 {
     const oz_zentry *e = &a->zip.entries[i];
     int rc = read_entry(a, i, off, len, dst);
-    /* The whole entry: checked from the bytes just read, still in cache. */
-    if (!rc && off == 0 && len == e->pub.size) rc = oz_entry_check_data(e, a->path, dst);
+    /* A remote archive's whole entry: checked from the bytes just read, still in cache. */
+    if (!rc && a->src.defer_headers && off == 0 && len == e->pub.size) rc = oz_entry_check_data(e, a->path, dst);
     return rc;
 }
 
@@ -54,13 +55,14 @@ int oz_entry_stream(onnxzip_archive *a, size_t i, oz_sink_fn sink, void *ctx)
     for (uint64_t off = 0; off < size && !rc;) {
         size_t n = (size_t)(size - off < piece ? size - off : piece);
         if (!(rc = read_entry(a, i, off, n, buf))) {
-            oz_checksum_update(&cs, buf, n);
+            if (a->src.defer_headers) oz_checksum_update(&cs, buf, n);
             rc = sink(ctx, buf, n, off);
         }
         off += n;
     }
     free(buf);
-    return rc ? rc : oz_entry_check_digests(e, a->path, cs.crc, XXH3_64bits_digest(&cs.xxh));
+    if (rc || !a->src.defer_headers) return rc;
+    return oz_entry_check_digests(e, a->path, cs.crc, XXH3_64bits_digest(&cs.xxh));
 }
 
 int oz_tensor_read_unmapped(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst)

@@ -3,8 +3,9 @@
 // model's. open(url, {model}) must refuse it (ONNXZIP_ECRC or ONNXZIP_EDIGEST, the C library's statuses,
 // naming the URL without its query and the entry) instead of handing the changed model on (modelBytes(),
 // view()); with the whole package in the first request's tail and with the model before it (tailBytes).
-// Untouched, the same open gives the model's own bytes. Oracles: Python's zipfile (where the entry's bytes
-// lie, and what they are), onnx (the models).
+// Untouched, the same open gives the model's own bytes. And a file's bytes (another file's, one letter) or
+// one byte of a tensor's entry: readFile() and tensorData() refuse them. Oracles: Python's zipfile (where
+// the entry's bytes lie, and what they are), onnx (the models).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,9 +15,10 @@ import * as h from './helpers.mjs';
 
 const oz = await h.loadPackage();
 const PYTHON = process.env.ONNXZIP_PYTHON || '/usr/bin/python3';
-let dir, server, url, a, b, at;
+let dir, server, url, a, b, at, where;
 
-// Two models of the same size (their weights 'wa' and 'wb'), written to DIR/a and DIR/b.
+// Two models of the same size (their weights 'wa' and 'wb'), written to DIR/a and DIR/b, and two files of
+// the same size.
 const MAKE = `
 import sys, numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
@@ -28,6 +30,8 @@ for d, w, k in (("a", "wa", 1), ("b", "wb", 2)):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     save(m, f"{sys.argv[1]}/{d}/model.onnx")
+for name, kind in (("config.json", "bert"), ("vocab.txt", "gpt2")):
+    open(f"{sys.argv[1]}/{name}", "w").write('{"model_type": "%s"}\\n' % kind)
 `;
 
 // [data offset, base64 bytes] of each entry named, from zipfile and the local header it points to.
@@ -57,17 +61,18 @@ before(async () => {
   python(MAKE, repo);
   const pkg = path.join(dir, 'pkg.onnxzip');
   h.cliOk('pack', repo, '-o', pkg, '-q');
-  const where = JSON.parse(python(WHERE, pkg, 'a/model.onnx', 'b/model.onnx'));
+  where = JSON.parse(python(WHERE, pkg, 'a/model.onnx', 'b/model.onnx', 'config.json', 'vocab.txt', 'a/wa'));
   at = where['a/model.onnx'][0];
   a = Buffer.from(where['a/model.onnx'][1], 'base64');
   b = Buffer.from(where['b/model.onnx'][1], 'base64');
   assert.ok(a.length === b.length && !a.equals(b), 'two models of the same size');
+  assert.ok(fs.statSync(pkg).size - at > 600, 'a/model.onnx lies before the last 600 bytes (TAILS)');
   server = await h.rangeServer();
   url = server.serve('pkg.onnxzip', pkg);
 });
 after(async () => { await server?.close(); if (dir) fs.rmSync(dir, { recursive: true, force: true }); });
 
-const TAILS = { 'the package in the first request': {}, 'the model before it': { tailBytes: 600 } };  // a/: 890 from the end
+const TAILS = { 'the package in the first request': {}, 'the model before it': { tailBytes: 600 } };
 
 test('untouched: open(url, {model}) holds the model\'s own bytes', async () => {
   for (const [label, opts] of Object.entries(TAILS)) {
@@ -96,6 +101,48 @@ for (const change of ['another model\'s bytes', 'one letter of a weight\'s name'
       }
     } finally {
       server.tamper('pkg.onnxzip', 0, null);
+    }
+  });
+}
+
+const bytesOf = (name) => Buffer.from(where[name][1], 'base64');
+const CHANGES = {
+  'another file\'s bytes': ['config.json', () => [where['config.json'][0], bytesOf('vocab.txt')]],
+  'one letter of a file': ['config.json', () => [where['config.json'][0] + bytesOf('config.json').indexOf('bert'),
+    Buffer.from('Bert')]],
+  'one byte of a tensor': ['wa', () => [where['a/wa'][0] + 100, Buffer.from([bytesOf('a/wa')[100] ^ 0x20])]],
+};
+
+test('untouched: readFile() and tensorData() give the entries\' bytes', async () => {
+  const arc = await oz.open(url + '?sig=SECRET', { model: 'a/model.onnx' });
+  try {
+    assert.deepEqual(Buffer.from(await arc.readFile('config.json')), bytesOf('config.json'));
+    assert.deepEqual(Buffer.from(await arc.readFile('config.json')), bytesOf('config.json'), 'a second read');
+    assert.deepEqual(Buffer.from(await arc.tensorData('wa')), bytesOf('a/wa'));
+  } finally {
+    await arc.close();
+  }
+});
+
+for (const [change, [what, how]] of Object.entries(CHANGES)) {
+  test(`${change} in transit: ${what === 'wa' ? 'tensorData' : 'readFile'}() refuses it`, async () => {
+    const arc = await oz.open(url + '?sig=SECRET', { model: 'a/model.onnx' });
+    const [off, bytes] = how();
+    server.tamper('pkg.onnxzip', off, bytes);
+    try {
+      for (let k = 0; k < 2; k++) {  // the first read checks the local header too, the second not
+        const read = what === 'wa' ? arc.tensorData('wa') : arc.readFile(what);
+        await assert.rejects(read, (e) => {
+          const entry = what === 'wa' ? 'a/wa' : what;
+          assert.ok(['ONNXZIP_ECRC', 'ONNXZIP_EDIGEST'].includes(e.status), `${e.status} ${e.message}`);
+          assert.ok(e.message.includes(url) && !e.message.includes('SECRET') && e.message.includes(`'${entry}'`),
+            e.message);
+          return true;
+        }, `read #${k + 1}`);
+      }
+    } finally {
+      server.tamper('pkg.onnxzip', 0, null);
+      await arc.close();
     }
   });
 }

@@ -6,6 +6,7 @@
  * refusals (bad windows, NULL arguments, reads not at hand). */
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "testutil.h"
 
@@ -205,6 +206,17 @@ int main(void)
         hdr[30] ^= 0x20;
         CHECK_RC(onnxzip_host_check_header(w, 0, hdr, hl), 0);
         free(hdr);
+        /* an entry's data the host read: its CRC-32 (zlib's, the oracle) decides */
+        uint8_t *d = malloc((size_t)e->size + 1);
+        memcpy(d, f.p + e->data_offset, (size_t)e->size);
+        CHECK(crc32(0, d, (uInt)e->size) == e->crc32);
+        CHECK_RC(onnxzip_host_check_data(w, 0, d, (size_t)e->size), 0);
+        CHECK_RC(onnxzip_host_check_data(w, 0, d, (size_t)e->size + 1), ONNXZIP_EINVAL);
+        CHECK_RC(onnxzip_host_check_data(w, onnxzip_entry_count(w), d, (size_t)e->size), ONNXZIP_EINVAL);
+        d[e->size / 2] ^= 1;
+        CHECK_RC(onnxzip_host_check_data(w, 0, d, (size_t)e->size), ONNXZIP_ECRC);
+        CHECK(strstr(onnxzip_last_error()->message, e->name) != NULL);
+        free(d);
         const onnxzip_tensor *t = onnxzip_find_tensor(w, "w1");
         uint8_t buf[16];
         CHECK(t && t->data == NULL);
