@@ -20,6 +20,7 @@ from _helpers import unnamed_listing
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "remote"))
 from servers import NGINX, FaultServer, Nginx  # noqa: E402
+from tamper import data_offset  # noqa: E402
 
 SECRET = "sig=SECRET-TOKEN"
 BIG = "big"  # 1 MiB + 16 KiB: past nginx /throttled/'s full-speed first MiB
@@ -483,12 +484,8 @@ def tamper_pkg(docroot, tmp_path_factory):
         _tamper_model(repo / d / "model.onnx", w)
     pkg = docroot / "pkg.onnxzip"
     onnxzip.pack(str(repo), str(pkg))
-    with zipfile.ZipFile(pkg) as z:
-        info, a, b = z.getinfo("a/model.onnx"), z.read("a/model.onnx"), z.read("b/model.onnx")
-    with open(pkg, "rb") as f:
-        f.seek(info.header_offset + 26)
-        lens = f.read(4)
-    at = info.header_offset + 30 + int.from_bytes(lens[:2], "little") + int.from_bytes(lens[2:], "little")
+    at, a = data_offset(str(pkg), "a/model.onnx")
+    _, b = data_offset(str(pkg), "b/model.onnx")
     assert len(a) == len(b) and a != b
     return at, a, b
 

@@ -36,6 +36,8 @@ from run import check  # noqa: E402
 from servers import FaultServer  # noqa: E402
 
 QUERY = "?X-Amz-Signature=tamper-secret"
+BIG = (64 << 20) + 4096 * 3 + 5  # big.bin: streamed by extract --file in two windows,
+WINDOWS = ("--connections", "4", "--chunk-size", "2M")  # of 64 MiB (source_read.c: oz_spans_window)
 
 
 def model(path: str, inits: dict[str, np.ndarray]) -> None:
@@ -58,7 +60,7 @@ def make_fixtures(oz: str, tmp: str, docroot: str) -> None:
     'wa' and 'wb'), c/ whose protobuf of inline weights (> 64 KiB) pushes a/
     and b/ out of the first request's 64 KiB tail, files config.json and
     vocab.txt of the same size. small.onnxzip: a package wholly in that
-    tail. single.onnxzip: a single-model archive."""
+    tail. big.onnxzip: a/ and big.bin, of zeros, more than a window. single.onnxzip: a single-model archive."""
     rng = np.random.default_rng(35)
     repo = os.path.join(tmp, "repo")
     for d in ("a", "b", "c"):
@@ -75,6 +77,12 @@ def make_fixtures(oz: str, tmp: str, docroot: str) -> None:
     subprocess.run(pack + [repo, "-o", os.path.join(docroot, "pkg.onnxzip")], check=True)
     shutil.rmtree(os.path.join(repo, "c"))
     subprocess.run(pack + [repo, "-o", os.path.join(docroot, "small.onnxzip")], check=True)
+    big = os.path.join(tmp, "bigrepo")
+    os.makedirs(big)
+    shutil.copytree(os.path.join(repo, "a"), os.path.join(big, "a"))
+    with open(os.path.join(big, "big.bin"), "wb") as f:  # more than extract's 64 MiB window
+        f.truncate(BIG)
+    subprocess.run(pack + [big, "-o", os.path.join(docroot, "big.onnxzip")], check=True)
     model(os.path.join(tmp, "single.onnx"), {"w": rng.standard_normal(4096).astype(np.float32)})
     subprocess.run(pack + [os.path.join(tmp, "single.onnx"), "-o", os.path.join(docroot, "single.onnxzip")],
                    check=True)
@@ -117,10 +125,10 @@ def refused(what: str, r: subprocess.CompletedProcess, url: str, entry: str, out
 
 
 def commands_refuse(oz: str, fs: FaultServer, name: str, model: str | None, entry: str, out: str,
-                    cmds: list[str]) -> None:
+                    cmds: list[str], extra: tuple[str, ...] = ()) -> None:
     """The commands `cmds` over /tamper/NAME (its changes set), each refused."""
     url = fs.url("tamper", name) + QUERY
-    net = ["--allow-http", "--retries", "1"]
+    net = ["--allow-http", "--retries", "1", *extra]
     m = ["--model", model] if model else []
     o = os.path.join(out, "o.onnxzip")
     for cmd in cmds:
@@ -226,11 +234,30 @@ def tampered(oz: str, fs: FaultServer, docroot: str, out: str) -> None:
     fs.tamper("pkg.onnxzip", c_off + c.index(b"bert"), b"Bert")
     commands_refuse(oz, fs, "pkg.onnxzip", None, "config.json", out, ["file:config.json"])
 
+    # the last byte of a file that extract --file streams in two windows: the first is written before
+    # the change arrives; the output must not stay
+    big = os.path.join(docroot, "big.onnxzip")
+    g_off, _ = data_offset(big, "big.bin")
+    fs.untamper()
+    fs.tamper("big.onnxzip", g_off + BIG - 1, b"\x01")
+    commands_refuse(oz, fs, "big.onnxzip", None, "big.bin", out, ["file:big.bin"], WINDOWS)
+    fs.untamper()
+    r = run_cli(oz, "extract", "--allow-http", *WINDOWS, fs.url("tamper", "big.onnxzip"), "--file", "big.bin",
+                "-o", os.path.join(out, "big"), "-q")
+    zeros = 0
+    with open(os.path.join(out, "big") if r.returncode == 0 else os.devnull, "rb") as f:
+        while chunk := f.read(1 << 24):
+            zeros += chunk.count(0)
+    check("untouched: extract URL --file big.bin (two windows): its bytes", r.returncode == 0 and zeros == BIG,
+          r.stderr)
+    os.remove(os.path.join(out, "big")) if r.returncode == 0 else None
+
     # one byte of a tensor entry
     t_off, t = data_offset(pkg, "a/wa")
     fs.untamper()
     fs.tamper("pkg.onnxzip", t_off + 100, bytes([t[100] ^ 0x20]))
-    commands_refuse(oz, fs, "pkg.onnxzip", "a/model.onnx", "a/wa", out, ["tensor:wa", "fetch_tensors:wa"])
+    commands_refuse(oz, fs, "pkg.onnxzip", "a/model.onnx", "a/wa", out,
+                    ["tensor:wa", "fetch_tensors:wa", "fetch_model"])
 
     # a single-model archive: one byte of __MODEL_PROTO, then one of its tensor
     m_off, m = data_offset(single, "__MODEL_PROTO")
