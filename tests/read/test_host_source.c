@@ -231,6 +231,18 @@ int main(void)
         CHECK_RC(verify_fed(w, f.p, f.n), ONNXZIP_ECRC);
         f.p[onnxzip_entry_at(w, 0)->data_offset + 5] ^= 1;
     }
+    if (l) {
+        /* one byte of the model changed: refused at open without reads (a host over a network, as a URL),
+         * the open with reads (a local host) as onnxzip_open() (verify finds it) */
+        const onnxzip_entry *me = onnxzip_entry_at(l, onnxzip_entry_count(l) - 1);
+        onnxzip_archive *bad = NULL;
+        f.p[me->data_offset + me->size / 2] ^= 0x20;
+        CHECK_RC(open_host(&f, 65536, 0, &bad, &rounds), ONNXZIP_ECRC);
+        CHECK(strstr(onnxzip_last_error()->message, "__MODEL_PROTO") != NULL);
+        CHECK_RC(open_host(&f, 65536, 1, &bad, &rounds), 0);
+        onnxzip_close(&bad);
+        f.p[me->data_offset + me->size / 2] ^= 0x20;
+    }
     if (h) {
         /* tensor reads through the host's read function */
         const onnxzip_tensor *t = onnxzip_find_tensor(h, "big");
