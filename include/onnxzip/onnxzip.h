@@ -1059,6 +1059,16 @@ ONNXZIP_API int onnxzip_open_host(const onnxzip_host_source *src, onnxzip_archiv
  * ONNXZIP_EALIGN / ... as onnxzip_open() would say of that header. */
 ONNXZIP_API int onnxzip_host_check_header(onnxzip_archive *a, size_t entry, const void *header, size_t len);
 
+/* For a handle onnxzip_open_host() opened: checks entry `entry`'s whole data,
+ * the `len` bytes at `data` that the host read itself (len must be its
+ * size), against the CRC-32 and XXH3 the archive records for it, as
+ * onnxzip_verify() does. Call before handing on an entry's bytes (a file of
+ * a package, a tensor's entry) read from a network. 0; ONNXZIP_EINVAL for a
+ * bad entry or length; ONNXZIP_ECRC / ONNXZIP_EDIGEST naming the file and
+ * the entry when the bytes are not the entry's. (The model entry, and a
+ * package's manifest, are checked at open.) */
+ONNXZIP_API int onnxzip_host_check_data(onnxzip_archive *a, size_t entry, const void *data, size_t len);
+
 /* Calls `span` with each file range [offset, offset + length) whose bytes
  * onnxzip_view_model() with size threshold `size_threshold` copies into the
  * view (tensors below the threshold), sorted by offset and merged where

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "read/archive.h"
+#include "read/source_read.h"
 #include "common/atomic_file.h"
 #include "common/internal.h"
 #include "common/outputs.h"
@@ -30,27 +31,24 @@ static int check_output(const onnxzip_archive *a, const char *out_path)
     return rc;
 }
 
-/* `n` bytes (at `data`, or read at `member` of `a` when data is NULL) to
- * out_path, atomically, after checking it is none of the inputs. */
+static int write_sink(void *af, const uint8_t *p, size_t n, uint64_t at)
+{
+    (void)at;
+    return oz_atomic_write(af, p, n);
+}
+
+/* `n` bytes (at `data`, or, data NULL, the entry of `member` streamed from
+ * the source and checked as it arrives: read/source_read.h) to out_path,
+ * atomically, after checking it is none of the inputs. Bytes that fail
+ * their CRC-32 or XXH3 leave no file. */
 static int write_out(onnxzip_archive *a, const void *data, uint64_t n, const onnxzip_member *member,
                      const char *out_path)
 {
     int rc = check_output(a, out_path);
     if (rc) return rc;
-    uint8_t *fetched = data || !n ? NULL : malloc((size_t)n); /* not mapped: into memory first */
-    if (!data && n && !fetched) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (%llu bytes)", a->path,
-                                              (unsigned long long)n);
-    if (fetched && (rc = onnxzip_member_read(a, member, 0, n, fetched))) {
-        free(fetched);
-        return rc;
-    }
     oz_atomic_file af;
-    if ((rc = oz_atomic_open(out_path, &af))) {
-        free(fetched);
-        return rc;
-    }
-    rc = oz_atomic_write(&af, fetched ? fetched : data, (size_t)n);
-    free(fetched);
+    if ((rc = oz_atomic_open(out_path, &af))) return rc;
+    rc = data || !n ? oz_atomic_write(&af, data, (size_t)n) : oz_entry_stream(a, member->entry, write_sink, &af);
     if (!rc) rc = check_output(a, out_path); /* once more before the rename */
     if (rc) {
         oz_atomic_abort(&af);
@@ -69,9 +67,10 @@ int onnxzip_extract_member(onnxzip_archive *a, const char *member_path, const ch
     if (!m)
         return oz_err(ONNXZIP_ENOTFOUND, -1, "%s: no file or model '%s'%s", a->path, shown,
                       onnxzip_member_count(a) ? "" : " (a single-model archive: it holds no files)");
-    if (m->size > SIZE_MAX) return oz_err(ONNXZIP_ELIMIT, -1, "%s: '%s' is too large", a->path, shown);
     const void *data = NULL;
     uint64_t n = m->size;
+    if (!oz_archive_unmapped(a) && m->size > SIZE_MAX)
+        return oz_err(ONNXZIP_ELIMIT, -1, "%s: '%s' is too large", a->path, shown);
     if (!oz_archive_unmapped(a) && onnxzip_member_bytes(a, m, &data, &n)) return ONNXZIP_EINVAL;
     return write_out(a, data, n, m, out_path);
 }

@@ -5,9 +5,7 @@
  * written with a model in which the others are graph inputs (onnx_walk's
  * OZ_TO_INPUT). */
 #include <stdio.h>
-#include <xxhash.h>
 
-#include "common/checksum.h"
 #include "onnx/onnx_walk.h"
 #include "read/source_read.h"
 #include "read/stream_check.h"
@@ -101,10 +99,7 @@ static int visit(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
 static int copy_entry(shard *s, size_t i, const uint8_t *d, onnxzip_writer *w)
 {
     const oz_zentry *e = &s->a->zip.entries[i];
-    oz_checksum cs;
-    oz_checksum_init(&cs);
-    oz_checksum_update(&cs, d, e->pub.size);
-    int rc = oz_entry_check_digests(e, s->a->path, cs.crc, XXH3_64bits_digest(&cs.xxh));
+    int rc = oz_entry_check_data(e, s->a->path, d);
     /* A package's model: its entries lie in its directory and its references
      * are relative to it, so without the directory they make a single-model
      * archive (spec 19.2). */

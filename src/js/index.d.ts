@@ -120,19 +120,20 @@ export declare class Archive {
    * archive is no package. */
   readonly modelPath: string | null;
   /** The bytes of a package's plain file (a key of `files`), read in one range read through the
-   * archive's source (its local header checked); shares memory with an in-memory source: don't
-   * modify it. A path that is no file of the package (a model's too) fails with ONNXZIP_ENOTFOUND. */
+   * archive's source (its local header checked; from a URL its CRC-32 and XXH3 too: ONNXZIP_ECRC /
+   * ONNXZIP_EDIGEST when the bytes were changed on the way); shares memory with an in-memory source:
+   * don't modify it. A path that is no file of the package (a model's too) fails with ONNXZIP_ENOTFOUND. */
   readFile(path: string, options?: ReadFileOptions): Promise<Uint8Array>;
   /** The tensor with this key or name. */
   tensor(nameOrKey: string): Tensor | undefined;
-  /** The model's bytes (__MODEL_PROTO, or the entry of the package's model it holds): the same array
-   * on each call; don't modify it. */
+  /** The model's bytes (__MODEL_PROTO, or the entry of the package's model it holds; from a URL checked
+   * against their CRC-32 and XXH3 at open): the same array on each call; don't modify it. */
   modelBytes(): Uint8Array;
   /** The view (spec 16): a small ONNX model whose large tensors reference the archive by offset. */
   view(options?: ViewOptions): Promise<Uint8Array>;
-  /** A tensor's raw bytes; shares memory with an in-memory source (and with modelBytes() for
-   * "inline" tensors): don't modify it. "typed" tensors fail with ONNXZIP_EUNSUPPORTED, an unknown
-   * name with ONNXZIP_ENOTFOUND. */
+  /** A tensor's raw bytes (from a URL, an entry of its own checked against its CRC-32 and XXH3); shares memory
+   * with an in-memory source (and with modelBytes() for "inline" tensors): don't modify it. "typed"
+   * tensors fail with ONNXZIP_EUNSUPPORTED, an unknown name with ONNXZIP_ENOTFOUND. */
   tensorData(nameOrKey: string): Promise<Uint8Array>;
   /** Reads the whole file in order, checking every CRC-32 and XXH3 digest and the model. */
   verify(options?: VerifyOptions): Promise<void>;

@@ -7,6 +7,7 @@
 #include "read/archive.h"
 #include "read/source_read.h"
 #include "read/zip_diagnose.h"
+#include "read/stream_check.h"
 
 int oz_span_check(uint64_t from, uint64_t size, const char *shown)
 {
@@ -65,14 +66,25 @@ static int parse(onnxzip_archive *a, uint64_t *need)
     }
 }
 
+/* Entry m's bytes at d, when they came over a network (a URL; a host that
+ * defers local headers, as JavaScript's URLs): checked against its CRC-32
+ * and XXH3 at open, since a changed model or manifest would be used and
+ * handed on as this archive's. A local file's are checked by verify, as
+ * the rest of its bytes (the same verdicts as onnxzip_open()). */
+static int check_remote(const onnxzip_archive *a, const oz_zentry *m, const uint8_t *d)
+{
+    return a->src.defer_headers ? oz_entry_check_data(m, a->path, d) : 0;
+}
+
 /* A package: its manifest (the last entry, in the window) read, the model
  * asked for selected as the zip's model; none for ONNXZIP_MODEL_NONE. */
 static int open_package(onnxzip_archive *a)
 {
     const oz_source *s = &a->src;
     const oz_zentry *m = &a->zip.entries[a->zip.model_index];
-    int rc = oz_package_parse(&a->pkg, &a->zip, oz_source_window(s) + (m->pub.data_offset - s->win_off),
-                              (size_t)m->pub.size, a->path);
+    const uint8_t *manifest = oz_source_window(s) + (m->pub.data_offset - s->win_off);
+    int rc = check_remote(a, m, manifest);
+    if (!rc) rc = oz_package_parse(&a->pkg, &a->zip, manifest, (size_t)m->pub.size, a->path);
     if (rc || (a->want_model && !*a->want_model)) return rc;
     return oz_package_select(&a->pkg, &a->zip, a->want_model, a->path);
 }
@@ -88,6 +100,7 @@ static int read_model_entry(onnxzip_archive *a)
     if (!buf) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for the model (%zu bytes)", a->path, a->model_len);
     int rc = a->src.ops->read(&a->src, m->pub.header_offset, hlen + a->model_len, buf);
     if (!rc) rc = oz_entry_check_header(a, a->zip.model_index, buf);
+    if (!rc) rc = check_remote(a, m, buf + hlen);
     if (!rc) memcpy(a->model_copy, buf + hlen, a->model_len);
     free(buf);
     return rc;
@@ -96,7 +109,8 @@ static int read_model_entry(onnxzip_archive *a)
 /* The model's bytes, copied: an in-place update may later truncate the
  * region they lie in (spec 15.5); weights never move and stay mapped. A
  * package's model may lie before the window: read by itself then, its
- * local header checked (a remote open transfers no other model). */
+ * local header checked (a remote open transfers no other model). A remote
+ * model's CRC-32 and XXH3 are checked as well, from the bytes read. */
 static int copy_model(onnxzip_archive *a, uint64_t *need)
 {
     const oz_source *s = &a->src;
@@ -107,8 +121,9 @@ static int copy_model(onnxzip_archive *a, uint64_t *need)
     a->model = a->model_copy;
     if (m->pub.header_offset >= s->win_off) {
         memcpy(a->model_copy, oz_source_window(s) + (m->pub.data_offset - s->win_off), a->model_len);
-        return a->checked ? oz_entry_check_header(a, a->zip.model_index,
-                                                  oz_source_window(s) + (m->pub.header_offset - s->win_off)) : 0;
+        int rc = a->checked ? oz_entry_check_header(a, a->zip.model_index,
+                                                    oz_source_window(s) + (m->pub.header_offset - s->win_off)) : 0;
+        return rc ? rc : check_remote(a, m, a->model_copy);
     }
     if (s->widen_by_caller && !s->read_model) {
         *need = m->pub.header_offset;

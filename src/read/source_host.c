@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "read/archive.h"
+#include "read/stream_check.h"
 
 typedef struct host_src {
     int64_t (*read)(void *ctx, uint64_t offset, size_t n, void *dst);
@@ -91,4 +92,16 @@ int onnxzip_host_check_header(onnxzip_archive *a, size_t entry, const void *head
         return oz_err(ONNXZIP_EINVAL, (int64_t)e->header_offset, "%s: entry %zu's local header is %llu bytes, %zu "
                       "given", a->path, entry, (unsigned long long)(e->data_offset - e->header_offset), len);
     return oz_entry_check_header(a, entry, header);
+}
+
+int onnxzip_host_check_data(onnxzip_archive *a, size_t entry, const void *data, size_t len)
+{
+    if (!a || (!data && len)) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_host_check_data: NULL argument");
+    if (entry >= a->zip.n)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: no entry %zu (%zu entries)", a->path, entry, a->zip.n);
+    const oz_zentry *e = &a->zip.entries[entry];
+    if (len != e->pub.size)
+        return oz_err(ONNXZIP_EINVAL, (int64_t)e->pub.data_offset, "%s: entry %zu holds %llu bytes, %zu given",
+                      a->path, entry, (unsigned long long)e->pub.size, len);
+    return oz_entry_check_data(e, a->path, data);
 }

@@ -1,11 +1,14 @@
 /* An unmapped handle's bytes, read through its source (common/source.h):
  * tensor ranges on demand, each entry's local header checked on its first
- * read; spans of the file in batches. A mapped handle's spans are copied
+ * read and, for a remote archive (src.defer_headers: its bytes come over a
+ * network), its CRC-32 and XXH3 whenever it is read whole; spans of the
+ * file in batches. A mapped handle's spans are copied
  * from the mapping. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "read/source_read.h"
+#include "read/stream_check.h"
 
 static int find_entry(const onnxzip_archive *a, const onnxzip_tensor *t, size_t *i)
 {
@@ -15,7 +18,7 @@ static int find_entry(const onnxzip_archive *a, const onnxzip_tensor *t, size_t 
     return 0;
 }
 
-int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
+static int read_entry(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
 {
     const oz_zentry *e = &a->zip.entries[i];
     int check = a->checked && !atomic_load(&a->checked[i]);
@@ -27,6 +30,39 @@ int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void
     if (!rc && check) rc = oz_entry_check_header(a, i, hdr);
     free(hdr);
     return rc;
+}
+
+int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
+{
+    const oz_zentry *e = &a->zip.entries[i];
+    int rc = read_entry(a, i, off, len, dst);
+    /* A remote archive's whole entry: checked from the bytes just read, still in cache. */
+    if (!rc && a->src.defer_headers && off == 0 && len == e->pub.size) rc = oz_entry_check_data(e, a->path, dst);
+    return rc;
+}
+
+int oz_entry_stream(onnxzip_archive *a, size_t i, oz_sink_fn sink, void *ctx)
+{
+    const oz_zentry *e = &a->zip.entries[i];
+    uint64_t size = e->pub.size, w = oz_spans_window(a), piece = size < w ? size : w;
+    if (piece > SIZE_MAX) piece = SIZE_MAX;
+    uint8_t *buf = malloc(piece ? (size_t)piece : 1);
+    if (!buf) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (%llu bytes)", a->path,
+                            (unsigned long long)piece);
+    oz_checksum cs;
+    oz_checksum_init(&cs);
+    int rc = 0;
+    for (uint64_t off = 0; off < size && !rc;) {
+        size_t n = (size_t)(size - off < piece ? size - off : piece);
+        if (!(rc = read_entry(a, i, off, n, buf))) {
+            if (a->src.defer_headers) oz_checksum_update(&cs, buf, n);
+            rc = sink(ctx, buf, n, off);
+        }
+        off += n;
+    }
+    free(buf);
+    if (rc || !a->src.defer_headers) return rc;
+    return oz_entry_check_digests(e, a->path, cs.crc, XXH3_64bits_digest(&cs.xxh));
 }
 
 int oz_tensor_read_unmapped(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst)

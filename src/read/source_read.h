@@ -9,8 +9,17 @@
 int oz_tensor_read_unmapped(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst);
 
 /* Bytes [off, off + len) of entry i's data through the source; its local
- * header checked on the entry's first read, in the same batch of reads. */
+ * header checked on the entry's first read, in the same batch of reads; a
+ * remote archive's whole entry (off 0, len its size) checked against its
+ * CRC-32 and XXH3 (ONNXZIP_ECRC, ONNXZIP_EDIGEST: bytes changed on the way),
+ * as open.c checks its model. */
 int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst);
+
+/* Entry i's whole data to `sink` in order, a window (oz_spans_window()) at
+ * a time, hashed as it arrives: 0, the sink's or a read's status, or, a
+ * remote archive's after the last byte was handed on, ONNXZIP_ECRC /
+ * ONNXZIP_EDIGEST; the caller then drops what the sink made. */
+int oz_entry_stream(onnxzip_archive *a, size_t i, oz_sink_fn sink, void *ctx);
 
 /* Bytes worth reading in one batch of oz_source_read_spans(): a round of the
  * source's connections (parallel x chunk size), at least 64 MiB. */

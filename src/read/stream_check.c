@@ -22,6 +22,14 @@ int oz_entry_check_digests(const oz_zentry *e, const char *path, uint32_t crc, u
     return 0;
 }
 
+int oz_entry_check_data(const oz_zentry *e, const char *path, const void *d)
+{
+    oz_checksum cs;
+    oz_checksum_init(&cs);
+    oz_checksum_update(&cs, d, e->pub.size);
+    return oz_entry_check_digests(e, path, cs.crc, XXH3_64bits_digest(&cs.xxh));
+}
+
 enum { PH_GAP, PH_HDR, PH_DATA, PH_TAIL };
 #define HDR_MAX (30 + 0xFFFF + 0xFFFF)
 

@@ -13,6 +13,10 @@
  * are compared and their messages written). */
 int oz_entry_check_digests(const oz_zentry *e, const char *path, uint32_t crc, uint64_t xxh3);
 
+/* Entry e's whole data, its size bytes at `d` (just read, still in cache),
+ * hashed and checked as oz_entry_check_digests() does. */
+int oz_entry_check_data(const oz_zentry *e, const char *path, const void *d);
+
 /* Checks a whole archive file's bytes, fed in order from offset `pos` on:
  * every local header against the directory, every entry's CRC-32 and XXH3,
  * and the model, directory and end records byte for byte against the ones

@@ -143,14 +143,19 @@ export function pick(objs, fields) {
 // `A-`, `-N`) answered 206 with an exact Content-Range, a strong ETag
 // (If-Match checked: 412), Last-Modified, no Content-Encoding; an
 // unsatisfiable range 416 `bytes */SIZE`; no Range 200. Files are read at each
-// request. Returns {serve(name, file) -> its http URL, sent (body bytes so far), close()}.
+// request. Returns {serve(name, file) -> its http URL, tamper(name, offset, bytes), sent (body bytes so far),
+// close()}.
 export async function rangeServer() {
   const files = new Map();
+  const changes = new Map();  // name -> [offset, bytes]: sent in place of the file's (tamper())
   let sent = 0;  // body bytes written, every reply
   const server = http.createServer((req, res) => {
-    const file = files.get(req.url.split('?')[0]);
+    const key = req.url.split('?')[0];
+    const file = files.get(key);
     if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) { res.writeHead(file ? 405 : 404).end(); return; }
     const body = fs.readFileSync(file);
+    const change = changes.get(key);
+    if (change) Buffer.from(change[1]).copy(body, change[0]);
     const st = fs.statSync(file);
     const head = { ETag: `"${body.length}-${st.mtimeMs}"`, 'Last-Modified': st.mtime.toUTCString(),
       'Accept-Ranges': 'bytes', 'Content-Type': 'application/octet-stream' };
@@ -179,6 +184,12 @@ export async function rangeServer() {
       const key = '/' + encodeURIComponent(name);
       files.set(key, file);
       return base + key;
+    },
+    /** NAME's bytes at OFFSET sent as BYTES from now on (a change in transit that keeps every size and
+     * header); BYTES null: sent as they are again. */
+    tamper(name, offset, bytes) {
+      const key = '/' + encodeURIComponent(name);
+      if (bytes) changes.set(key, [offset, bytes]); else changes.delete(key);
     },
     /** Body bytes sent so far (all replies). */
     get sent() { return sent; },

@@ -20,6 +20,7 @@ from _helpers import unnamed_listing
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "remote"))
 from servers import NGINX, FaultServer, Nginx  # noqa: E402
+from tamper import data_offset  # noqa: E402
 
 SECRET = "sig=SECRET-TOKEN"
 BIG = "big"  # 1 MiB + 16 KiB: past nginx /throttled/'s full-speed first MiB
@@ -460,3 +461,64 @@ def test_cli_extract_url(nginx, onnxzip_cli, tmp_path):
     r = subprocess.run([str(onnxzip_cli), "extract", _url(nginx), BIG, "-o", str(tmp_path / "y")],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "[ONNXZIP_EINVAL]" in r.stderr and not (tmp_path / "y").exists()
+
+
+def _tamper_model(path, name):
+    inits = [numpy_helper.from_array(np.arange(4096, dtype=np.float32) * (2 if name == "wb" else 1), name)]
+    graph = helper.make_graph([helper.make_node("Add", ["x", name], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4096])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4096])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path.write_bytes(model.SerializeToString())
+
+
+@pytest.fixture(scope="module")
+def tamper_pkg(docroot, tmp_path_factory):
+    """pkg.onnxzip in the docroot: models a/ and b/ of the same size (their
+    weights 'wa', 'wb'); where a/model.onnx's bytes lie and b's bytes, from
+    Python's zipfile."""
+    repo = tmp_path_factory.mktemp("tamper_repo")
+    for d, w in (("a", "wa"), ("b", "wb")):
+        (repo / d).mkdir()
+        _tamper_model(repo / d / "model.onnx", w)
+    pkg = docroot / "pkg.onnxzip"
+    onnxzip.pack(str(repo), str(pkg))
+    at, a = data_offset(str(pkg), "a/model.onnx")
+    _, b = data_offset(str(pkg), "b/model.onnx")
+    assert len(a) == len(b) and a != b
+    return at, a, b
+
+
+@pytest.mark.parametrize("change", ["another model", "one letter"])
+def test_bytes_changed_in_transit_are_refused(faults, tamper_pkg, tmp_path, change):
+    """A server that sends other bytes for a/model.onnx (b/'s, or one letter
+    of its weight's name changed: the protobuf stays valid): open_url(model=)
+    and fetch(model=) raise FormatError ECRC naming the URL (no query) and
+    the entry; fetch writes nothing. Untouched, both succeed."""
+    at, a, b = tamper_pkg
+    url = faults.url("tamper", "pkg.onnxzip") + "?" + SECRET
+    out = tmp_path / "out.onnxzip"
+    with _open(url, model="a/model.onnx") as r:  # untouched: the model's own bytes
+        assert bytes(r.model_bytes) == a
+    onnxzip.fetch(url, str(out), model="a/model.onnx", allow_http=True)
+    out.unlink()
+    faults.untamper()
+    if change == "another model":
+        faults.tamper("pkg.onnxzip", at, b)
+    else:
+        i = a.index(b"wa")
+        faults.tamper("pkg.onnxzip", at + i, b"wz")
+    try:
+        with pytest.raises(onnxzip.FormatError) as e:
+            _open(url, model="a/model.onnx")
+        assert e.value.status in ("ECRC", "EDIGEST")
+        text = _clean(e.value)
+        assert faults.url("tamper", "pkg.onnxzip") in text and "'a/model.onnx'" in text, text
+        with pytest.raises(onnxzip.FormatError) as e:
+            onnxzip.fetch(url, str(out), model="a/model.onnx", allow_http=True)
+        assert e.value.status in ("ECRC", "EDIGEST")
+        assert "'a/model.onnx'" in _clean(e.value)
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        faults.untamper()

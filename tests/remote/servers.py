@@ -395,7 +395,8 @@ class _Handler(BaseHTTPRequestHandler):
             with open(file, "rb") as f:
                 f.seek(first)
                 paced = "trickle" if mode == "trickledata" and first + length < size else mode
-                self._write(rec, f, limit, *_PACES.get(paced, (_CHUNK, 0.0)))
+                self._write(rec, f, limit, *_PACES.get(paced, (_CHUNK, 0.0)),
+                            change=(lambda at, c: fs._changed(name, at, c)) if mode == "tamper" else None)
             if limit < clen or stall:
                 self.close_connection = True
         if stall:
@@ -429,13 +430,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
             rec[4] = len(data)
 
-    def _write(self, rec: list, f: BinaryIO, count: int, step: int = _CHUNK, pause: float = 0.0) -> None:
+    def _write(self, rec: list, f: BinaryIO, count: int, step: int = _CHUNK, pause: float = 0.0,
+               change: Callable[[int, bytes], bytes] | None = None) -> None:
         """`count` bytes of f, `step` at a time, `pause` s after each (a
-        paced body stops after _ENDLESS_SECONDS, or at stop())."""
+        paced body stops after _ENDLESS_SECONDS, or at stop()); `change`
+        (file offset, chunk) -> what is sent instead."""
         end = time.monotonic() + _ENDLESS_SECONDS
         while rec[4] < count:
+            at = f.tell()
             chunk = f.read(min(step, count - rec[4]))
             chunk += b"\0" * (min(step, count - rec[4]) - len(chunk))  # "extra" past the end
+            if change:
+                chunk = change(at, chunk)
             self.wfile.write(chunk)
             rec[4] += len(chunk)
             if pause and (self.server.owner._stopping.wait(pause) or time.monotonic() > end):
@@ -548,6 +554,10 @@ class FaultServer:
       longheader   a 206 status line, then a header line of 100 KiB
       slowheaders  a 206 status line, then a header line every 0.25 s,
                    the headers never ending
+      tamper       as ok, but the bytes set by tamper(name, offset, data)
+                   are sent in place of the file's (a change in transit
+                   that keeps every size and header: another entry's bytes,
+                   one letter of a name)
     (Endless, generated and paced bodies stop after 16 GiB or 20 s, when
     the client goes, or at stop(); requests() says what each sent.)
 
@@ -557,7 +567,7 @@ class FaultServer:
     MODES = ("ok", "noranges", "trunc", "truncfirst", "flaky503", "stall", "stallbody",
              "liar_total", "wrong_range", "extra", "noetag", "weaketag", "changing", "status500",
              "to", "endless200", "endless403", "endless302", "huge200", "trickle", "trickledata",
-             "crawl", "overlong", "nostatus", "status2060", "longheader", "slowheaders")
+             "crawl", "tamper", "overlong", "nostatus", "status2060", "longheader", "slowheaders")
 
     def __init__(self, docroot: str) -> None:
         self.docroot = os.path.realpath(docroot)
@@ -568,6 +578,7 @@ class FaultServer:
         self._counts: dict[tuple[str, str], int] = {}
         self._done: set[tuple[str, str]] = set()
         self._conns: set[socket.socket] = set()
+        self._tampered: dict[str, list[tuple[int, bytes]]] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -609,6 +620,27 @@ class FaultServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def tamper(self, name: str, offset: int, data: bytes) -> None:
+        """/tamper/NAME sends `data` in place of NAME's bytes at `offset`."""
+        with self._lock:
+            self._tampered.setdefault(name, []).append((offset, data))
+
+    def untamper(self) -> None:
+        """Forgets every tamper()."""
+        with self._lock:
+            self._tampered.clear()
+
+    def _changed(self, name: str, first: int, chunk: bytes) -> bytes:
+        """`chunk` (file bytes from `first` on) as mode tamper sends them."""
+        with self._lock:
+            changes = list(self._tampered.get(name, ()))
+        out = bytearray(chunk)
+        for off, data in changes:
+            lo, hi = max(off, first), min(off + len(data), first + len(chunk))
+            if lo < hi:
+                out[lo - first:hi - first] = data[lo - off:hi - off]
+        return bytes(out)
 
     def requests(self, mode: str | None = None) -> list[Request]:
         """The requests received so far (of `mode`), oldest first."""

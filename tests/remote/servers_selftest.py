@@ -240,6 +240,13 @@ def _check_hostile(fs: FaultServer, check: Callable[..., None], data: bytes, nam
     rc, out = _curl("--max-time", "2", "-r", f"{len(data) - 1000}-", fs.url("trickledata", name))
     check("fault trickledata: a range holding the file's last byte comes at once", (rc, out) == (0, data[-1000:]),
           (rc, len(out)))
+    fs.tamper(name, 10, b"XYZ")
+    changed = data[:10] + b"XYZ" + data[13:]
+    got = [_curl("-r", rng, fs.url("tamper", name)) for rng in ("0-99", "11-20", "12-")]
+    fs.untamper()
+    check("fault tamper: bytes 10-12 sent as XYZ, in every range that holds them",
+          got == [(0, changed[:100]), (0, changed[11:21]), (0, changed[12:])] and
+          _curl(fs.url("tamper", name)) == (0, data), [(rc, len(out)) for rc, out in got])
     _check_malformed(fs, check, data, name)
 
 

@@ -162,9 +162,10 @@ async function headerSpans(n, reader, win, signal, model) {
 }
 
 /** Opens the archive `reader` serves (the open protocol of js-design.md). `tail`: the file's last
- * bytes when the reader already has them (a URL's first request). A URL's local headers are checked
- * on each entry's first read; any other source's all at open, as onnxzip_open() does. `model`: the
- * package's model to hold (null: its default). */
+ * bytes when the reader already has them (a URL's first request). A URL's local headers are checked at
+ * open when they lie in the bytes at hand, else on each entry's first read, and its model's CRC-32 and
+ * XXH3 at open (the C library's open of a URL); any other source's all at open, as onnxzip_open() does.
+ * `model`: the package's model to hold (null: its default). */
 export async function openArchive(reader, { tailBytes = 65536, tail = null, signal, model = null } = {}) {
   const n = await native();
   const size = reader.size;
@@ -256,6 +257,19 @@ export class Archive {
     });
   }
 
+  // Entry i's whole data, read here: from a URL, checked against its CRC-32 and XXH3 by the C library (ECRC /
+  // EDIGEST naming the entry) before it is handed on, as the C library checks a remote archive's entries; a
+  // local source's (path, bytes, Blob) by verify(), as onnxzip_open()'s.
+  #checkData(i, bytes) {
+    if (this.#reader.kind !== 'url') return bytes;
+    const n = this.#n;
+    const p = n.put(bytes);
+    const st = n.x.ozw_check_data(this.#handle(), i, p, bytes.length);
+    n.free(p);
+    n.check(st, where(this.#reader));
+    return bytes;
+  }
+
   /** The bytes of file ranges `spans` ([offset, length]), with the local headers of the entries they
    * lie in checked first (for a URL: read in the same requests). Returns Map span -> bytes. `gap`:
    * spans closer than this share a read (default: the reader's). */
@@ -298,11 +312,14 @@ export class Archive {
         `${t.storage} fields, which are not raw bytes: decode it from modelBytes()`);
     }
     const span = [t.offset, t.byteLength];
-    return (await this._readChecked([span])).get(span);
+    const bytes = (await this._readChecked([span])).get(span);
+    const i = this.entries.findIndex((e) => e.name === t.entry);
+    const e = this.entries[i];
+    return e && e.dataOffset === t.offset && e.size === t.byteLength ? this.#checkData(i, bytes) : bytes;
   }
 
   /** A package's plain file (Archive.files) by its path: its bytes, read in one range read (with its
-   * entry's local header, checked on the first read for a URL). */
+   * entry's local header, checked on the first read for a URL; from a URL, its CRC-32 and XXH3 too). */
   async readFile(path, { signal } = {}) {
     if (typeof path !== 'string') throw new TypeError('path must be a string');
     this.#handle();
@@ -310,11 +327,13 @@ export class Archive {
     const i = this.#memberEntry.get(path);
     const e = this.entries[i];
     throwIfAborted(signal);
-    if (this.#checked.has(i)) return e.size ? this.#reader.read(e.dataOffset, e.size) : new Uint8Array(0);
+    if (this.#checked.has(i)) {
+      return this.#checkData(i, e.size ? await this.#reader.read(e.dataOffset, e.size) : new Uint8Array(0));
+    }
     const [off, hlen] = headerSpan(e);
     const bytes = await this.#reader.read(off, hlen + e.size);
     await this._checkLocal([i], signal, new Map([[i, bytes.subarray(0, hlen)]]));
-    return bytes.subarray(hlen);
+    return this.#checkData(i, bytes.subarray(hlen));
   }
 
   // ENOTFOUND for readFile(path), saying what the archive has instead

@@ -167,6 +167,12 @@ int ozw_check_local(void *p, size_t i, const uint8_t *hdr, size_t len)
     return onnxzip_host_check_header(((ozw *)p)->a, i, hdr, len);
 }
 
+EXPORT(ozw_check_data) int ozw_check_data(void *p, size_t i, const uint8_t *data, size_t len);
+int ozw_check_data(void *p, size_t i, const uint8_t *data, size_t len)
+{
+    return onnxzip_host_check_data(((ozw *)p)->a, i, data, len);
+}
+
 EXPORT(ozw_model) const uint8_t *ozw_model(void *p);
 const uint8_t *ozw_model(void *p)
 {
