@@ -8,7 +8,7 @@
 #include "common/outputs.h"
 #include "common/package_path.h"
 #include "common/sys.h"
-#include "convert/pack_impl.h"
+#include "convert/pack_model.h"
 #include "write/package_writer.h"
 #include "write/zip_writer.h"
 
