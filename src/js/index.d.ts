@@ -119,7 +119,8 @@ export declare class Archive {
   readonly modelPath: string | null;
   /** The bytes of a package's plain file (a key of `files`), read in one range read through the
    * archive's source (its local header checked); shares memory with an in-memory source: don't
-   * modify it. A path that is no file of the package (a model's too) fails with ONNXZIP_ENOTFOUND. */
+   * modify it. A path that is no file of the package (a model's too) fails with ONNXZIP_ENOTFOUND; a
+   * file larger than the engine's largest typed array (V8: 4 GiB or less) with ONNXZIP_ELIMIT. */
   readFile(path: string, options?: ReadFileOptions): Promise<Uint8Array>;
   /** The tensor with this key or name. */
   tensor(nameOrKey: string): Tensor | undefined;
