@@ -70,7 +70,8 @@ static int check_args(extract_args *a)
     return rc;
 }
 
-/* --file to standard output: in place when mapped, else read whole. */
+/* --file to standard output: in place when mapped, else (a URL) read and
+ * written 8 MiB at a time, so that a file of any size streams through. */
 static int file_to_stdout(onnxzip_archive *ar, const char *archive, const char *path)
 {
     const onnxzip_member *m = onnxzip_find_member(ar, path);
@@ -83,10 +84,14 @@ static int file_to_stdout(onnxzip_archive *ar, const char *archive, const char *
     uint64_t n;
     if (rc) return rc;
     if (onnxzip_member_bytes(ar, m, &data, &n) == 0) return cli_write_stdout(data, n);
-    void *buf = m->size <= SIZE_MAX ? malloc(m->size ? (size_t)m->size : 1) : NULL;
+    const size_t chunk = (size_t)8 << 20;
+    void *buf = malloc(chunk);
     if (!buf) return cli_fail(ONNXZIP_ENOMEM, "%s: '%s': out of memory", archive, path);
-    rc = onnxzip_member_read(ar, m, 0, m->size, buf);
-    rc = rc ? cli_lib_error(rc) : cli_write_stdout(buf, m->size);
+    for (uint64_t at = 0; !rc && at < m->size; at += chunk) {
+        size_t k = m->size - at < chunk ? (size_t)(m->size - at) : chunk;
+        rc = onnxzip_member_read(ar, m, at, k, buf);
+        rc = rc ? cli_lib_error(rc) : cli_write_stdout(buf, k);
+    }
     free(buf);
     return rc;
 }
