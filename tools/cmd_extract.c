@@ -10,6 +10,14 @@
 
 #include <onnxzip/onnxzip.h>
 
+#ifdef _WIN32
+#include <process.h>
+#define cli_getpid _getpid
+#else
+#include <unistd.h>
+#define cli_getpid getpid
+#endif
+
 typedef struct extract_args {
     const char *archive;
     const char *tensor;
@@ -70,7 +78,49 @@ static int check_args(extract_args *a)
     return rc;
 }
 
-/* --file to standard output: in place when mapped, else read whole. */
+/* Bigger remote files reach standard output through a temporary file:
+ * their bytes are checked (CRC-32, XXH3) only once all have arrived, and
+ * none may be handed on before that. */
+#define STDOUT_WHOLE_MAX ((uint64_t)32 << 20)
+
+/* Copies the file at `tmp` to standard output, then removes it. */
+static int spool_to_stdout(const char *tmp)
+{
+    FILE *f = fopen(tmp, "rb");
+    int rc = f ? CLI_EXIT_OK : cli_fail(ONNXZIP_EIO, "%s: cannot read: %s", tmp, strerror(errno));
+    const size_t chunk = (size_t)8 << 20;
+    void *buf = f ? malloc(chunk) : NULL;
+    if (f && !buf) rc = cli_fail(ONNXZIP_ENOMEM, "out of memory");
+    for (size_t k; !rc && (k = fread(buf, 1, chunk, f)) > 0;) rc = cli_write_stdout(buf, k);
+    if (!rc && f && ferror(f)) rc = cli_fail(ONNXZIP_EIO, "%s: cannot read: %s", tmp, strerror(errno));
+    free(buf);
+    if (f) fclose(f);
+    remove(tmp);
+    return rc;
+}
+
+/* A remote file of any size, checked whole, then to standard output. */
+static int remote_to_stdout(onnxzip_archive *ar, const onnxzip_member *m, const char *path)
+{
+    if (m->size <= STDOUT_WHOLE_MAX) {
+        void *buf = malloc(m->size ? (size_t)m->size : 1);
+        if (!buf) return cli_fail(ONNXZIP_ENOMEM, "'%s': out of memory", path);
+        int rc = onnxzip_member_read(ar, m, 0, m->size, buf); /* a whole entry: checked */
+        rc = rc ? cli_lib_error(rc) : cli_write_stdout(buf, m->size);
+        free(buf);
+        return rc;
+    }
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir) dir = getenv("TEMP");
+    if (!dir || !*dir) dir = "/tmp";
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s/onnxzip-extract-%ld.tmp", dir, (long)cli_getpid()) >= (int)sizeof tmp)
+        return cli_fail(ONNXZIP_ELIMIT, "temporary directory name too long: %s", dir);
+    int rc = onnxzip_extract_member(ar, path, tmp);
+    return rc ? cli_lib_error(rc) : spool_to_stdout(tmp);
+}
+
+/* --file to standard output: in place when mapped, else checked first. */
 static int file_to_stdout(onnxzip_archive *ar, const char *archive, const char *path)
 {
     const onnxzip_member *m = onnxzip_find_member(ar, path);
@@ -83,12 +133,7 @@ static int file_to_stdout(onnxzip_archive *ar, const char *archive, const char *
     uint64_t n;
     if (rc) return rc;
     if (onnxzip_member_bytes(ar, m, &data, &n) == 0) return cli_write_stdout(data, n);
-    void *buf = m->size <= SIZE_MAX ? malloc(m->size ? (size_t)m->size : 1) : NULL;
-    if (!buf) return cli_fail(ONNXZIP_ENOMEM, "%s: '%s': out of memory", archive, path);
-    rc = onnxzip_member_read(ar, m, 0, m->size, buf);
-    rc = rc ? cli_lib_error(rc) : cli_write_stdout(buf, m->size);
-    free(buf);
-    return rc;
+    return remote_to_stdout(ar, m, path);
 }
 
 static int extract_file(onnxzip_archive *ar, const extract_args *a)

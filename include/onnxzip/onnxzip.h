@@ -1311,15 +1311,18 @@ ONNXZIP_API int onnxzip_pack(const char *in_path, const char *out_path,
  * and every other file — into the package `out_path` (spec 19.6). Payloads
  * of size_threshold bytes or more become tensor entries in their model's
  * directory, equal payloads of one directory stored once (whatever the
- * flags); plain files are stored byte for byte; the manifest records each
+ * flags); plain files, of any size (zip64 from 4 GiB on; holes copied as
+ * holes), are stored byte for byte; the manifest records each
  * model's data files and where its tensors were in them, so that
  * onnxzip_unpack_dir() recreates the folder. Symbolic links to files are
  * followed (a Hugging Face cache snapshot), to directories refused; ".git"
  * and ".cache" at the folder's top (git's and huggingface_hub's own
  * bookkeeping) are left out. Refused before anything is written, naming the
  * path: no model (ONNXZIP_ENOMODEL); a name that is no package path, e.g.
- * not UTF-8 (ONNXZIP_ENAME); two names one file system would make one
- * (ONNXZIP_EDUPNAME); a plain file of 4 GiB or more (ONNXZIP_ELIMIT); missing
+ * not UTF-8, or a top-level name the format reserves: "__" and then only
+ * letters, digits and '_', like __PACKAGE (__init__.py is a file like any
+ * other) (ONNXZIP_ENAME); two names one file system would make one
+ * (ONNXZIP_EDUPNAME); missing
  * external data (ONNXZIP_ENOTFOUND) or data outside the folder
  * (ONNXZIP_EPATH, the rules of onnxzip_pack()); `out_path` inside `dir`
  * (ONNXZIP_EINVAL); anything but files and directories (ONNXZIP_ENOTREG).
@@ -1499,8 +1502,10 @@ ONNXZIP_API int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_na
 
 /* As onnxzip_extract_tensor() for a package's member (spec 19): the bytes of
  * the file (or the model's serialized ModelProto as stored) at `member_path`
- * to `out_path`, atomically, under the same output rules. ONNXZIP_ENOTFOUND
- * when the package has no such member. */
+ * to `out_path`, atomically, under the same output rules. Streamed: never
+ * the whole member in memory (a local archive's bytes are copied by the
+ * kernel, holes kept; a URL's are read in ranges of 8 MiB), so a file of any
+ * size extracts. ONNXZIP_ENOTFOUND when the package has no such member. */
 ONNXZIP_API int onnxzip_extract_member(onnxzip_archive *a, const char *member_path, const char *out_path);
 
 /* Rewrites the zip archive at `in_path` — any zip, e.g. an onnxzip archive

@@ -9,7 +9,7 @@
 #define STEP (8u << 20) /* per call: the granularity of step callbacks (hashing, progress) */
 #define BUF (1u << 20)
 
-static int all_zero(const uint8_t *p, size_t n)
+int oz_all_zero(const uint8_t *p, size_t n)
 {
     return n == 0 || (p[0] == 0 && !memcmp(p, p + 1, n - 1));
 }
@@ -40,7 +40,7 @@ static ssize_t copy_step(int in, int64_t *ioff, int out, int64_t *ooff, size_t n
         }
         /* The destination was extended with zeros (a hole): a block of zeros
          * left unwritten keeps it sparse where SEEK_DATA cannot tell. */
-        if (!all_zero(*buf, (size_t)k) && oz_pwrite_full(out, *buf, (size_t)k, (uint64_t)*ooff)) {
+        if (!oz_all_zero(*buf, (size_t)k) && oz_pwrite_full(out, *buf, (size_t)k, (uint64_t)*ooff)) {
             *res = OZ_COPY_WRITE;
             return -1;
         }

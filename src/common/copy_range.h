@@ -2,6 +2,7 @@
 #ifndef ONNXZIP_COPY_RANGE_H
 #define ONNXZIP_COPY_RANGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum oz_copy_result {
@@ -24,5 +25,9 @@ typedef void (*oz_copy_step_fn)(void *ctx, uint64_t final_to);
  * *done: bytes copied. */
 oz_copy_result oz_copy_range(int src_fd, uint64_t src_off, uint64_t len, int dst_fd, uint64_t dst_off,
                              oz_copy_step_fn step, void *ctx, uint64_t *done);
+
+/* Whether the `n` bytes at `p` are all zero: a block a copy into a file
+ * extended with zeros leaves unwritten, so that it stays a hole. */
+int oz_all_zero(const uint8_t *p, size_t n);
 
 #endif

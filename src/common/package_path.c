@@ -2,6 +2,7 @@
 #include <errno.h>
 
 #include "common/internal.h"
+#include "common/entry_name.h"
 #include "common/escape.h"
 #include "common/package_path.h"
 #include "common/strmap.h"
@@ -47,6 +48,12 @@ int oz_package_path_check(const char *p, size_t n, const char **why)
         i += k;
     }
     return component_check(p + start, n - start, why);
+}
+
+int oz_package_path_reserved(const char *p, size_t n)
+{
+    oz_name_class c = oz_classify_name(p, n);
+    return c == OZ_NAME_MODEL || c == OZ_NAME_FILLER || c == OZ_NAME_RESERVED;
 }
 
 size_t oz_path_dir_len(const char *p, size_t n)

@@ -17,6 +17,13 @@
  * component over 255) with *why saying which rule it breaks. */
 int oz_package_path_check(const char *p, size_t n, const char **why);
 
+/* Whether a path (at the root of a package) is a name the format reserves
+ * (spec 19.2): an identifier beginning with "__" — section 7.1's reserved
+ * class: __PACKAGE, __MODEL_PROTO, __PAD_<k> and the names later versions
+ * add — which every 1.2 reader takes for a reserved entry. Other paths that
+ * begin with "__" (__init__.py, __pycache__/x.pyc) are ordinary paths. */
+int oz_package_path_reserved(const char *p, size_t n);
+
 /* Bytes of `p`'s directory, its last '/' included (0 at the root). */
 size_t oz_path_dir_len(const char *p, size_t n);
 

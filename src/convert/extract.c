@@ -1,5 +1,5 @@
 /* onnxzip_extract_tensor() and onnxzip_extract_member(): one tensor's payload,
- * or one file (or model) of a package, to a file, atomically. */
+ * or one file (or model) of a package, streamed, to a file, atomically. */
 #include <stdlib.h>
 
 #include "read/archive.h"
@@ -7,6 +7,7 @@
 #include "common/atomic_file.h"
 #include "common/internal.h"
 #include "common/outputs.h"
+#include "read/member_copy.h"
 
 /* Every file the handle reads — the archive or classic model, and its
  * external data files — against the output (outputs.h). */
@@ -31,24 +32,17 @@ static int check_output(const onnxzip_archive *a, const char *out_path)
     return rc;
 }
 
-static int write_sink(void *af, const uint8_t *p, size_t n, uint64_t at)
-{
-    (void)at;
-    return oz_atomic_write(af, p, n);
-}
-
-/* `n` bytes (at `data`, or, data NULL, the entry of `member` streamed from
- * the source and checked as it arrives: read/source_read.h) to out_path,
- * atomically, after checking it is none of the inputs. Bytes that fail
- * their CRC-32 or XXH3 leave no file. */
-static int write_out(onnxzip_archive *a, const void *data, uint64_t n, const onnxzip_member *member,
+/* `n` bytes at `data` (or, when `member` is not NULL, that member,
+ * streamed) to out_path, atomically, after checking it is none of the
+ * inputs. */
+static int write_out(onnxzip_archive *a, const void *data, size_t n, const onnxzip_member *member,
                      const char *out_path)
 {
     int rc = check_output(a, out_path);
     if (rc) return rc;
     oz_atomic_file af;
     if ((rc = oz_atomic_open(out_path, &af))) return rc;
-    rc = data || !n ? oz_atomic_write(&af, data, (size_t)n) : oz_entry_stream(a, member->entry, write_sink, &af);
+    rc = member ? oz_member_copy(a, member, af.fd, out_path) : oz_atomic_write(&af, data, n);
     if (!rc) rc = check_output(a, out_path); /* once more before the rename */
     if (rc) {
         oz_atomic_abort(&af);
@@ -67,12 +61,7 @@ int onnxzip_extract_member(onnxzip_archive *a, const char *member_path, const ch
     if (!m)
         return oz_err(ONNXZIP_ENOTFOUND, -1, "%s: no file or model '%s'%s", a->path, shown,
                       onnxzip_member_count(a) ? "" : " (a single-model archive: it holds no files)");
-    const void *data = NULL;
-    uint64_t n = m->size;
-    if (!oz_archive_unmapped(a) && m->size > SIZE_MAX)
-        return oz_err(ONNXZIP_ELIMIT, -1, "%s: '%s' is too large", a->path, shown);
-    if (!oz_archive_unmapped(a) && onnxzip_member_bytes(a, m, &data, &n)) return ONNXZIP_EINVAL;
-    return write_out(a, data, n, m, out_path);
+    return write_out(a, NULL, 0, m, out_path);
 }
 
 int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name, const char *out_path)
@@ -88,11 +77,11 @@ int onnxzip_extract_tensor(onnxzip_archive *a, const char *tensor_name, const ch
         return oz_err(ONNXZIP_EUNSUPPORTED, -1,
                       "%s: tensor '%s' is held in typed fields; nothing to extract as raw bytes", path, shown);
     if (t->nbytes > SIZE_MAX) return oz_err(ONNXZIP_ELIMIT, -1, "%s: tensor '%s' is too large", path, shown);
-    if (t->data || !t->nbytes) return write_out(a, t->data, t->nbytes, NULL, out_path);
+    if (t->data || !t->nbytes) return write_out(a, t->data, (size_t)t->nbytes, NULL, out_path);
     uint8_t *fetched = malloc((size_t)t->nbytes); /* a remote tensor: into memory first */
     if (!fetched) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory for tensor '%s'", path, shown);
     int rc = onnxzip_tensor_read(a, t, 0, t->nbytes, fetched);
-    if (!rc) rc = write_out(a, fetched, t->nbytes, NULL, out_path);
+    if (!rc) rc = write_out(a, fetched, (size_t)t->nbytes, NULL, out_path);
     free(fetched);
     return rc;
 }

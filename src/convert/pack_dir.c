@@ -8,11 +8,9 @@
 #include "common/outputs.h"
 #include "common/package_path.h"
 #include "common/sys.h"
-#include "convert/pack_impl.h"
+#include "convert/pack_model.h"
 #include "write/package_writer.h"
 #include "write/zip_writer.h"
-
-#define FILE_LIMIT ((uint64_t)1 << 32)
 
 enum { PLAIN, MODEL, DATA };
 
@@ -152,8 +150,9 @@ static int check_names(const walker *w)
         shown_path(rel, shown, sizeof shown);
         if ((rc = oz_package_path_check(rel, strlen(rel), &why)))
             rc = oz_err(rc, -1, "%s/%s: cannot be named in a package: %s", w->root, shown, why);
-        else if (rel[0] == '_' && rel[1] == '_' && !strchr(rel, '/'))
-            rc = oz_err(ONNXZIP_ENAME, -1, "%s/%s: names beginning with __ at the top are reserved", w->root, shown);
+        else if (oz_package_path_reserved(rel, strlen(rel)))
+            rc = oz_err(ONNXZIP_ENAME, -1, "%s/%s: a name the format reserves at the top of a package (\"__\" and "
+                        "then only letters, digits and '_', like __PACKAGE)", w->root, shown);
         else
             rc = oz_path_set_add(&taken, rel, w->root);
     }
@@ -268,13 +267,6 @@ static int check_all(packer *k, const char *out, char **prefixes)
         rc = oz_err(ONNXZIP_ENOMODEL, -1, "%s: no .onnx model in the folder (%zu files)", k->w.root, k->w.n);
     for (size_t i = 0, m = 0; i < k->w.n && !rc; i++)
         if (k->w.v[i].kind == MODEL) rc = measure_model(k, &k->w.v[i], &prefixes[m++]);
-    for (size_t i = 0; i < k->w.n && !rc; i++) {
-        char shown[OZ_PRINTABLE_CAP];
-        if (k->w.v[i].kind == PLAIN && k->w.v[i].st.size >= FILE_LIMIT)
-            rc = oz_err(ONNXZIP_ELIMIT, -1, "%s/%s: a plain file of %llu bytes; a package's files are under 4 GiB "
-                        "(weights belong in a model's external data)", k->w.root,
-                        shown_path(k->w.v[i].rel, shown, sizeof shown), (unsigned long long)k->w.v[i].st.size);
-    }
     if (!rc) rc = check_output_place(k, out);
     for (size_t i = 0; i < k->w.n && !rc; i++) { /* the output is none of the inputs, under any name */
         oz_input *in;

@@ -9,6 +9,7 @@
 #include "common/package_path.h"
 #include "common/sys.h"
 #include "read/archive.h"
+#include "read/member_copy.h"
 
 typedef struct unpack_dir {
     const char *archive, *dir;
@@ -80,19 +81,10 @@ static int write_file(unpack_dir *u, const onnxzip_member *m)
 {
     char *path = join(u->tmp, m->path);
     oz_made_dirs made = { 0 };
-    const void *data;
-    uint64_t size;
-    int rc = path ? onnxzip_member_bytes(u->a, m, &data, &size) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    if (!rc) rc = oz_mkdirs_parent(path, &made);
+    int rc = path ? oz_mkdirs_parent(path, &made) : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     int fd = rc ? -1 : oz_sys_create_at(OZ_AT_CWD, path);
     if (!rc && fd < 0) rc = oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot create: %s", path, strerror(errno));
-    for (uint64_t at = 0; !rc && at < size;) {
-        size_t k = size - at > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)(size - at);
-        if (oz_pwrite_full(fd, (const uint8_t *)data + at, k, at)) rc = oz_err_sys(ONNXZIP_EIO, -1, path,
-                                                                                 "%s: cannot write: %s", path,
-                                                                                 strerror(errno));
-        at += k;
-    }
+    if (!rc) rc = oz_member_copy(u->a, m, fd, path); /* streamed, holes kept: files of any size */
     if (!rc && !(u->o->flags & ONNXZIP_UNPACK_NO_SYNC) && oz_sys_sync(fd))
         rc = oz_err_sys(ONNXZIP_EIO, -1, path, "%s: cannot sync: %s", path, strerror(errno));
     if (fd >= 0) oz_sys_close(fd);

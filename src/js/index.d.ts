@@ -122,7 +122,8 @@ export declare class Archive {
   /** The bytes of a package's plain file (a key of `files`), read in one range read through the
    * archive's source (its local header checked; from a URL its CRC-32 and XXH3 too: ONNXZIP_ECRC /
    * ONNXZIP_EDIGEST when the bytes were changed on the way); shares memory with an in-memory source:
-   * don't modify it. A path that is no file of the package (a model's too) fails with ONNXZIP_ENOTFOUND. */
+   * don't modify it. A path that is no file of the package (a model's too) fails with ONNXZIP_ENOTFOUND; a
+   * file larger than the engine's largest typed array (V8: 4 GiB or less) with ONNXZIP_ELIMIT. */
   readFile(path: string, options?: ReadFileOptions): Promise<Uint8Array>;
   /** The tensor with this key or name. */
   tensor(nameOrKey: string): Tensor | undefined;

@@ -10,6 +10,10 @@
 #include "read/source_read.h"
 #include "read/stream_check.h"
 
+/* A streamed entry's buffer: enough ranges for a few connections at once,
+ * small enough that streaming a file of any size stays within tens of MiB. */
+#define STREAM_PIECE_MAX ((uint64_t)32 << 20)
+
 static int find_entry(const onnxzip_archive *a, const onnxzip_tensor *t, size_t *i)
 {
     const oz_zentry *e = t->entry ? oz_zip_find(&a->zip, t->entry, strlen(t->entry)) : NULL;
@@ -45,7 +49,7 @@ int oz_entry_stream(onnxzip_archive *a, size_t i, oz_sink_fn sink, void *ctx)
 {
     const oz_zentry *e = &a->zip.entries[i];
     uint64_t size = e->pub.size, w = oz_spans_window(a), piece = size < w ? size : w;
-    if (piece > SIZE_MAX) piece = SIZE_MAX;
+    if (piece > STREAM_PIECE_MAX) piece = STREAM_PIECE_MAX;
     uint8_t *buf = malloc(piece ? (size_t)piece : 1);
     if (!buf) return oz_err(ONNXZIP_ENOMEM, -1, "%s: out of memory (%llu bytes)", a->path,
                             (unsigned long long)piece);

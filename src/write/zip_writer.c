@@ -371,8 +371,9 @@ static int check_name(onnxzip_writer *w, const char *name, oz_name_class cls)
     if (cls == OZ_NAME_TENSOR && c != OZ_NAME_TENSOR)
         return oz_err(ONNXZIP_ENAME, -1, "%s: '%s' is not a valid entry name (a C identifier of 1-255 bytes "
                       "not starting with \"__\"%s)", w->path, shown, w->pkg ? ", after its directory" : "");
-    if (cls != OZ_NAME_TENSOR && !dir && name[0] == '_' && name[1] == '_')
-        return oz_err(ONNXZIP_ENAME, -1, "%s: '%s': names beginning with __ at the root are reserved", w->path, shown);
+    if (cls != OZ_NAME_TENSOR && !dir && oz_package_path_reserved(name, strlen(name)))
+        return oz_err(ONNXZIP_ENAME, -1, "%s: '%s': a name the format reserves (at the root: \"__\" and then only "
+                      "letters, digits and '_', like __PACKAGE)", w->path, shown);
     if (oz_writer_name_taken(w, name))
         return oz_err(ONNXZIP_EDUPNAME, -1, "%s: entry name '%s' is already used (ignoring case)", w->path, shown);
     if (w->pkg && (rc = oz_pkg_writer_claim(w->pkg, name, shown))) return rc;

@@ -8,9 +8,12 @@ naming the offending path and the status of the spec, no output file and
 no temporary file left, the input folder untouched: a model whose external
 data is missing; a location with '..', an absolute one, a data file that is
 a symbolic link out of the folder; two names equal after case folding, and
-after Unicode normalization (NFC/NFD); a non-UTF-8 name; a sparse plain file
-of 4 GiB; a link to a directory; a FIFO (no hang); a folder without any
-.onnx; an output inside the folder.
+after Unicode normalization (NFC/NFD); a non-UTF-8 name; a name the format
+reserves at the top (__MODEL_PROTO, __PAD_3, __PACKAGE in lower case,
+__FUTURE: "__" and then only letters, digits and '_', spec 19.2), with a
+message saying so; a link to a directory; a FIFO (no hang); a folder without
+any .onnx; an output inside the folder. (A plain file of 4 GiB or more is
+packed since issue 35: tests/cli/pack_big_file.py.)
 
 Readers (spec 19.1, 19.2, 19.4): the manifest not last (in the directory,
 in the file), a `model` line naming no entry, a first line that is not the
@@ -96,10 +99,12 @@ def case_not_utf8(d, outside, later):
     return "ENAME", "\\xff.json"
 
 
-def case_sparse_4gib(d, outside, later):
-    with open(d / "big.bin", "wb") as f:
-        f.truncate(4 << 30)
-    return "ELIMIT", "big.bin"
+def reserved(name):
+    def case(d, outside, later):
+        (d / name).write_text("x\n")
+        return "ENAME", name
+    case.__name__ = f"case_reserved_{name}"
+    return case
 
 
 def case_directory_link(d, outside, later):
@@ -122,8 +127,8 @@ def case_no_model(d, outside, later):
 
 
 PACK_CASES = [case_missing_data, case_dotdot, case_absolute, case_symlink_out, case_case_fold,
-              case_unicode_nfc_nfd, case_not_utf8, case_sparse_4gib, case_directory_link, case_fifo,
-              case_no_model]
+              case_unicode_nfc_nfd, case_not_utf8, case_directory_link, case_fifo, case_no_model] + \
+    [reserved(n) for n in ("__MODEL_PROTO", "__PAD_3", "__package", "__FUTURE")]
 
 
 @pytest.mark.parametrize("case", PACK_CASES, ids=lambda c: c.__name__[5:])
@@ -141,6 +146,8 @@ def test_pack_refuses(case, genai, tmp_path, onnxzip_cli, request):
     assert p.returncode == 1, f"exit {p.returncode}\n{msg}"
     assert f"[ONNXZIP_{status}]" in msg, msg
     assert path in msg, f"the message does not name {path!r}: {msg}"
+    if case.__name__.startswith("case_reserved_"):
+        assert "a name the format reserves" in msg, msg
     assert list(out.iterdir()) == [], "pack left files behind"
     out.rmdir()
     assert snapshot(tmp_path) == before, "pack changed the input folder"

@@ -609,3 +609,37 @@ def test_git_and_cache_left_out(tmp_path, onnxzip_cli):
         assert not [n for n in z.namelist() if n.startswith((".git/", ".cache/"))]
     ok(run(onnxzip_cli, "unpack", pkg, tmp_path / "out"))
     assert tree(tmp_path / "out") == plain
+
+
+def test_python_package_names(tmp_path, onnxzip_cli, old_cli):
+    """Models shipped inside Python packages (issue 35): a top-level
+    __init__.py and __main__.py, a __pycache__ folder, a nested
+    __init__.py are ordinary files; only the names the format reserves
+    (spec 19.2: "__" and then only letters, digits and '_') are refused
+    (test_package_errors.py). zipfile and unzip see the files under their
+    names, ls lists them, verify passes, unpack and extract give them back
+    byte for byte; the CLI of format 1.1 refuses the package as every
+    package (spec 19.8)."""
+    root = make_repos.make("genai", tmp_path / "repo")
+    files = {"__init__.py": b"from .model import load\n", "__main__.py": b"print('hi')\n",
+             "__pycache__/model.cpython-311.pyc": b"\xa7\r\r\n\0\0\0\0", "sub/__init__.py": b""}
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    pkg = tmp_path / "p.onnxzip"
+    ok(run(onnxzip_cli, "pack", root, "-o", pkg))
+    with zipfile.ZipFile(pkg) as z:
+        assert {n: z.read(n) for n in files} == files
+        assert z.namelist()[-1] == MANIFEST
+    listed = json.loads(ok(run(onnxzip_cli, "ls", "--json", pkg)).stdout)
+    assert set(files) <= {f["path"] for f in listed["files"]}, listed["files"]
+    ok(run(onnxzip_cli, "verify", pkg))
+    for rel, data in files.items():
+        assert ok(run(onnxzip_cli, "extract", pkg, "--file", rel)).stdout == data, rel
+    ok(run(onnxzip_cli, "unpack", pkg, tmp_path / "out"))
+    assert tree(tmp_path / "out") == tree(root)
+    unzipped = tmp_path / "unzipped"
+    ok(subprocess.run(["unzip", "-q", str(pkg), "-d", str(unzipped)], capture_output=True))
+    assert {rel: (unzipped / rel).read_bytes() for rel in files} == files
+    p = run(old_cli, "ls", pkg)
+    assert p.returncode == 1 and FORMAT2_MESSAGE in text(p), text(p)

@@ -328,12 +328,25 @@ export class Archive {
     const e = this.entries[i];
     throwIfAborted(signal);
     if (this.#checked.has(i)) {
-      return this.#checkData(i, e.size ? await this.#reader.read(e.dataOffset, e.size) : new Uint8Array(0));
+      return this.#checkData(i, e.size ? await this.#readWhole(path, e.dataOffset, e.size) : new Uint8Array(0));
     }
     const [off, hlen] = headerSpan(e);
-    const bytes = await this.#reader.read(off, hlen + e.size);
+    const bytes = await this.#readWhole(path, off, hlen + e.size);
     await this._checkLocal([i], signal, new Map([[i, bytes.subarray(0, hlen)]]));
     return this.#checkData(i, bytes.subarray(hlen));
+  }
+
+  // One buffer for a file: a file larger than the engine's largest typed array (a 5 GB safetensors shard;
+  // V8 holds 2^32 bytes or fewer) is ELIMIT saying so, not the engine's bare RangeError.
+  async #readWhole(path, off, len) {
+    try {
+      return await this.#reader.read(off, len);
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      throw new OnnxzipError('ELIMIT', `${this.#reader.display}: file '${path}' is ${this.files.get(path).size} ` +
+        `bytes, more than this JavaScript engine holds in one buffer (${err.message}); the onnxzip CLI, C and ` +
+        'Python libraries extract it streamed', where(this.#reader));
+    }
   }
 
   // ENOTFOUND for readFile(path), saying what the archive has instead

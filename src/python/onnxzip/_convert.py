@@ -43,7 +43,9 @@ def pack(model_path: PathArg, archive_path: PathArg, *, align: IntArg = 64, size
     naming the path, before anything is written: a folder without a model
     (FormatError ENOMODEL), names that are no package path or that collide
     under case folding or Unicode normalization, missing external data or
-    data outside the folder, a plain file of 4 GiB or more,
+    data outside the folder, a top-level name the format reserves (``__``
+    and then only letters, digits and ``_``, like ``__PACKAGE``; files of
+    any size and names like ``__init__.py`` are packed),
     ``archive_path`` inside the folder. ``data_dir`` applies to a single
     model only, ``default_model`` to a folder only (InvalidArgumentError
     otherwise)."""

@@ -1,8 +1,10 @@
-/* pack.c's walk of one classic model, for onnxzip_pack() and for each model
- * of a folder (pack_dir.c): open, a measuring walk that opens every external
- * data file, a writing walk that stores payloads and rewrites the model. */
-#ifndef ONNXZIP_PACK_IMPL_H
-#define ONNXZIP_PACK_IMPL_H
+/* The walk of one classic model, for onnxzip_pack() (pack.c) and for each
+ * model of a folder (pack_dir.c): open, a measuring walk that opens every
+ * external data file, a writing walk that stores payloads and rewrites the
+ * model. Both callers stand on it; it calls neither. It also defines
+ * onnxzip_pack_options_init(): the defaults are the walk's. */
+#ifndef ONNXZIP_PACK_MODEL_H
+#define ONNXZIP_PACK_MODEL_H
 
 #include "common/buf.h"
 #include "common/outputs.h"
