@@ -217,15 +217,17 @@ int cli_require_in_out(const char *cmd, void (*usage)(FILE *), const char *in, c
     return 0;
 }
 
-/* Re-reads the new archive for the summary line, so that it shows what is
- * on disk rather than what was intended. */
-size_t cli_package_models(const onnxzip_archive *a)
+const char *cli_package_counts(const onnxzip_archive *a, char *buf, size_t cap)
 {
-    size_t models = 0;
-    for (size_t i = 0; i < onnxzip_member_count(a); i++) models += onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL;
-    return models;
+    size_t n = onnxzip_member_count(a), models = 0;
+    for (size_t i = 0; i < n; i++) models += onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL;
+    snprintf(buf, cap, "%zu model%s and %zu file%s", models, models == 1 ? "" : "s", n - models,
+             n - models == 1 ? "" : "s");
+    return buf;
 }
 
+/* Re-reads the new archive for the summary line, so that it shows what is
+ * on disk rather than what was intended. */
 int cli_archive_summary(const char *verb, const char *in, const char *out)
 {
     onnxzip_archive *a = NULL;
@@ -244,10 +246,10 @@ int cli_archive_summary(const char *verb, const char *in, const char *out)
     for (size_t i = 0; i < n; i++)
         if (onnxzip_tensor_at(a, i)->storage == ONNXZIP_STORAGE_ENTRY)
             in_entries++;
-    size_t members = onnxzip_member_count(a), models = cli_package_models(a);
-    if (members)
-        cli_line(stdout, "%s %s -> %s: a package of %zu models and %zu files in %zu entries, %" PRIu64 " bytes",
-                 verb, in, out, models, members - models, onnxzip_entry_count(a), st.size);
+    char counts[CLI_COUNTS];
+    if (onnxzip_member_count(a))
+        cli_line(stdout, "%s %s -> %s: a package of %s in %zu entries, %" PRIu64 " bytes", verb, in, out,
+                 cli_package_counts(a, counts, sizeof counts), onnxzip_entry_count(a), st.size);
     else
         cli_line(stdout, "%s %s -> %s: %zu tensors in %zu entries, %" PRIu64 " bytes", verb, in, out,
                  in_entries, onnxzip_entry_count(a), st.size);

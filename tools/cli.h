@@ -125,7 +125,9 @@ int cli_is_url(const char *s);
 /* onnxzip_open_url() for a URL, else onnxzip_open(). */
 int cli_open(const char *path, const onnxzip_remote_options *o, onnxzip_archive **a);
 
-/* The models among a package's members (0 for any other handle). */
-size_t cli_package_models(const onnxzip_archive *a);
+/* "1 model and 5 files": the models and files among a package's members,
+ * into buf (CLI_COUNTS bytes hold any two counts); returns buf. */
+#define CLI_COUNTS 64
+const char *cli_package_counts(const onnxzip_archive *a, char *buf, size_t cap);
 
 #endif /* ONNXZIP_TOOLS_CLI_H */

@@ -190,13 +190,15 @@ static int unpack_package(unpack_args *a)
     onnxzip_archive *ar = NULL;
     if (a->opts.model || onnxzip_open(a->in, 0, &ar) != 0) return 1; /* unpack itself reports a bad archive */
     size_t members = onnxzip_member_count(ar);
+    char counts[CLI_COUNTS];
+    cli_package_counts(ar, counts, sizeof counts);
     onnxzip_close(&ar);
     if (!members) return a->dir ? cli_usage_error(command.name, usage, "a single-model archive unpacks to a model "
                                                   "file: -o DIR/NAME.onnx") : 1;
     onnxzip_unpack_options o = a->opts;
     int rc = onnxzip_unpack_dir(a->in, a->out, &o);
     if (rc != 0) return cli_lib_error(rc);
-    if (!a->quiet) cli_line(stdout, "unpacked %s -> %s: %zu models and files", a->in, a->out, members);
+    if (!a->quiet) cli_line(stdout, "unpacked %s -> %s: %s", a->in, a->out, counts);
     return CLI_EXIT_OK;
 }
 

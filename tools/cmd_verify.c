@@ -54,10 +54,10 @@ int cmd_verify(int argc, char **argv)
     size_t n = onnxzip_entry_count(a), with_digest = 0;
     for (size_t i = 0; i < n; i++)
         with_digest += onnxzip_entry_at(a, i)->has_xxh3 != 0;
-    size_t members = onnxzip_member_count(a), models = cli_package_models(a);
-    if (members)
-        cli_line(stdout, "OK: %s: a package of %zu models and %zu files, %zu entries, every model's references "
-                 "checked, CRC-32 verified, XXH3 verified for %zu of %zu entries", path, models, members - models, n,
+    char counts[CLI_COUNTS];
+    if (onnxzip_member_count(a))
+        cli_line(stdout, "OK: %s: a package of %s, %zu entries, every model's references checked, CRC-32 verified, "
+                 "XXH3 verified for %zu of %zu entries", path, cli_package_counts(a, counts, sizeof counts), n,
                  with_digest, n);
     else if (onnxzip_archive_layout(a) == ONNXZIP_LAYOUT_ARCHIVE)
         cli_line(stdout, "OK: %s: %zu entries, %zu tensors, CRC-32 verified, XXH3 verified for %zu of %zu entries",

@@ -16,10 +16,12 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    { "pack",   cmd_pack,   "convert a classic .onnx model into an onnxzip archive" },
-    { "ls",     cmd_ls,     "list an archive's entries and tensors (--json for scripts)" },
+    { "pack",   cmd_pack,   "convert a classic .onnx model into an onnxzip archive;\n"
+                            "           pack DIR: a repository folder (models, tokenizer...) into a package" },
+    { "ls",     cmd_ls,     "list an archive's entries and tensors, a package's models (--json)" },
     { "verify", cmd_verify, "check every entry's CRC-32 and XXH3 digest" },
-    { "unpack", cmd_unpack, "convert an archive back to a classic .onnx model (+ data files)" },
+    { "unpack", cmd_unpack, "convert an archive back to a classic .onnx model (+ data files);\n"
+                            "           a package back to its folder" },
     { "repack", cmd_repack, "rewrite any zip of an onnxzip model (e.g. deflated) as an aligned archive" },
     { "extract", cmd_extract, "write one tensor's raw bytes to a file" },
     { "set-model", cmd_set_model, "replace an archive's model in place, weights untouched" },
@@ -35,7 +37,9 @@ static void usage(FILE *f)
           "       onnxzip --help | --version\n"
           "\n"
           "onnxzip stores ONNX models as zip archives whose tensors are aligned,\n"
-          "uncompressed entries that can be memory-mapped in place.\n"
+          "uncompressed entries that can be memory-mapped in place; a package holds\n"
+          "a whole repository folder (several models, their tensors stored once,\n"
+          "and plain files such as the tokenizer).\n"
           "\n"
           "commands:\n", f);
     for (size_t i = 0; i < NCOMMANDS; i++)
@@ -43,9 +47,12 @@ static void usage(FILE *f)
     fputs("\n"
           "examples:\n"
           "  onnxzip pack model.onnx -o model.onnxzip [--align 4096] [--size-threshold 4K]\n"
+          "  onnxzip pack repo/ -o repo.onnxzip           (a folder: a package)\n"
           "  onnxzip ls model.onnxzip [--json]\n"
+          "  onnxzip ls repo.onnxzip [--model onnx/model.onnx]\n"
           "  onnxzip verify model.onnxzip\n"
           "  onnxzip unpack model.onnxzip -o dir/model.onnx [--layout single|per-tensor|inline]\n"
+          "  onnxzip unpack repo.onnxzip repo-again/\n"
           "  onnxzip view model.onnxzip -o model.view.onnx\n"
           "\n"
           "Run 'onnxzip <command> --help' for a command's options.\n"

@@ -556,6 +556,10 @@ ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
  *                 "sparse_indices"), "entry" (STORAGE_ENTRY's, else null),
  *                 "offset" (onnxzip_tensor.file_offset), "nbytes",
  *                 "alignment", "graph_depth"}, ...]}
+ * A package adds its members (a table of kind, size and path, the default
+ * model marked; JSON: "format", "model", "default_model", "models",
+ * "files"); opened for its members only (ONNXZIP_MODEL_NONE) it holds no
+ * model: no tensor count and no tensor table (JSON: "tensors": []).
  * Either text ends with a newline. Every alignment is the file's: the
  * largest power of two (<= 65536; 65536 for offset 0) dividing the data's
  * offset in its file (for an inline tensor, the offset of its bytes within
@@ -569,6 +573,21 @@ ONNXZIP_API const char *onnxzip_archive_path(const onnxzip_archive *a);
  * unknown flags) or ONNXZIP_ENOMEM. Reads nothing from the file; O(entries
  * + tensors). */
 ONNXZIP_API int onnxzip_listing(const onnxzip_archive *a, unsigned flags, char **text);
+
+/* What `onnxzip ls PKG` prints of a package opened for its members only
+ * (onnxzip_open_model() with ONNXZIP_MODEL_NONE, see below), whose
+ * onnxzip_listing() has no model's tensors: the same text, with each model
+ * of the members table given its tensor count and the bytes of its
+ * tensors (onnxzip_tensor.nbytes summed; tensors the models share count in
+ * each), taken from models[k], the package opened on its k-th model member
+ * (in member order; `n` of them, one per model). Text: two more columns,
+ * "tensors" and "tensor_bytes" ("-" for a file); JSON: "tensors" and
+ * "tensor_bytes" in each object of "models". Borrows the handles; reads
+ * nothing from the files. Returns as onnxzip_listing(), and ONNXZIP_EINVAL
+ * when `models` is NULL, `a` is not a package opened for its members, or a
+ * handle does not hold the model of its place (onnxzip_model_path()). */
+ONNXZIP_API int onnxzip_listing_models(const onnxzip_archive *a, const onnxzip_archive *const *models, size_t n,
+                                       unsigned flags, char **text);
 
 /* ---------------------------------------------------------------------------
  * Packages (format 1.2, spec section 19): one archive holding a repository

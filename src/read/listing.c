@@ -12,10 +12,14 @@
 #include "common/escape.h"
 #include "common/internal.h"
 
-/* The text being written; the first failure (out of memory) sticks. */
+/* The text being written; the first failure (out of memory) sticks.
+ * models: a package's models opened one each, in member order, for their
+ * tensor counts and bytes (onnxzip_listing_models()), or none. */
 typedef struct out {
     oz_buf b;
     int rc;
+    const onnxzip_archive *const *models;
+    size_t n_models;
 } out;
 
 #if defined(__MINGW32__)
@@ -87,6 +91,29 @@ static const char *entry_of(const onnxzip_tensor *t)
     return t->storage == ONNXZIP_STORAGE_ENTRY ? t->entry : NULL;
 }
 
+/* A package opened for its members only (ONNXZIP_MODEL_NONE): no model held, no tensors to list. */
+static int members_only(const onnxzip_archive *a)
+{
+    return onnxzip_member_count(a) && !onnxzip_model_path(a);
+}
+
+static const char *plural(size_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* The bytes of a model's tensors (onnxzip_tensor.nbytes summed; saturated,
+ * as views may overlap). */
+static uint64_t tensor_bytes(const onnxzip_archive *m)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < onnxzip_tensor_count(m); i++) {
+        uint64_t nb = onnxzip_tensor_at(m, i)->nbytes;
+        sum = nb > UINT64_MAX - sum ? UINT64_MAX : sum + nb;
+    }
+    return sum;
+}
+
 /* ---------------------------------------------------------------------------
  * JSON
  * ------------------------------------------------------------------------- */
@@ -131,18 +158,21 @@ static void json_members(out *o, const onnxzip_archive *a)
     put_json(o, d ? d->path : NULL);
     for (int kind = ONNXZIP_MEMBER_MODEL; kind <= ONNXZIP_MEMBER_FILE; kind++) {
         put(o, kind == ONNXZIP_MEMBER_MODEL ? ",\n \"models\": [" : ",\n \"files\": [");
-        int first = 1;
+        size_t k = 0; /* members of this kind so far */
         for (size_t i = 0; i < n; i++) {
             const onnxzip_member *m = onnxzip_member_at(a, i);
             if ((int)m->kind != kind) continue;
-            put(o, first ? "\n  {\"path\": " : ",\n  {\"path\": ");
+            put(o, k ? ",\n  {\"path\": " : "\n  {\"path\": ");
             put_json(o, m->path);
             put(o, ", \"size\": %" PRIu64 ", \"entry\": %zu", m->size, m->entry);
             if (kind == ONNXZIP_MEMBER_MODEL) put(o, ", \"default\": %s", m->is_default ? "true" : "false");
+            if (kind == ONNXZIP_MEMBER_MODEL && o->n_models)
+                put(o, ", \"tensors\": %zu, \"tensor_bytes\": %" PRIu64, onnxzip_tensor_count(o->models[k]),
+                    tensor_bytes(o->models[k]));
             put(o, "}");
-            first = 0;
+            k++;
         }
-        put(o, first ? "]" : "\n ]");
+        put(o, k ? "\n ]" : "]");
     }
 }
 
@@ -242,22 +272,32 @@ static void tensor_row(out *o, const onnxzip_tensor *t, const tensor_widths *w)
     put(o, "%12" PRIu64 "  %12" PRIu64 "  %5" PRIu32 "\n", t->file_offset, t->nbytes, tensor_alignment(t));
 }
 
-/* A package's models and files, the held model marked. */
+/* A package's models and files, the held model marked; with the models
+ * opened (o->models), each model's tensor count and bytes. */
 static void member_table(out *o, const onnxzip_archive *a)
 {
     size_t n = onnxzip_member_count(a), models = 0;
     for (size_t i = 0; i < n; i++) models += onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL;
-    put(o, "package (format 1.%d): %zu models, %zu files", ONNXZIP_FORMAT_VERSION_MINOR, models, n - models);
+    put(o, "package (format 1.%d): %zu model%s, %zu file%s", ONNXZIP_FORMAT_VERSION_MINOR, models, plural(models),
+        n - models, plural(n - models));
     if (onnxzip_model_path(a)) {
         put(o, "; tensors below: model ");
         put_text(o, onnxzip_model_path(a));
     } else {
         put(o, " (onnxzip ls --model PATH lists a model's tensors)");
     }
-    put(o, "\n\nmembers:\n%-5s  %12s  %s\n", "kind", "size", "path");
-    for (size_t i = 0; i < n; i++) {
+    put(o, "\n\nmembers:\n%-5s  %12s  ", "kind", "size");
+    if (o->n_models) put(o, "%7s  %12s  ", "tensors", "tensor_bytes");
+    put(o, "path\n");
+    for (size_t i = 0, k = 0; i < n; i++) {
         const onnxzip_member *m = onnxzip_member_at(a, i);
-        put(o, "%-5s  %12" PRIu64 "  ", m->kind == ONNXZIP_MEMBER_MODEL ? "model" : "file", m->size);
+        int model = m->kind == ONNXZIP_MEMBER_MODEL;
+        put(o, "%-5s  %12" PRIu64 "  ", model ? "model" : "file", m->size);
+        if (o->n_models && model)
+            put(o, "%7zu  %12" PRIu64 "  ", onnxzip_tensor_count(o->models[k]), tensor_bytes(o->models[k]));
+        else if (o->n_models)
+            put(o, "%7s  %12s  ", "-", "-");
+        k += model;
         put_text(o, m->path);
         put(o, "%s\n", m->is_default ? "  (default)" : "");
     }
@@ -270,8 +310,15 @@ static void tables(out *o, const onnxzip_archive *a)
     size_t n = onnxzip_tensor_count(a);
     tensor_widths w = measure_tensors(a);
     put_text(o, onnxzip_archive_path(a));
-    put(o, ": %s, %zu entries, %zu tensors\n", onnxzip_member_count(a) ? "onnxzip package"
-                                                : layouts[onnxzip_archive_layout(a)], onnxzip_entry_count(a), n);
+    put(o, ": %s, %zu entries", onnxzip_member_count(a) ? "onnxzip package" : layouts[onnxzip_archive_layout(a)],
+        onnxzip_entry_count(a));
+    if (members_only(a)) { /* no model held: the members table says what each model has */
+        put(o, "\n");
+        member_table(o, a);
+        entry_table(o, a);
+        return;
+    }
+    put(o, ", %zu tensors\n", n);
     if (onnxzip_member_count(a)) member_table(o, a);
     entry_table(o, a);
     put(o, "\ntensors:\n%-*s  %-*s  %-*s  %-7s  %-*s  %12s  %12s  %5s\n", (int)w.name, "name", (int)w.dtype,
@@ -279,13 +326,40 @@ static void tables(out *o, const onnxzip_archive *a)
     for (size_t i = 0; i < n; i++) tensor_row(o, onnxzip_tensor_at(a, i), &w);
 }
 
-int onnxzip_listing(const onnxzip_archive *a, unsigned flags, char **text)
+/* The i-th model member of `a` holds model `m` (its path), for onnxzip_listing_models(). */
+static int check_models(const onnxzip_archive *a, const onnxzip_archive *const *models, size_t n)
+{
+    const char *shown = onnxzip_archive_path(a);
+    if (!members_only(a))
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: onnxzip_listing_models: not a package opened for its members "
+                      "(ONNXZIP_MODEL_NONE)", shown);
+    size_t k = 0, count = onnxzip_member_count(a);
+    for (size_t i = 0; i < count; i++) {
+        const onnxzip_member *m = onnxzip_member_at(a, i);
+        if (m->kind != ONNXZIP_MEMBER_MODEL) continue;
+        const char *held = k < n && models[k] ? onnxzip_model_path(models[k]) : NULL;
+        if (!held || strcmp(held, m->path) != 0)
+            return oz_err(ONNXZIP_EINVAL, -1, "%s: onnxzip_listing_models: handle %zu holds %s, not model '%s'",
+                          shown, k, held ? held : "no model of a package", m->path);
+        k++;
+    }
+    if (k != n)
+        return oz_err(ONNXZIP_EINVAL, -1, "%s: onnxzip_listing_models: %zu handles for %zu models", shown, n, k);
+    return 0;
+}
+
+static int listing(const onnxzip_archive *a, const onnxzip_archive *const *models, size_t n, unsigned flags,
+                   char **text)
 {
     if (text) *text = NULL;
     if (!a || !text) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_listing: NULL %s", a ? "text" : "archive");
     if (flags & ~ONNXZIP_LISTING_JSON)
         return oz_err(ONNXZIP_EINVAL, -1, "%s: unknown listing flags 0x%x", onnxzip_archive_path(a), flags);
-    out o = { { NULL, 0, 0 }, 0 };
+    if (models) {
+        int rc = check_models(a, models, n);
+        if (rc) return rc;
+    }
+    out o = { { NULL, 0, 0 }, 0, models, models ? n : 0 };
     if (flags & ONNXZIP_LISTING_JSON) json(&o, a);
     else tables(&o, a);
     if (!o.rc) o.rc = oz_buf_append(&o.b, "", 1); /* the NUL */
@@ -295,4 +369,17 @@ int onnxzip_listing(const onnxzip_archive *a, unsigned flags, char **text)
     }
     *text = (char *)o.b.p;
     return 0;
+}
+
+int onnxzip_listing(const onnxzip_archive *a, unsigned flags, char **text)
+{
+    return listing(a, NULL, 0, flags, text);
+}
+
+int onnxzip_listing_models(const onnxzip_archive *a, const onnxzip_archive *const *models, size_t n,
+                           unsigned flags, char **text)
+{
+    if (!models && text) *text = NULL;
+    if (!models) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_listing_models: NULL models");
+    return listing(a, models, n, flags, text);
 }

@@ -366,6 +366,66 @@ def test_ls_text(packed, onnxzip_cli):
     assert marked == [default_model(manifest)], marked
 
 
+def counted(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def tensor_bytes(t):
+    """The bytes of a TensorProto's data as onnx holds it (external data loaded)."""
+    return len(t.raw_data) if t.HasField("raw_data") else len(numpy_helper.to_array(t).tobytes())
+
+
+def test_ls_each_model(packed, onnxzip_cli):
+    """ls PKG (no --model): each model with its tensor count and the bytes
+    of its tensors, as onnx counts the TensorProtos of the folder's model
+    and their data; the same in the text and in JSON; no tensor count or
+    table of tensors (ls holds no model: --model lists one's)."""
+    want = {}
+    for m in packed.folder.models:
+        tensors = list(model_tensors(onnx.load(str(packed.root / m))))
+        want[m] = (len(tensors), sum(tensor_bytes(t) for t in tensors))
+    listing = json.loads(ok(run(onnxzip_cli, "ls", "--json", packed.pkg)).stdout)
+    assert {x["path"]: (x["tensors"], x["tensor_bytes"]) for x in listing["models"]} == want
+    assert all("tensors" not in x for x in listing["files"]) and listing["tensors"] == []
+    lines = ok(run(onnxzip_cli, "ls", packed.pkg)).stdout.decode().splitlines()
+    with zipfile.ZipFile(packed.pkg) as z:
+        assert lines[0] == f"{packed.pkg}: onnxzip package, {len(z.infolist())} entries"
+    assert lines[1] == (f"package (format 1.2): {counted(len(packed.folder.models), 'model')}, "
+                        f"{counted(len(packed.folder.files), 'file')} (onnxzip ls --model PATH lists a model's "
+                        "tensors)")
+    assert lines[4].split() == ["kind", "size", "tensors", "tensor_bytes", "path"]
+    rows = [ln.split() for ln in lines if ln.split()[:1] in (["model"], ["file"])]
+    assert {r[4]: (int(r[2]), int(r[3])) for r in rows if r[0] == "model"} == want
+    assert [r[4] for r in rows if r[0] == "file"] == packed.folder.files
+    assert all(r[2:4] == ["-", "-"] for r in rows if r[0] == "file")
+    assert "tensors:" not in lines
+
+
+def test_messages_count_models_and_files(packed, onnxzip_cli):
+    """pack, verify and unpack of a package count its models and files in
+    English: "1 model and 5 files" ("a package of 1 models" before)."""
+    counts = f"{counted(len(packed.folder.models), 'model')} and {counted(len(packed.folder.files), 'file')}"
+    pkg, out = packed.base / "again.onnxzip", packed.base / "counted"
+    lines = [text(ok(run(onnxzip_cli, "pack", packed.root, "-o", pkg))),
+             text(ok(run(onnxzip_cli, "verify", pkg))),
+             text(ok(run(onnxzip_cli, "unpack", pkg, out)))]
+    size = pkg.stat().st_size
+    with zipfile.ZipFile(pkg) as z:
+        entries = len(z.infolist())
+    assert lines == [f"packed {packed.root} -> {pkg}: a package of {counts} in {entries} entries, {size} bytes\n",
+                     f"OK: {pkg}: a package of {counts}, {entries} entries, every model's references checked, "
+                     f"CRC-32 verified, XXH3 verified for {entries} of {entries} entries\n",
+                     f"unpacked {pkg} -> {out}: {counts}\n"]
+
+
+def test_help_names_pack_dir(onnxzip_cli):
+    """onnxzip --help: pack takes a folder too (a package), not only a
+    classic .onnx model."""
+    usage = text(ok(run(onnxzip_cli, "--help")))
+    assert "pack DIR: a repository folder (models, tokenizer...) into a package" in usage
+    assert "onnxzip pack repo/ -o repo.onnxzip" in usage
+
+
 def test_ls_model(packed, onnxzip_cli):
     """ls --model M: M's tensors, each entry one of the package's, its data
     where the local header puts it."""

@@ -10,8 +10,10 @@ the folder, ``og.Model(folder)``: the same greedy token ids, the same
 tokenizer encodings and decodings. Also: only plain files are written (no
 model, no weights), the archive is what ONNX Runtime maps, the cache is
 reused without writing, processes racing on an empty cache all succeed,
-errors name the archive and the path, and a package downloaded by
-huggingface_hub from the local Hub runs the same.
+errors name the archive and the path, a cache that cannot be used says
+why and the way out (run as user nobody: root passes every permission
+check), and a package downloaded by huggingface_hub from the local Hub runs
+the same.
 
 Skipped where onnxruntime_genai or tokenizers is not importable (Debian's
 python; the pinned venv, tests/python/requirements.txt, runs these).
@@ -20,9 +22,11 @@ import importlib.util
 import json
 import os
 import pathlib
+import pwd
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -315,6 +319,169 @@ def test_losing_the_race_uses_the_winners_entry(tmp_path, onnxzip_cli, monkeypat
     entry, = cache.iterdir()
     assert not entry.name.startswith(".")
     assert generate(model, PROMPTS[0]) == generate(og.Model(str(folder)), PROMPTS[0])
+
+
+# -- a cache that cannot be used (issue 35, point 5) ------------------------------
+
+# What a child running as another user prints: the tokens of PROMPTS[0], or the error's classes and message.
+USER_CHILD = """
+import json, sys
+import onnxruntime_genai as og
+import onnxzip
+try:
+    m = onnxzip.genai_model(sys.argv[1], **({"cache_dir": sys.argv[2]} if len(sys.argv) > 2 else {}))
+except Exception as e:
+    print(json.dumps({"error": str(e), "PermissionError": isinstance(e, PermissionError),
+                      "onnxzip.Error": isinstance(e, onnxzip.Error)}))
+else:
+    tok = og.Tokenizer(m)
+    p = og.GeneratorParams(m)
+    p.set_search_options(do_sample=False, max_length=%d)
+    g = og.Generator(m, p)
+    g.append_tokens(tok.encode(%r))
+    while not g.is_done():
+        g.generate_next_token()
+    print(json.dumps({"tokens": [int(t) for t in g.get_sequence(0)]}))
+""" % (MAX_LENGTH, PROMPTS[0])
+NOBODY = pwd.getpwnam("nobody")
+ROOT = os.geteuid() == 0
+WAY_OUT = ("pass genai_model() a cache_dir= that this user can write, or set ONNXZIP_CACHE_DIR (the cache is then "
+           "$ONNXZIP_CACHE_DIR/genai)")
+needs_root = pytest.mark.skipif(not ROOT, reason="another user's cache is made by root (chown), which these tests "
+                                                 "are not running as")
+
+
+def as_user(*args, home="/nonexistent", **env):
+    """USER_CHILD's JSON, run with ``args`` as user nobody when the tests
+    run as root (root passes every permission check), else as this user;
+    its environment without ONNXZIP_CACHE_DIR and XDG_CACHE_HOME, plus ``env``."""
+    base = {k: v for k, v in os.environ.items() if k not in ("ONNXZIP_CACHE_DIR", "XDG_CACHE_HOME")}
+    drop = dict(user=NOBODY.pw_uid, group=NOBODY.pw_gid, extra_groups=[]) if ROOT else {}
+    p = subprocess.run([sys.executable, "-c", USER_CHILD, *map(str, args)], capture_output=True, text=True,
+                       env=dict(base, PYTHONPATH=os.pathsep.join(sys.path), HOME=str(home), **env), timeout=120,
+                       **drop)
+    assert p.returncode == 0, p.stderr  # as nobody: the interpreter and build tree must be readable by others
+    return json.loads(p.stdout)
+
+
+def owned(path, mode):
+    """``path`` made a directory of the user as_user() runs as, of ``mode``."""
+    path.mkdir()
+    if ROOT:
+        os.chown(path, NOBODY.pw_uid, NOBODY.pw_gid)
+    path.chmod(mode)
+    return path
+
+
+@pytest.fixture(scope="module")
+def open_pkg(onnxzip_cli):
+    """(folder, package, directory): the genai repository packed in a
+    directory of the system's temporary directory that every user can read
+    (pytest's tmp_path is its user's only); also where the tests put the
+    caches."""
+    root = pathlib.Path(tempfile.mkdtemp(prefix="onnxzip-genai-cache-"))
+    try:
+        root.chmod(0o755)
+        folder = make_repos.make("genai", root / "folder")
+        pkg = root / "repo.onnxzip"
+        assert cli(onnxzip_cli, "pack", folder, "-o", pkg).returncode == 0
+        pkg.chmod(0o644)
+        yield folder, pkg, root
+    finally:
+        for d, _, _ in os.walk(root):  # the read-only directories of the tests, made removable again
+            os.chmod(d, 0o755)
+        shutil.rmtree(root)
+
+
+def folder_tokens(folder):
+    return generate(og.Model(str(folder)), PROMPTS[0])
+
+
+def test_read_only_cache_dir(open_pkg, request):
+    folder, pkg, root = open_pkg
+    cache = owned(root / request.node.name, 0o555)
+    got = as_user(pkg, cache)
+    assert got == {"error": f"{pkg}: cannot write this package's plain files (genai_config.json, tokenizer files) "
+                            f"into the genai cache directory {cache} (Permission denied): {WAY_OUT}",
+                   "PermissionError": True, "onnxzip.Error": True}
+    assert list(cache.iterdir()) == []
+
+
+def test_complete_entry_in_read_only_cache_keeps_working(open_pkg, request):
+    folder, pkg, root = open_pkg
+    cache = owned(root / request.node.name, 0o755)
+    want = {"tokens": folder_tokens(folder)}
+    assert as_user(pkg, cache) == want
+    cache.chmod(0o555)
+    before = tree(cache)
+    assert as_user(pkg, cache) == want
+    assert tree(cache) == before
+
+
+def test_read_only_home(open_pkg, request):
+    """The default cache directory under a HOME the user cannot write; the
+    way out the message names (ONNXZIP_CACHE_DIR) then works."""
+    folder, pkg, root = open_pkg
+    home = owned(root / request.node.name, 0o555)
+    default = home / ".cache" / "onnxzip" / "genai"
+    assert as_user(pkg, home=home) == {
+        "error": f"{pkg}: cannot write this package's plain files (genai_config.json, tokenizer files) into the "
+                 f"genai cache directory {default} (Permission denied: {home / '.cache'}): {WAY_OUT}",
+        "PermissionError": True, "onnxzip.Error": True}
+    elsewhere = owned(root / (request.node.name + "-own"), 0o755)
+    assert as_user(pkg, home=home, ONNXZIP_CACHE_DIR=str(elsewhere)) == {"tokens": folder_tokens(folder)}
+    assert len(list((elsewhere / "genai").iterdir())) == 1
+
+
+@needs_root
+@pytest.mark.parametrize("mode", [0o1777, 0o777], ids=["sticky", "shared"])
+def test_entry_of_another_user(open_pkg, request, mode):
+    """A cache directory every user writes (as /tmp: sticky, or not)
+    holding this package's entry written by root (entries are their
+    writer's only: mkdtemp's mode 0700): nobody is told whose it is, and it
+    is left as it is (not taken for a damaged one)."""
+    folder, pkg, root = open_pkg
+    cache = root / request.node.name
+    cache.mkdir()
+    cache.chmod(mode)
+    onnxzip.genai_model(pkg, cache_dir=cache)
+    entry, = cache.iterdir()
+    before = tree(cache)
+    got = as_user(pkg, cache)
+    assert got == {"error": f"{pkg}: the genai cache entry {entry} for this package was written by user root (uid 0), "
+                            f"and this user cannot use or replace it (Permission denied): {WAY_OUT}",
+                   "PermissionError": True, "onnxzip.Error": True}
+    assert tree(cache) == before
+
+
+@needs_root
+def test_cache_dir_of_another_user(open_pkg, request):
+    """root's cache directory of mode 0700: the message says whose it is."""
+    folder, pkg, root = open_pkg
+    cache = root / request.node.name
+    cache.mkdir(mode=0o700)
+    got = as_user(pkg, cache)
+    assert got == {"error": f"{pkg}: cannot write this package's plain files (genai_config.json, tokenizer files) "
+                            f"into the genai cache directory {cache} (Permission denied; it belongs to user root "
+                            f"(uid 0)): {WAY_OUT}", "PermissionError": True, "onnxzip.Error": True}
+
+
+def test_tokenizer_reads_the_entry(tmp_path, onnxzip_cli):
+    """og.Tokenizer(model) reads the tokenizer files from the cache entry
+    when it is made (README: keep the entry while tokenizers are made); a
+    tokenizer made before the entry is deleted keeps working."""
+    folder = make_repos.make("genai", tmp_path / "folder")
+    pkg = tmp_path / "repo.onnxzip"
+    assert cli(onnxzip_cli, "pack", folder, "-o", pkg).returncode == 0
+    cache = tmp_path / "cache"
+    model = onnxzip.genai_model(pkg, cache_dir=cache)
+    made = og.Tokenizer(model)
+    entry, = cache.iterdir()
+    shutil.rmtree(entry)
+    with pytest.raises(RuntimeError, match=f"Cannot find the directory of {entry}"):
+        og.Tokenizer(model)
+    want = og.Tokenizer(og.Model(str(folder)))
+    assert [int(t) for t in made.encode(PROMPTS[0])] == [int(t) for t in want.encode(PROMPTS[0])]
 
 
 @pytest.fixture(scope="module")

@@ -271,6 +271,41 @@ static void check_host_model(const char *pkg)
     free(f.p);
 }
 
+/* onnxzip_listing_models(): the package opened for its members and each
+ * model opened on its own, in member order; any other set of handles is
+ * refused (EINVAL), *text NULL. */
+static void check_listing_models(const char *path)
+{
+    onnxzip_archive *a = NULL, *models[8] = { NULL }, *held = NULL;
+    size_t k = 0;
+    char *text = (char *)"unset";
+    CHECK_RC(onnxzip_open_model(path, ONNXZIP_MODEL_NONE, 0, &a), 0);
+    CHECK_RC(onnxzip_open_model(path, NULL, 0, &held), 0);
+    for (size_t i = 0; a && i < onnxzip_member_count(a) && k < 8; i++)
+        if (onnxzip_member_at(a, i)->kind == ONNXZIP_MEMBER_MODEL)
+            CHECK_RC(onnxzip_open_model(path, onnxzip_member_at(a, i)->path, 0, &models[k++]), 0);
+    CHECK(k >= 2);
+    const onnxzip_archive *const *m = (const onnxzip_archive *const *)models;
+    CHECK_RC(onnxzip_listing_models(a, m, k, 0, &text), 0);
+    CHECK(text && strstr(text, "tensors  tensor_bytes  path\n") && !strstr(text, "\ntensors:"));
+    onnxzip_free(text);
+    CHECK_RC(onnxzip_listing_models(a, m, k, ONNXZIP_LISTING_JSON, &text), 0);
+    CHECK(text && strstr(text, "\"tensors\": ") && strstr(text, "\"tensor_bytes\": "));
+    onnxzip_free(text);
+    text = (char *)"unset";
+    CHECK_RC(onnxzip_listing_models(a, m, k - 1, 0, &text), ONNXZIP_EINVAL); /* one model short */
+    CHECK(text == NULL);
+    const onnxzip_archive *swapped[8] = { models[1], models[0] };
+    for (size_t i = 2; i < k; i++) swapped[i] = models[i];
+    CHECK_RC(onnxzip_listing_models(a, swapped, k, 0, &text), ONNXZIP_EINVAL); /* out of member order */
+    CHECK_RC(onnxzip_listing_models(held, m, k, 0, &text), ONNXZIP_EINVAL);  /* a handle holding a model */
+    CHECK_RC(onnxzip_listing_models(a, NULL, 0, 0, &text), ONNXZIP_EINVAL);
+    CHECK(text == NULL);
+    for (size_t i = 0; i < k; i++) onnxzip_close(&models[i]);
+    onnxzip_close(&held);
+    onnxzip_close(&a);
+}
+
 int main(void)
 {
     char *dir = tu_tmpdir();
@@ -284,6 +319,7 @@ int main(void)
     CHECK_RC(write_package(pkg, vocab), 0);
     check_generation(pkg, 2);
     check_members(pkg);
+    check_listing_models(pkg);
     check_update(pkg, dir);
     check_generation(pkg, 2);
     check_unpack_dir(pkg, dir);

@@ -117,7 +117,12 @@ def main() -> int:
             check("ls URL of a package: exit 0", r.returncode == 0, r.stderr)
             check("ls URL prints what ls of the file prints",
                   r.stdout.replace(url, "X") == local.replace(pkg, "X"), r.stdout[:400])
-            check("ls URL of a package: at most two requests", len(reqs) <= 2, str([q["range"] for q in reqs]))
+            # the members in at most two requests (spec 19.5), then each model opened for its
+            # tensor count and bytes (issue 35, point 8): at most two requests each
+            models = sum(1 for line in local.splitlines() if line.startswith("model "))
+            check(f"ls URL of a package: at most two requests, then two per model ({models})",
+                  models == 3 and len(reqs) <= 2 + 2 * models and all(q["range"] for q in reqs),
+                  str([q["range"] for q in reqs]))
 
             with zipfile.ZipFile(pkg) as z:
                 names = z.namelist()

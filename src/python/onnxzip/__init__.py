@@ -28,7 +28,7 @@ The functions mirror the C library (include/onnxzip/onnxzip.h) and the
 ``onnxzip`` command; failures raise :class:`onnxzip.Error`.
 """
 from . import _native
-from ._archive import Archive, Entry, TensorInfo, open
+from ._archive import Archive, Entry, open
 from ._convert import pack, repack, unpack, update_model, verify
 from ._errors import (DirectoryError, Error, FileSystemError, FormatError, InvalidArgumentError, LimitError,
                       MemberNotFoundError, NameNotFoundError, NetworkError, NetworkTimeoutError, NotDirectoryError,
@@ -37,6 +37,7 @@ from ._genai import genai_model
 from ._model import load, save
 from ._ort import ort_session
 from ._package import Member
+from ._tensor_info import TensorInfo
 from ._remote import RemoteArchive, RemoteStats, fetch, open_url
 
 __version__: str = _native.version()

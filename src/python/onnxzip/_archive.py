@@ -15,6 +15,7 @@ import numpy as np
 from . import _args, _dtypes, _native, _package, _torch, _walk
 from ._errors import Error, make
 from ._package import Member
+from ._tensor_info import TYPED, TensorInfo, tensor_infos
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnx
@@ -24,10 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 Buffer = Union[bytes, bytearray, memoryview, mmap.mmap, "np.ndarray[Any, np.dtype[np.uint8]]"]
 Source = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", Buffer]
 
-_STORAGE = ("entry", "inline", "typed", "file")
-_KIND = (_walk.INITIALIZER, _walk.ATTRIBUTE, _walk.SPARSE_VALUES, _walk.SPARSE_INDICES)
 _LAYOUT = ("archive", "classic", "external")
-_TYPED = _STORAGE.index("typed")
 
 # Opens a model of the same file as a new handle: the package's model of
 # that path, or its default for None (see Archive._open_model).
@@ -35,50 +33,6 @@ Opener = Callable[[Optional[str]], "_native.Handle"]
 
 # onnxzip_open() flags (include/onnxzip/onnxzip.h)
 _OPEN_VERIFY, _OPEN_SEQUENTIAL, _OPEN_WILLNEED, _OPEN_POPULATE, _OPEN_HUGEPAGE = 1, 2, 4, 8, 16
-
-
-@dataclass(frozen=True)
-class TensorInfo:
-    """Where one TensorProto of the model keeps its data, as the C library's
-    ``onnxzip_tensor`` says.
-
-    ``shape`` is the logical shape (the TensorProto's dims), also for packed
-    4-bit and 2-bit types, whose arrays are their raw bytes. ``storage`` is
-    ``"entry"`` (an archive entry), ``"inline"`` (raw_data in the model),
-    ``"typed"`` (float_data, int32_data, ...: no view, read as a copy) or
-    ``"file"`` (a classic external-data file). ``offset`` is the data's byte
-    offset in its file (0 for typed), ``entry`` the entry name or external
-    location (else None), ``alignment`` the largest power of two (<= 65536)
-    dividing the data's address (:meth:`Archive.listing` and ``onnxzip ls``
-    report the file offset's, the same from every source).
-
-    ``key`` is what :attr:`Archive.tensors`, :meth:`Archive.info` and
-    ``onnxzip ls`` name it by: ``name``, or for an unnamed tensor (``name``
-    ``""``, e.g. a Constant's ``value``) its path in the model, such as
-    ``"Constant_3/value"`` (node name, attribute name), ``"node#0/value"``
-    (the first node of its graph has no name) or
-    ``"If_0/then_branch/node#2/value"`` (in a subgraph); the format is
-    ``onnxzip_tensor.key``'s in include/onnxzip/onnxzip.h. Unnamed tensors
-    never share a key (``"~2"``, ``"~3"``, ... are appended when needed).
-    """
-
-    index: int
-    name: str
-    data_type: int
-    shape: Tuple[int, ...]
-    nbytes: int
-    offset: int
-    entry: Optional[str]
-    alignment: int
-    storage: str
-    kind: str
-    graph_depth: int
-    key: str
-
-    @property
-    def dtype_name(self) -> str:
-        """The ONNX name of data_type ("FLOAT", "BFLOAT16", "INT4", ...)."""
-        return _native.dtype_name(self.data_type)
 
 
 @dataclass(frozen=True)
@@ -320,8 +274,7 @@ class Archive:
     @property
     def _infos(self) -> List[TensorInfo]:
         if self._info_list is None:
-            self._info_list = [TensorInfo(i, t[0], t[1], t[2], t[3], t[4], t[5], t[6], _STORAGE[t[7]], _KIND[t[8]],
-                                          t[9], t[10]) for i, t in enumerate(self._raw)]
+            self._info_list = tensor_infos(self._raw)
         return self._info_list
 
     @property
@@ -408,7 +361,7 @@ class Archive:
         else:  # read-only: the Region refuses writable buffers, bytes are immutable
             region = h.region(index)
             array = self._shaped(index, h.read(index) if region is None else region)
-        if raw[7] == _TYPED:
+        if raw[7] == TYPED:
             self._copies[index] = array
         return array
 

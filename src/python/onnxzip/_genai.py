@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 from . import _args
 from ._archive import Archive
 from ._archive import open as _open
-from ._errors import make
+from ._errors import Error, make
 from ._ort import _FOLDER_KEY, _view_and_folder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -131,11 +131,16 @@ def _digest(files: Dict[str, bytes]) -> str:
 
 def _complete(entry: str, files: Dict[str, bytes]) -> bool:
     """Whether the cache entry holds every file at its size (an entry is
-    only ever renamed into place complete; this catches one damaged since)."""
-    try:
-        return all(os.path.getsize(os.path.join(entry, *p.split("/"))) == len(b) for p, b in files.items())
-    except OSError:
-        return False
+    only ever renamed into place complete; this catches one damaged since).
+    False when it is missing or a file is; OSError when it cannot be read
+    (another user's entry is not damaged: it is not this user's to replace)."""
+    for path, data in files.items():
+        try:
+            if os.path.getsize(os.path.join(entry, *path.split("/"))) != len(data):
+                return False
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+    return True
 
 
 def _fill(directory: str, files: Dict[str, bytes]) -> None:
@@ -146,17 +151,16 @@ def _fill(directory: str, files: Dict[str, bytes]) -> None:
             f.write(data)
 
 
-def _cache_entry(root: str, files: Dict[str, bytes]) -> str:
-    """The directory of ``root`` holding ``files`` (path -> bytes), named
-    by their digest: reused when it is there and complete, else written
-    into a temporary directory renamed into place, so that a process never
-    sees a partial entry and two processes writing the same entry both
+def _cache_entry(entry: str, files: Dict[str, bytes]) -> str:
+    """The directory ``entry`` (named by the digest of ``files``: path ->
+    bytes) holding ``files``: reused when it is there and complete, else
+    written into a temporary directory renamed into place, so that a process
+    never sees a partial entry and two processes writing the same entry both
     succeed (the second rename fails; its copy is removed, the first's is
-    used: they are the same bytes)."""
-    entry = os.path.join(root, _digest(files))
+    used: they are the same bytes). OSError when the cache cannot be used."""
     if _complete(entry, files):
         return entry
-    os.makedirs(root, exist_ok=True)
+    root = os.path.dirname(entry)
     if os.path.lexists(entry):  # damaged: moved aside (atomically), then removed
         trash = tempfile.mkdtemp(prefix=".trash-", dir=root)
         try:
@@ -175,6 +179,46 @@ def _cache_entry(root: str, files: Dict[str, bytes]) -> str:
     finally:
         shutil.rmtree(temp, ignore_errors=True)
     return entry
+
+
+def _owner(path: str) -> Optional[str]:
+    """"user NAME (uid N)" when ``path`` exists and another user owns it;
+    None when it is this user's, absent or cannot be looked at."""
+    try:
+        uid = os.lstat(path).st_uid
+    except OSError:
+        return None
+    if not hasattr(os, "getuid") or uid == os.getuid():  # Windows: no uids
+        return None
+    try:
+        import pwd
+        return f"user {pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _cache_error(e: OSError, root: str, entry: Optional[str], shown: str) -> Error:
+    """What the OSError ``e`` of the cache directory ``root`` (or of its
+    ``entry`` for this package) means for the user: what cannot be written
+    or read, whose it is, and the way out. The class is the errno's
+    (PermissionError for EACCES and EPERM; another user's entry in the way
+    is EACCES)."""
+    reason = e.strerror or str(e)
+    way_out = ("pass genai_model() a cache_dir= that this user can write, or set ONNXZIP_CACHE_DIR (the cache "
+               "is then $ONNXZIP_CACHE_DIR/genai)")
+    owner = _owner(entry) if entry is not None else None
+    if entry is not None and owner is not None:
+        code = errno.EACCES if e.errno in (errno.EEXIST, errno.ENOTEMPTY) else e.errno or errno.EACCES
+        return make("EIO", f"{shown}: the genai cache entry {entry} for this package was written by {owner}, and "
+                    f"this user cannot use or replace it ({reason}): {way_out}", sys_errno=code, path=entry)
+    where = "" if e.filename is None else os.fsdecode(e.filename)
+    inside = where == root or where.startswith(root.rstrip(os.sep) + os.sep)
+    at = "" if not where or inside else f": {where}"
+    others = _owner(root)
+    whose = f"; it belongs to {others}" if others else ""
+    return make("EIO", f"{shown}: cannot write this package's plain files (genai_config.json, tokenizer files) "
+                f"into the genai cache directory {root} ({reason}{at}{whose}): {way_out}", sys_errno=e.errno or 0,
+                path=root)
 
 
 def _plain_files(archive: Archive, prefix: str) -> Dict[str, bytes]:
@@ -250,9 +294,11 @@ def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: 
     whole then renamed into place: later calls reuse it without writing;
     processes calling at once all succeed. ``cache_dir`` defaults to
     :func:`onnxzip._genai.default_cache_dir` (``~/.cache/onnxzip/genai`` on
-    Linux, or $XDG_CACHE_HOME/onnxzip/genai, or $ONNXZIP_CACHE_DIR/genai); any
-    of it may be deleted while no genai_model() call or og.Tokenizer()
-    creation is running. The genai_config.json written there differs from
+    Linux, or $XDG_CACHE_HOME/onnxzip/genai, or $ONNXZIP_CACHE_DIR/genai). The
+    entry is read by genai_model() and by each ``og.Tokenizer(model)`` when it
+    is made (the tokenizer files): delete it only when no Model from it will
+    make another Tokenizer (genai then raises RuntimeError "Cannot find the
+    directory of ..."); a Tokenizer already made keeps working. The genai_config.json written there differs from
     the packed one in the session option
     ``session.model_external_initializers_file_folder_path`` of each model
     (the archive's directory, relative to the cache entry), and in
@@ -277,7 +323,13 @@ def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: 
     ``model``); onnxzip.FormatError (a ValueError) when genai_config.json
     names a model the package lacks; onnxzip.InvalidArgumentError (a
     ValueError) for a genai_config.json that is not JSON, several of them
-    and no ``model``; what onnxzip.open() raises for the archive;
+    and no ``model``; onnxzip.PermissionDeniedError (a PermissionError), or
+    onnxzip.FileSystemError (an OSError: a read-only file system, a full
+    disk), when the cache cannot be used (a read-only cache directory or
+    HOME, another user's directory or entry), naming the package, the
+    directory or entry (and whose it is) and the way out (``cache_dir=``,
+    ``ONNXZIP_CACHE_DIR``); a complete entry in a read-only cache is used;
+    what onnxzip.open() raises for the archive;
     onnxruntime_genai's errors (RuntimeError) for what genai refuses."""
     og = _import_genai()
     path = _args.path(path, "path")
@@ -310,11 +362,19 @@ def _entry_for(root: str, files: Dict[str, bytes], config: Dict[str, Any], folde
     rewritten. Its external data folder is relative to the entry, whose
     name is the digest of the files: the digest is taken with the folder
     relative to ``root``'s entries (all at the same depth), so it is known
-    before the entry's name."""
-    os.makedirs(root, exist_ok=True)
+    before the entry's name. onnxzip.Error (a PermissionError, ...) saying
+    what is wrong when the cache cannot be used."""
+    try:
+        os.makedirs(root, exist_ok=True)
+    except OSError as e:
+        raise _cache_error(e, root, None, shown) from None
     real = os.path.realpath(root)  # genai may normalize ".." lexically: no links above the entry
     files[CONFIG] = _rewrite(config, _relative(folder, os.path.join(real, "x"), shown), prepack)
-    return _cache_entry(real, files)
+    entry = os.path.join(real, _digest(files))
+    try:
+        return _cache_entry(entry, files)
+    except OSError as e:
+        raise _cache_error(e, real, entry, shown) from None
 
 
 __all__: List[str] = ["genai_model", "default_cache_dir"]

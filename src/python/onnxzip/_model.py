@@ -10,10 +10,11 @@ import numpy as np
 
 from . import _args, _native, _walk
 from ._args import IntArg, PathArg
-from ._archive import Archive, TensorInfo, _import_onnx, model_source, set_loaded_location
+from ._archive import Archive, _import_onnx, model_source, set_loaded_location
 from ._archive import open as _open
 from ._errors import Error
 from ._errors import open_file as _open_file
+from ._tensor_info import TensorInfo
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnx

@@ -15,12 +15,9 @@ them (``onnxzip_member_count`` is 0): nothing in them has a path.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, List, Mapping, Tuple
+from typing import Generic, Iterator, List, Mapping, Optional, Protocol, Tuple, TypeVar
 
 from ._errors import MemberNotFoundError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._archive import Archive
 
 _KINDS = ("model", "file")  # onnxzip_member_kind
 _NAMED_IN_MESSAGES = 8  # a missing path's message lists at most this many
@@ -40,12 +37,37 @@ class Member:
     is_default: bool
 
 
+# The type of the Archives a package's models open as (Archive, RemoteArchive).
+A = TypeVar("A", covariant=True)
+
+
+class Owner(Protocol[A]):
+    """What this module uses of the package's Archive (which has it all):
+    written here so that this module needs nothing of _archive, which uses
+    it."""
+
+    @property
+    def path(self) -> Optional[str]: ...
+
+    @property
+    def layout(self) -> str: ...
+
+    @property
+    def members(self) -> List[Member]: ...
+
+    def _member_index(self, path: str, kind: str) -> Optional[int]: ...
+
+    def _open_model(self, path: str) -> A: ...
+
+    def _file_bytes(self, index: int) -> memoryview: ...
+
+
 def members(raw: List[Tuple[str, int, bool, int]]) -> List[Member]:
     """Member objects of the native handle's members() tuples."""
     return [Member(path, _KINDS[kind], size, is_default) for path, kind, is_default, size in raw]
 
 
-def missing(archive: "Archive", path: str, kind: str) -> MemberNotFoundError:
+def missing(archive: Owner[object], path: str, kind: str) -> MemberNotFoundError:
     """The KeyError for a ``kind`` ("model" or "file") the archive does not
     have at ``path``, naming the package and what it has instead."""
     shown = archive.path or "(buffer)"
@@ -62,12 +84,12 @@ def missing(archive: "Archive", path: str, kind: str) -> MemberNotFoundError:
                                status="ENOTFOUND", code=-27)
 
 
-class _Members:
+class _Members(Generic[A]):
     """What Models and Files share: the paths of one kind, in manifest order."""
 
     _kind = ""
 
-    def __init__(self, archive: "Archive") -> None:
+    def __init__(self, archive: Owner[A]) -> None:
         self._archive = archive
 
     def _index(self, path: object) -> int:
@@ -95,7 +117,7 @@ class _Members:
         return f"<onnxzip {self._kind}s: {self._paths()}>"
 
 
-class Models(_Members, Mapping[str, "Archive"]):
+class Models(_Members[A], Mapping[str, A]):
     """Archive.models: model path -> an :class:`Archive` holding that model,
     opened when first asked for (``onnxzip_open_model``), then kept (opened
     again if closed) until the package's Archive is closed, which closes it.
@@ -103,12 +125,12 @@ class Models(_Members, Mapping[str, "Archive"]):
 
     _kind = "model"
 
-    def __getitem__(self, path: str) -> "Archive":
+    def __getitem__(self, path: str) -> A:
         self._index(path)  # KeyError, TypeError
         return self._archive._open_model(path)
 
 
-class Files(_Members, Mapping[str, memoryview]):
+class Files(_Members[object], Mapping[str, memoryview]):
     """Archive.files: file path -> its bytes as a read-only memoryview: over
     the mapping, not copied, for a local file or a buffer
     (``onnxzip_member_bytes``; it keeps the mapping alive as arrays do); a

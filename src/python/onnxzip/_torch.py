@@ -27,15 +27,13 @@ import mmap
 import os
 import sys
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List
+from typing import Any, Dict, Iterable, List, Optional, Protocol
 
 import numpy as np
 
 from . import _dtypes
 from ._errors import Error
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._archive import Archive, TensorInfo
+from ._tensor_info import TensorInfo
 
 # ONNX data types torch holds under another numpy dtype: reached through a
 # signed integer view of the same width, then Tensor.view(torch dtype).
@@ -48,6 +46,26 @@ _DIRECT = frozenset((1, 2, 3, 5, 6, 7, 9, 10, 11, 14, 15))  # torch.from_numpy t
 _READONLY_WARNING = r"The given (NumPy array|buffer) is not writable"
 
 
+class Mapped(Protocol):
+    """What this module uses of an Archive (which has it all): written here
+    so that this module needs nothing of _archive, which uses it."""
+
+    @property
+    def path(self) -> Optional[str]: ...
+
+    @property
+    def _file(self) -> Optional[str]: ...
+
+    @property
+    def _infos(self) -> List[TensorInfo]: ...
+
+    def check(self) -> None: ...
+
+    def array(self, tensor: TensorInfo) -> np.ndarray: ...
+
+    def _shaped(self, index: int, data: Any) -> np.ndarray: ...
+
+
 def _import_torch() -> Any:
     try:
         import torch
@@ -56,11 +74,11 @@ def _import_torch() -> Any:
     return torch
 
 
-def _where(archive: "Archive", info: "TensorInfo") -> str:
+def _where(archive: Mapped, info: TensorInfo) -> str:
     return f"{archive.path or '(buffer)'}: tensor '{info.key}'"
 
 
-def _private_region(archive: "Archive", info: "TensorInfo") -> np.ndarray:
+def _private_region(archive: Mapped, info: TensorInfo) -> np.ndarray:
     """The bytes of entry tensor ``info`` as a writable uint8 array over a
     private (copy-on-write) mapping of the archive file."""
     path = archive._file
@@ -89,7 +107,7 @@ def _private_region(archive: "Archive", info: "TensorInfo") -> np.ndarray:
     return np.frombuffer(mapping, dtype=np.uint8, count=info.nbytes, offset=info.offset - start)
 
 
-def writable_arrays(archive: "Archive", infos: Iterable["TensorInfo"]) -> List[np.ndarray]:
+def writable_arrays(archive: Mapped, infos: Iterable[TensorInfo]) -> List[np.ndarray]:
     """A writable numpy array for each tensor, as Archive.array() shapes
     it: archive entries over copy-on-write pages of the file, the others
     (inline, typed fields, side files of a classic model, archives opened
@@ -103,7 +121,7 @@ def writable_arrays(archive: "Archive", infos: Iterable["TensorInfo"]) -> List[n
     return out
 
 
-def _torch_dtype(torch: Any, archive: "Archive", info: "TensorInfo") -> Any:
+def _torch_dtype(torch: Any, archive: Mapped, info: TensorInfo) -> Any:
     if info.data_type in _dtypes.PACKED_BITS:
         return torch.uint8  # packed 4-bit/2-bit/6-bit: the raw bytes, as Archive.array gives them
     name = _TORCH.get(info.data_type)
@@ -115,7 +133,7 @@ def _torch_dtype(torch: Any, archive: "Archive", info: "TensorInfo") -> Any:
     return dtype
 
 
-def to_torch(archive: "Archive", info: "TensorInfo", array: np.ndarray) -> Any:  # torch.Tensor
+def to_torch(archive: Mapped, info: TensorInfo, array: np.ndarray) -> Any:  # torch.Tensor
     """``array`` (Archive.array's or writable_arrays' for ``info``) as a
     torch tensor of ``info``'s torch dtype over the same memory."""
     torch = _import_torch()
@@ -132,10 +150,10 @@ def to_torch(archive: "Archive", info: "TensorInfo", array: np.ndarray) -> Any: 
     return tensor if tensor.dtype == dtype else tensor.view(dtype)
 
 
-def state_dict(archive: "Archive", writable: bool) -> Dict[str, Any]:  # torch.Tensor values
+def state_dict(archive: Mapped, writable: bool) -> Dict[str, Any]:  # torch.Tensor values
     """name -> torch tensor of every dense initializer outside subgraphs,
     the first of each name."""
-    first: Dict[str, "TensorInfo"] = {}
+    first: Dict[str, TensorInfo] = {}
     for info in archive._infos:
         if info.kind == "initializer" and info.graph_depth == 0:
             first.setdefault(info.key, info)  # the name; a key for an unnamed one
