@@ -68,7 +68,8 @@ static int check_local_bytes(ctx *c, oz_zentry *ze, const uint8_t *h, uint64_t h
     extras x;
     int ex = oz_zip_extras(h + ZIP_LOCAL_SIZE + nlen, elen, ze->pub.name, nlen, &x);
     if (ex)
-        return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ELOCAL, (int64_t)lho, "%s: entry '%s': %s in the local "
+        return oz_err(ex == -2 ? ONNXZIP_EZIP64 : x.fault ? ONNXZIP_ENAME : ONNXZIP_ELOCAL,
+                      (int64_t)lho, "%s: entry '%s': %s in the local "
                       "header", c->path, SHOWN, ex == -2 ? "two zip64 extra fields" : x.fault ? x.fault : "malformed "
                       "or duplicated extra field");
     /* A local zip64 field holds both sizes (APPNOTE 4.5.3); when present it

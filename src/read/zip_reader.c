@@ -200,7 +200,8 @@ static int parse_central(ctx *c, uint64_t *pos, oz_zentry *ze, char *name_out)
     extras x;
     int ex = oz_zip_extras(h + ZIP_CENTRAL_SIZE + nlen, elen, name_out, nlen, &x);
     if (ex)
-        return oz_err(ex == -2 ? ONNXZIP_EZIP64 : ONNXZIP_ECDIR, (int64_t)at, "%s: entry '%s': %s in the central "
+        return oz_err(ex == -2 ? ONNXZIP_EZIP64 : x.fault ? ONNXZIP_ENAME : ONNXZIP_ECDIR,
+                      (int64_t)at, "%s: entry '%s': %s in the central "
                       "directory", c->path, show(c, name_out, nlen), ex == -2 ? "two zip64 extra fields"
                       : x.fault ? x.fault : "malformed or duplicated extra field");
     uint64_t usize = oz_rd32(h + CH_USIZE), csize = oz_rd32(h + CH_CSIZE), lho = oz_rd32(h + CH_LHO);

@@ -21,8 +21,8 @@ Repack and set-model rewrite the package with the same flags.
 Our reader (spec 7.3): the Info-ZIP Unicode Path field (0x7075) repeating a
 name, with bit 11 clear, is accepted (central and local, the local one
 carved from the alignment padding so the data offset stays); one whose CRC
-is not the name's, or naming the entry otherwise, is refused (ECDIR
-central, ELOCAL local), as is one of another version.
+is not the name's, or naming the entry otherwise, is refused (ENAME,
+central or local: a rule of names, spec 7.3), as is one of another version.
 
 Fillers (spec 4.3): a package packed at --align 65536 that needs a filler
 passes `zipalign -c 65536` (every stored entry, fillers too) and `onnxzip
@@ -218,13 +218,13 @@ def check_upath(t, exe, work, arc):
         ("0x7075 repeating the name, bit 11 clear", upath_field(name), upath_field(name), None),
         ("0x7075 in the central record only", None, upath_field(name), None),
         ("central 0x7075 with another name's CRC", None, upath_field(name, crc=zlib.crc32(b"cafe.txt")),
-         "ONNXZIP_ECDIR"),
+         "ONNXZIP_ENAME"),
         ("central 0x7075 naming another file", None, upath_field("cafè.txt".encode(), crc=zlib.crc32(name)),
-         "ONNXZIP_ECDIR"),
-        ("central 0x7075 of version 2", None, upath_field(name, version=2), "ONNXZIP_ECDIR"),
-        ("local 0x7075 with another name's CRC", upath_field(name, crc=1), upath_field(name), "ONNXZIP_ELOCAL"),
+         "ONNXZIP_ENAME"),
+        ("central 0x7075 of version 2", None, upath_field(name, version=2), "ONNXZIP_ENAME"),
+        ("local 0x7075 with another name's CRC", upath_field(name, crc=1), upath_field(name), "ONNXZIP_ENAME"),
         ("local 0x7075 naming another file", upath_field("cafè.txt".encode(), crc=zlib.crc32(name)),
-         upath_field(name), "ONNXZIP_ELOCAL"),
+         upath_field(name), "ONNXZIP_ENAME"),
     ]
     for i, (what, local, central, status) in enumerate(cases):
         dst = os.path.join(work, f"upath{i}.onnxzip")
