@@ -20,6 +20,6 @@ export function ortSummary(message, stage, guessed) {
     return `could not create the session: ${first.length > 200 ? `${first.slice(0, 200)} …` : first}`;
   }
   const node = /running (\w+) node\. Name:'([^']*)'/.exec(details);
-  const what = node ? `ONNX Runtime's ${node[1]} node "${node[2]}" failed on these inputs` : 'ONNX Runtime refused these inputs';
+  const what = node ? `ONNX Runtime's ${node[1]} node${node[2] ? ` "${node[2]}"` : ''} failed on these inputs` : 'ONNX Runtime refused these inputs';
   return `${what}: ${guessed ? `set the dimensions the model leaves open (${guessed}: a guessed 1)` : 'check the shapes above'}`;
 }
