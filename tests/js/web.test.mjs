@@ -396,14 +396,17 @@ describe('tools/web', { skip: skip ?? false }, () => {
     assert.equal(await page.$eval('#run-progress', (b) => b.checkVisibility()), false);
   });
 
-  test('?pkg= refused or missing: the status says the true cause, and a file chosen then is refused saying so', async () => {
+  test('?pkg= or ?ort= refused or missing: the status says the true cause, and a file chosen then is refused saying so', async () => {
     const other = await browser.newPage({ viewport: { width: WIDTH, height: 900 } });
     try {
-      const foreign = new URL('/pkg/index.js', pageUrl());
-      foreign.hostname = 'localhost';
-      for (const [pkg, cause, not] of [[foreign.href, /\?pkg= must be on this page's origin .*: the page imports no script from another site$/, /build first/],
-        ['/pkg/missing.js', /^could not load the onnxzip package http:\/\/[^ ]*\/pkg\/missing\.js: .*\(build first: /, /origin/]]) {
-        await other.goto(pageUrl({ pkg }).href);
+      const foreign = (p) => { const u = new URL(p, pageUrl()); u.hostname = 'localhost'; return u.href; };
+      const origin = (param) => new RegExp(`^\\?${param}= must be on this page's origin .*: the page imports no script from another site$`);
+      for (const [param, value, cause, not] of [
+        ['pkg', foreign('/pkg/index.js'), origin('pkg'), /build first|install-deps/],
+        ['ort', foreign('/ort/'), origin('ort'), /build first|install-deps/],
+        ['pkg', '/pkg/missing.js', /^could not load the onnxzip package http:\/\/[^ ]*\/pkg\/missing\.js: .*\(build first: /, /origin|install-deps/],
+        ['ort', '/ort/missing/', /^could not load onnxruntime-web http:\/\/[^ ]*\/ort\/missing\/ort\.\w+\.min\.mjs: .*\(its npm package: \.ci\/install-deps/, /origin|build first/]]) {
+        await other.goto(pageUrl({ [param]: value }).href);
         await other.waitForFunction(() => document.getElementById('status').className === 'error', null, { timeout: 30000 });
         const status = await other.$eval('#status', (e) => e.textContent);
         // a file chosen now: refused at once, saying why (it hung on "opening …")
@@ -413,8 +416,8 @@ describe('tools/web', { skip: skip ?? false }, () => {
         assert.equal(refused.cls, 'error');
         assert.equal(refused.text, `cannot open shapes.onnxzip: ${status}`);
         assert.equal(await other.$eval('#busy', (b) => b.checkVisibility()), false);
-        assert.match(status, cause);
-        assert.doesNotMatch(status, not);
+        assert.match(status, cause, `?${param}=${value}`);
+        assert.doesNotMatch(status, not, `?${param}=${value}`);
       }
     } finally {
       await other.close();
