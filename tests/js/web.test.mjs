@@ -222,7 +222,8 @@ describe('tools/web', { skip: skip ?? false }, () => {
     assert.match(await runPage(), /^session /);
     assert.equal(await page.$eval(field('input_ids', 1), (f) => f.classList.contains('invalid')), false);
     // fixed 1 in the model: shown, not editable (a disabled field), its title says why
-    const fixed = await page.$eval(field('input_ids', 0), (f) => ({ disabled: f.disabled, title: f.title, value: f.value, editable: f.matches(':read-write') }));
+    const fixed = await page.$eval(field('input_ids', 0),
+      (f) => ({ disabled: f.disabled, title: f.title, value: f.value, editable: f.matches(':read-write') }));
     assert.deepEqual(fixed, { disabled: true, title: 'fixed in the model: 1', value: '1', editable: false });
     const symbolic = await page.$eval(field('input_ids', 1), (f) => ({ disabled: f.disabled, editable: f.matches(':read-write') }));
     assert.deepEqual(symbolic, { disabled: false, editable: true });
@@ -299,9 +300,12 @@ describe('tools/web', { skip: skip ?? false }, () => {
   test('a run ORT refuses: one short line naming the node and the dimensions to set, ORT\'s message behind a toggle without build paths', async () => {
     await choose(path.join(dir, 'data', 'shapes.onnxzip'));
     const result = await runPage();
-    assert.match(result, /^run failed: ONNX Runtime's Reshape node( "[^"]+")? failed on these inputs: set the dimensions the model leaves open \(input X: dimension 2 \(height\), dimension 3 \(width\); input bias: its shape: a guessed 1\)$/, result);
+    assert.match(result, new RegExp('^run failed: ONNX Runtime\'s Reshape node( "[^"]+")? failed on these inputs: ' +
+      'set the dimensions the model leaves open \\(input X: dimension 2 \\(height\\), dimension 3 \\(width\\); input bias: its shape: a guessed 1\\)$'), result);
     assert.ok(!result.includes('\n') && result.length < 300, result);
-    const details = await page.$eval('#run-details', (d) => ({ hidden: d.hidden, open: d.open, summary: d.querySelector('summary').textContent, text: d.querySelector('pre').textContent }));
+    const details = await page.$eval('#run-details', (d) => ({
+      hidden: d.hidden, open: d.open, summary: d.querySelector('summary').textContent, text: d.querySelector('pre').textContent,
+    }));
     assert.deepEqual([details.hidden, details.open, details.summary], [false, false, "ONNX Runtime's message"]);
     assert.match(details.text, /Reshape/);
     assert.match(details.text, /requested shape/i);
@@ -404,8 +408,11 @@ describe('tools/web', { skip: skip ?? false }, () => {
       for (const [param, value, cause, not] of [
         ['pkg', foreign('/pkg/index.js'), origin('pkg'), /build first|install-deps/],
         ['ort', foreign('/ort/'), origin('ort'), /build first|install-deps/],
-        ['pkg', '/pkg/missing.js', /^could not load the onnxzip package http:\/\/[^ ]*\/pkg\/missing\.js: .*\(build first: /, /origin|install-deps/],
-        ['ort', '/ort/missing/', /^could not load onnxruntime-web http:\/\/[^ ]*\/ort\/missing\/ort\.\w+\.min\.mjs: .*\(its npm package: \.ci\/install-deps/, /origin|build first/]]) {
+        ['pkg', '/pkg/missing.js', /^could not load the onnxzip package http:\/\/[^ ]*\/pkg\/missing\.js: .*\(build first: /,
+          /origin|install-deps/],
+        ['ort', '/ort/missing/',
+          /^could not load onnxruntime-web http:\/\/[^ ]*\/ort\/missing\/ort\.\w+\.min\.mjs: .*\(its npm package: \.ci\/install-deps/,
+          /origin|build first/]]) {
         await other.goto(pageUrl({ [param]: value }).href);
         await other.waitForFunction(() => document.getElementById('status').className === 'error', null, { timeout: 30000 });
         const status = await other.$eval('#status', (e) => e.textContent);

@@ -312,7 +312,8 @@ async function run() {
   let stage = 'session';
   // what is going on, with the seconds so far (a large model's session takes a while)
   const tell = () => {
-    const what = stage === 'session' ? `creating the session${shown.archive ? ` (reading ${fmtBytes(weightBytes(shown.archive))} of weights)` : ''}` : 'running';
+    const reading = shown.archive ? ` (reading ${fmtBytes(weightBytes(shown.archive))} of weights)` : '';
+    const what = stage === 'session' ? `creating the session${reading}` : 'running';
     $('run-result').textContent = `${what} … ${((performance.now() - t0) / 1000).toFixed(1)} s`;
   };
   tell();

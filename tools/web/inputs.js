@@ -53,7 +53,9 @@ function dimField(input, i, dim, image, saved) {
 
 // an input of unknown rank: the whole shape in one field, "1, 3, 224, 224"
 function shapeField(input, saved) {
-  const field = el('input', { type: 'text', size: 16, value: saved ?? '1', title: 'the model gives no shape: dimensions, comma-separated (empty: a scalar)' });
+  const field = el('input', {
+    type: 'text', size: 16, value: saved ?? '1', title: 'the model gives no shape: dimensions, comma-separated (empty: a scalar)',
+  });
   field.dataset.input = input.name;
   field.dataset.dim = 'all';
   if (saved === undefined) field.dataset.guess = '1';
