@@ -19,6 +19,7 @@ import { launch, unavailable } from './browser/chromium.mjs';
 import { difference, run } from './browser/fixtures.mjs';
 import { NGINX, startNginx } from './browser/nginx.mjs';
 import { CLI, PACKAGE_DIR, REPO, scratch, walk } from './helpers.mjs';
+import { fmtBytes } from '../../tools/web/file_view.js';
 
 const require = createRequire(import.meta.url);
 const ORT_WEB_DIST = path.dirname(require.resolve('onnxruntime-web'));
@@ -34,13 +35,18 @@ if (skip && process.env.ONNXZIP_JS_REQUIRED === '1') throw new Error(`web test r
 
 let dir, repo, srv, browser, page;
 
-async function openPage() {
-  page = await browser.newPage({ viewport: { width: WIDTH, height: 900 } });
-  page.on('pageerror', (e) => console.error(`page error: ${e}`));
+function pageUrl(params = {}) {
   const url = new URL(srv.url('web', 'index.html'));
   url.searchParams.set('pkg', '/pkg/index.js');
   url.searchParams.set('ort', '/ort/');
-  await page.goto(url.href);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return url;
+}
+
+async function openPage() {
+  page = await browser.newPage({ viewport: { width: WIDTH, height: 900 } });
+  page.on('pageerror', (e) => console.error(`page error: ${e}`));
+  await page.goto(pageUrl().href);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
 }
 
@@ -110,7 +116,8 @@ describe('tools/web', { skip: skip ?? false }, () => {
     fs.writeFileSync(path.join(repo, 'large.txt'), 'a line of text, repeated to 300 KiB\n'.repeat(8534));
     run(CLI, ['pack', repo, '-o', path.join(dir, 'data', 'repo.onnxzip'), '-q']);
     run(PYTHON, [path.join(REPO, 'tests/js/web_models.py'), dir]);
-    for (const m of ['long_names', 'shapes']) run(CLI, ['pack', path.join(dir, `${m}.onnx`), '-o', path.join(dir, 'data', `${m}.onnxzip`), '-q']);
+    for (const m of ['long_names', 'shapes', 'image']) run(CLI, ['pack', path.join(dir, `${m}.onnx`), '-o', path.join(dir, 'data', `${m}.onnxzip`), '-q']);
+    run(CLI, ['pack', path.join(dir, 'image_repo'), '-o', path.join(dir, 'data', 'image_repo.onnxzip'), '-q']);
     srv = await startNginx({ web: path.join(REPO, 'tools/web'), pkg: PACKAGE_DIR, ort: ORT_WEB_DIST, data: path.join(dir, 'data') });
     browser = await launch();
     await openPage();
@@ -201,7 +208,7 @@ describe('tools/web', { skip: skip ?? false }, () => {
     assert.ok(d === null || (d.maxAbs !== undefined && d.maxAbs < 1e-5), d?.detail);
   });
 
-  test('bad shapes: refused before Run with the field named; a fixed dimension changed fails in ORT, said so', async () => {
+  test('bad shapes: refused before Run with the field named; a fixed dimension is not editable, its title says so', async () => {
     await choose(path.join(dir, 'data', 'repo.onnxzip'));
     await chooseModel(ENCODER);
     for (const bad of ['0', '-3', '2.5', 'abc', '']) {
@@ -212,12 +219,14 @@ describe('tools/web', { skip: skip ?? false }, () => {
       assert.equal(await lastRun(), null);
     }
     await page.fill(field('input_ids', 1), '3');
-    await page.fill(field('input_ids', 0), '2'); // fixed 1 in the model
-    const result = await runPage();
-    assert.match(result, /^run failed: .*input_ids.*/, result);
-    assert.equal(await page.$eval(field('input_ids', 1), (f) => f.classList.contains('invalid')), false);
-    await page.fill(field('input_ids', 0), '1');
     assert.match(await runPage(), /^session /);
+    assert.equal(await page.$eval(field('input_ids', 1), (f) => f.classList.contains('invalid')), false);
+    // fixed 1 in the model: shown, not editable (a disabled field), its title says why
+    const fixed = await page.$eval(field('input_ids', 0),
+      (f) => ({ disabled: f.disabled, title: f.title, value: f.value, editable: f.matches(':read-write') }));
+    assert.deepEqual(fixed, { disabled: true, title: 'fixed in the model: 1', value: '1', editable: false });
+    const symbolic = await page.$eval(field('input_ids', 1), (f) => ({ disabled: f.disabled, editable: f.matches(':read-write') }));
+    assert.deepEqual(symbolic, { disabled: false, editable: true });
   });
 
   test('every kind of input shape: symbolic, scalar, unknown rank; a run that needs edited shapes = onnxruntime-node', async () => {
@@ -232,6 +241,7 @@ describe('tools/web', { skip: skip ?? false }, () => {
     ]);
     // as filled: X [1, 3, 1, 1] cannot be reshaped to [1, 3, 4, 8]: ORT's error, shown
     assert.match(await runPage(), /^run failed: .*Reshape/i);
+    for (const d of [0, 1]) assert.equal(await page.$eval(field('X', d), (f) => f.disabled), true, `X dimension ${d} is fixed`);
     await page.fill(field('X', 2), '4');
     await page.fill(field('X', 3), '8');
     await page.fill(field('bias', 'all'), '1, 8');
@@ -272,6 +282,155 @@ describe('tools/web', { skip: skip ?? false }, () => {
     }
     assert.deepEqual(layout.shapeLines, [1, 1, 1, 1]);
   });
+  test('symbolic dimensions start at what the model says: its metadata (imgsz), its package\'s preprocessor_config.json; batch 1', async () => {
+    for (const [file, source] of [['image.onnxzip', /the image (height|width) from the model's metadata \(imgsz\)/],
+      ['image_repo.onnxzip', /the image (height|width) from preprocessor_config.json \(crop_size\)/]]) {
+      await choose(path.join(dir, 'data', file));
+      const fields = await page.$$eval('#inputs input', (fs) => fs.map((f) => [f.dataset.dim, f.dataset.symbol ?? null, f.value, f.title]));
+      assert.deepEqual(fields.map((f) => f.slice(0, 3)), [['0', 'batch', '1'], ['1', null, '3'], ['2', 'height', '4'], ['3', 'width', '8']], file);
+      assert.match(fields[0][3], /a batch of one/);
+      assert.match(fields[2][3], source);
+      assert.match(fields[3][3], source);
+      const result = await runPage(); // no field touched: runs as the model needs
+      assert.match(result, /^session /, `${file}: ${result}`);
+      assert.deepEqual((await lastRun()).inputs.X.dims, [1, 3, 4, 8]);
+    }
+  });
+
+  test('a run ORT refuses: one short line naming the node and the dimensions to set, ORT\'s message behind a toggle without build paths', async () => {
+    await choose(path.join(dir, 'data', 'shapes.onnxzip'));
+    const result = await runPage();
+    assert.match(result, new RegExp('^run failed: ONNX Runtime\'s Reshape node( "[^"]+")? failed on these inputs: ' +
+      'set the dimensions the model leaves open \\(input X: dimension 2 \\(height\\), dimension 3 \\(width\\); input bias: its shape: a guessed 1\\)$'), result);
+    assert.ok(!result.includes('\n') && result.length < 300, result);
+    const details = await page.$eval('#run-details', (d) => ({
+      hidden: d.hidden, open: d.open, summary: d.querySelector('summary').textContent, text: d.querySelector('pre').textContent,
+    }));
+    assert.deepEqual([details.hidden, details.open, details.summary], [false, false, "ONNX Runtime's message"]);
+    assert.match(details.text, /Reshape/);
+    assert.match(details.text, /requested shape/i);
+    assert.doesNotMatch(details.text, /\.(cc|h|cpp):\d+|onnxruntime_src|onnxruntime::/, details.text);
+    const marked = await page.$$eval('#inputs input.guessed', (fs) => fs.map((f) => `${f.dataset.input}/${f.dataset.dim}`));
+    assert.deepEqual(marked, ['X/2', 'X/3', 'bias/all']);
+    await page.fill(field('X', 2), '4');
+    await page.fill(field('X', 3), '8');
+    assert.match(await runPage(), /^session /);
+    assert.equal(await page.$eval('#run-details', (d) => d.hidden), true);
+  });
+
+  test('shapes typed in are kept per model: switching models and back keeps them', async () => {
+    await choose(path.join(dir, 'data', 'repo.onnxzip'));
+    const ls = JSON.parse(run(CLI, ['ls', '--json', path.join(dir, 'data', 'repo.onnxzip')]).toString());
+    await chooseModel(ENCODER);
+    await page.fill(field('input_ids', 1), '7');
+    await chooseModel(ls.default_model);
+    await chooseModel(ENCODER);
+    assert.equal(await page.$eval(field('input_ids', 1), (f) => f.value), '7');
+    assert.match(await runPage(), /^session /);
+    assert.deepEqual((await lastRun()).inputs.input_ids.dims, [1, 7]);
+    await choose(path.join(dir, 'data', 'repo.onnxzip')); // another choice of the file starts afresh
+    await chooseModel(ENCODER);
+    assert.equal(await page.$eval(field('input_ids', 1), (f) => f.value), '1');
+  });
+
+  test('the model menu gives each model\'s size: its graph and its tensors\' bytes, as the CLI lists them', async () => {
+    const pkg = path.join(dir, 'data', 'repo.onnxzip');
+    await choose(pkg);
+    const options = await page.$$eval('#model option', (os) => os.map((o) => [o.value, o.textContent, o.title]));
+    const ls = JSON.parse(run(CLI, ['ls', '--json', pkg]).toString());
+    assert.equal(options.length, ls.models.length);
+    for (const m of ls.models) {
+      const tensors = JSON.parse(run(CLI, ['ls', '--json', '--model', m.path, pkg]).toString()).tensors.filter((t) => t.storage === 'entry');
+      const weights = tensors.reduce((n, t) => n + t.nbytes, 0);
+      const total = m.size + weights;
+      assert.ok(weights > 10 * m.size, `${m.path}: a model whose weights dwarf its graph`);
+      const [, textContent, title] = options.find((o) => o[0] === m.path);
+      assert.equal(textContent, `${m.path} (${fmtBytes(total)}${m.default ? ', default' : ''})`);
+      assert.equal(title, `${m.size} bytes of graph + ${weights} bytes of ${tensors.length} tensors = ${total} bytes`);
+    }
+  });
+
+  test('the element limit marks the input\'s fields it can change', async () => {
+    await choose(path.join(dir, 'data', 'shapes.onnxzip'));
+    await page.fill(field('X', 2), '10000');
+    await page.fill(field('X', 3), '10000');
+    const result = await runPage();
+    assert.match(result, /^not run: input X: \[1, 3, 10000, 10000\] is 300000000 elements; the page makes at most 33554432/, result);
+    const invalid = await page.$$eval('#inputs input.invalid', (fs) => fs.map((f) => `${f.dataset.input}/${f.dataset.dim}`));
+    assert.deepEqual(invalid, ['X/2', 'X/3']);
+    await page.fill(field('X', 2), '4');
+    await page.fill(field('X', 3), '8');
+    await page.fill(field('bias', 'all'), '1, 8');
+    assert.match(await runPage(), /^session /);
+    assert.equal(await page.$$eval('#inputs input.invalid', (fs) => fs.length), 0);
+  });
+
+  test('the buttons stay put after Verify and Run', async () => {
+    await choose(path.join(dir, 'data', 'repo.onnxzip'));
+    const box = () => page.$eval('#run', (b) => { const r = b.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; });
+    const before = await box();
+    await page.click('#verify');
+    await page.waitForSelector('#verify-result.good', { timeout: 30000 });
+    assert.deepEqual(await box(), before, 'Run moved after Verify');
+    assert.match(await runPage(), /^session /);
+    assert.deepEqual(await box(), before, 'Run moved after Run');
+  });
+
+  test('progress shows while a file opens and while the session is made', async () => {
+    // every state the page shows, recorded as it changes
+    const record = () => page.evaluate(() => {
+      window.states = [];
+      const seen = () => {
+        const visible = (id) => document.getElementById(id).checkVisibility();
+        window.states.push({ status: document.getElementById('status').textContent, busy: visible('busy'),
+          run: document.getElementById('run-result').textContent, runBusy: visible('run-progress') });
+      };
+      new MutationObserver(seen).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    await record();
+    await choose(path.join(dir, 'data', 'repo.onnxzip'));
+    const opening = (await page.evaluate(() => window.states)).filter((s) => s.status.startsWith('opening'));
+    assert.ok(opening.length > 0 && opening.every((s) => s.busy), JSON.stringify(opening));
+    assert.equal(await page.$eval('#busy', (b) => b.checkVisibility()), false);
+    await record();
+    assert.match(await runPage(), /^session /);
+    const making = (await page.evaluate(() => window.states)).filter((s) => s.run.startsWith('creating the session'));
+    assert.ok(making.length > 0 && making.every((s) => s.runBusy), JSON.stringify(making));
+    assert.match(making[0].run, /^creating the session \(reading [\d.]+ KiB of weights\) … \d+\.\d s$/);
+    assert.equal(await page.$eval('#run-progress', (b) => b.checkVisibility()), false);
+  });
+
+  test('?pkg= or ?ort= refused or missing: the status says the true cause, and a file chosen then is refused saying so', async () => {
+    const other = await browser.newPage({ viewport: { width: WIDTH, height: 900 } });
+    try {
+      const foreign = (p) => { const u = new URL(p, pageUrl()); u.hostname = 'localhost'; return u.href; };
+      const origin = (param) => new RegExp(`^\\?${param}= must be on this page's origin .*: the page imports no script from another site$`);
+      for (const [param, value, cause, not] of [
+        ['pkg', foreign('/pkg/index.js'), origin('pkg'), /build first|install-deps/],
+        ['ort', foreign('/ort/'), origin('ort'), /build first|install-deps/],
+        ['pkg', '/pkg/missing.js', /^could not load the onnxzip package http:\/\/[^ ]*\/pkg\/missing\.js: .*\(build first: /,
+          /origin|install-deps/],
+        ['ort', '/ort/missing/',
+          /^could not load onnxruntime-web http:\/\/[^ ]*\/ort\/missing\/ort\.\w+\.min\.mjs: .*\(its npm package: \.ci\/install-deps/,
+          /origin|build first/]]) {
+        await other.goto(pageUrl({ [param]: value }).href);
+        await other.waitForFunction(() => document.getElementById('status').className === 'error', null, { timeout: 30000 });
+        const status = await other.$eval('#status', (e) => e.textContent);
+        // a file chosen now: refused at once, saying why (it hung on "opening …")
+        await other.setInputFiles('#file', path.join(dir, 'data', 'shapes.onnxzip'));
+        await other.waitForFunction(() => document.getElementById('status').textContent.startsWith('cannot open'), null, { timeout: 10000 });
+        const refused = await other.$eval('#status', (e) => ({ text: e.textContent, cls: e.className }));
+        assert.equal(refused.cls, 'error');
+        assert.equal(refused.text, `cannot open shapes.onnxzip: ${status}`);
+        assert.equal(await other.$eval('#busy', (b) => b.checkVisibility()), false);
+        assert.match(status, cause, `?${param}=${value}`);
+        assert.doesNotMatch(status, not, `?${param}=${value}`);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
   test('?pkg= and ?ort= of another origin are refused: a link cannot make the page run a foreign script', async () => {
     const other = await browser.newPage();
     try {

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes the models tests/js/web.test.mjs packs and opens in tools/web:
 
-    web_models.py OUTDIR      (writes OUTDIR/long_names.onnx, OUTDIR/shapes.onnx)
+    web_models.py OUTDIR      (writes OUTDIR/long_names.onnx, OUTDIR/shapes.onnx,
+                               OUTDIR/image.onnx, OUTDIR/image_repo/)
 
 long_names: tensor names as exporters write them (a path of module names, no
 spaces, well over 100 characters): three MatMul weights [32, 32] of 4 KiB
@@ -16,7 +17,15 @@ symbolic dimension 1): X float32[1, 3, height, width] is reshaped to
 `half` float16[2] cast to float32 -> H. Exact ops only (Reshape, Mul, Add,
 Cast): onnxruntime-web and -node agree bit for bit. Values come from a fixed
 seed. Needs onnx and numpy (Debian's python3-onnx).
+
+image: an image model whose size only its exporter's metadata tells (as
+Ultralytics writes imgsz, "[height, width]"): X float32[batch, 3, height,
+width] reshaped to [1, 3, 4, 8] -> Y, metadata imgsz "[4, 8]". image_repo: a
+repository folder with the same graph without metadata and a Hugging Face
+preprocessor_config.json whose crop_size says 4 x 8 (its size, the resize
+before the crop, says otherwise).
 """
+import json
 import os
 import sys
 
@@ -59,8 +68,27 @@ def shapes() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+def image(imgsz: str | None) -> onnx.ModelProto:
+    nodes = [helper.make_node("Reshape", ["X", "shape"], ["Y"])]
+    graph = helper.make_graph(nodes, "image", [helper.make_tensor_value_info("X", T.FLOAT, ["batch", 3, "height", "width"])],
+                              [helper.make_tensor_value_info("Y", T.FLOAT, [1, 3, 4, 8])],
+                              [numpy_helper.from_array(np.array([1, 3, 4, 8], dtype=np.int64), "shape")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    if imgsz is not None:
+        helper.set_model_props(model, {"imgsz": imgsz, "stride": "32"})
+    return model
+
+
+def image_repo(folder: str) -> None:
+    os.makedirs(os.path.join(folder, "onnx"))
+    onnx.save(image(None), os.path.join(folder, "onnx", "model.onnx"))
+    with open(os.path.join(folder, "preprocessor_config.json"), "w", encoding="utf-8") as f:
+        json.dump({"do_center_crop": True, "crop_size": {"height": 4, "width": 8}, "size": {"shortest_edge": 10}}, f)
+
+
 if __name__ == "__main__":
-    for name, build in (("long_names", long_names), ("shapes", shapes)):
+    image_repo(os.path.join(sys.argv[1], "image_repo"))
+    for name, build in (("long_names", long_names), ("shapes", shapes), ("image", lambda: image("[4, 8]"))):
         model = build()
         if name != "shapes":  # onnx 1.12's checker wants every input shaped; `bias` has none on purpose
             onnx.checker.check_model(model)

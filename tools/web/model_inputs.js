@@ -1,6 +1,7 @@
 // tools/web/model_inputs.js — a model's graph inputs read from its ModelProto
 // bytes (name, element type, dims: a number, a symbol's name, or null for a
-// dim with neither), so the page can show editable shapes before any
+// dim with neither) and its metadata_props (where exporters such as
+// Ultralytics record the image size), so the page can show editable shapes before any
 // session exists (a session would read every weight). Inputs that are also
 // initializers are left out, as ONNX Runtime's inputMetadata leaves them out.
 // Only the fields needed are decoded; every other field is skipped by its
@@ -98,4 +99,19 @@ export function modelInputs(bytes) {
     else if (f === 15) { const values = sub(v, 1); if (values) initializers.add(tensorName(values)); }
   }
   return inputs.filter((i) => !initializers.has(i.name));
+}
+
+/** Map of the model's metadata_props (ModelProto field 14: key 1, value 2). */
+export function modelMetadata(bytes) {
+  const props = new Map();
+  for (const [f, w, v] of new Reader(bytes).fields()) {
+    if (f !== 14 || w !== 2) continue;
+    let key = '', value = '';
+    for (const [pf, pw, pv] of v.fields()) {
+      if (pf === 1 && pw === 2) key = pv.string();
+      if (pf === 2 && pw === 2) value = pv.string();
+    }
+    props.set(key, value);
+  }
+  return props;
 }
