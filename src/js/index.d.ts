@@ -17,6 +17,10 @@ export interface OpenOptions {
   retries?: number;
   /** The first retry's delay in ms, doubling each time (default 250). */
   backoffMs?: number;
+  /** A URL request's timeout in ms (default 30000, the C library's stall timeout): its reply's headers
+   * must all be there within it, then each byte of its body must come within it of the last; else the
+   * attempt fails (retried, then ONNXZIP_ETIMEOUT). */
+  timeoutMs?: number;
   /** The archive's file name (Archive.name; the default location of its view), also how messages name
    * it. Default: a path's or URL's last segment, a File's name; else "model.onnxzip", and messages say
    * "the bytes given" or "the Blob given". */

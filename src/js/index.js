@@ -17,7 +17,7 @@ function checkOptions(o) {
     if (typeof o[k] !== 'number') throw new TypeError(`options.${k} must be a number`);
     if (!Number.isSafeInteger(o[k]) || o[k] < min) throw new RangeError(`options.${k} must be an integer >= ${min}, not ${o[k]}`);
   };
-  num('tailBytes', 1); num('retries', 0); num('backoffMs', 0);
+  num('tailBytes', 1); num('retries', 0); num('backoffMs', 0); num('timeoutMs', 1);
   if (o.name !== undefined && typeof o.name !== 'string') throw new TypeError('options.name must be a string');
   if (o.model !== undefined && o.model !== null) {
     if (typeof o.model !== 'string') throw new TypeError('options.model must be a string (a model path of the package)');

@@ -3,6 +3,9 @@ import { OnnxzipError } from './errors.js';
 import { chunksOf, throwIfAborted } from './readers.js';
 
 const CHUNK = 8 << 20;
+// The C library's stall timeout (onnxzip_remote_options.stall_timeout_ms): a reply's headers as a whole,
+// then each wait for a byte of its body.
+const TIMEOUT_MS = 30000;
 const RETRY = new Set([408, 429]);
 // Refusals of an expired signed URL (spec 17.4.1 #3): asked again through the original URL.
 const EXPIRED = new Set([400, 401, 403, 410]);
@@ -36,7 +39,7 @@ function contentRange(v) {
 class Transient extends Error {}
 
 /** Opens `url` (a URL object, http: or https:): the tail request of spec 17.1 #1. Returns
- * [reader, tail bytes]. options: fetch, headers, signal, retries, backoffMs, tailBytes, name. */
+ * [reader, tail bytes]. options: fetch, headers, signal, retries, backoffMs, timeoutMs, tailBytes, name. */
 export async function urlReader(url, options) {
   const original = new URL(url);
   const auth = {};
@@ -49,7 +52,7 @@ export async function urlReader(url, options) {
     kind: 'url', url: original.href, display: displayUrl(url), name: options.name ?? lastSegment(original),
     size: -1, gap: 256 << 10, target: original.href, pin: null,
     fetch: options.fetch ?? globalThis.fetch, retries: options.retries ?? 4, backoffMs: options.backoffMs ?? 250,
-    signal: options.signal, userHeaders: { ...options.headers, ...auth },
+    timeoutMs: options.timeoutMs ?? TIMEOUT_MS, signal: options.signal, userHeaders: { ...options.headers, ...auth },
   };
   r.fail = (status, what, extra = {}) =>
     new OnnxzipError(status, `${r.display}: ${what}`, { url: r.display, ...extra });
@@ -79,6 +82,7 @@ export function keepTail(r, tail) {
 
 // One ranged GET of [off, off+len) (off -1: the last len bytes), retried as spec 17.3 says.
 async function request(r, off, len, signal = r.signal) {
+  if (off >= 0 && len === 0) return new Uint8Array(0);  // no request: its range would be empty (bytes=off-(off-1))
   let reResolved = false;
   for (let attempt = 0; ; attempt++) {
     throwIfAborted(signal);
@@ -102,38 +106,129 @@ function headersFor(r, off, len) {
 
 async function attemptOnce(r, off, len, signal) {
   const what = off < 0 ? `the last ${len} bytes` : `bytes ${off}-${off + len - 1}`;
-  let res;
+  const clock = attemptClock(r, signal);
   const fetchFn = r.fetch;  // called unbound: a browser's fetch refuses any `this` but the window
+  let res;
   try {
-    res = await fetchFn(r.target, { headers: headersFor(r, off, len), cache: 'no-store', signal, redirect: 'follow' });
-  } catch (e) {
-    if (signal?.aborted) throw signal.reason;
-    throw Object.assign(new Transient(`network error reading ${what}: ${e?.cause?.message ?? e?.message ?? e}`),
-      { status: 'ENETWORK', extra: { cause: e } });
+    clock.arm('headers');
+    try {
+      res = await clock.race(fetchFn(r.target, { headers: headersFor(r, off, len), cache: 'no-store',
+        signal: clock.signal, redirect: 'follow' }));
+    } catch (e) {
+      throw failure(r, e, clock, signal, `network error reading ${what}`, what);
+    }
+    const drop = () => res.body?.cancel().catch(() => {});
+    if (res.status !== 206) {
+      drop();
+      replyStatus(r, res, what);
+    }
+    let body;
+    try {
+      body = checkReply(r, res, off, len, what);
+    } catch (e) {
+      drop();
+      throw e;
+    }
+    const bytes = await readBody(r, res, body.length, what, clock, signal);
+    if (r.size < 0) pinFile(r, res, body.total);
+    if (res.redirected && res.url) r.target = res.url;  // later requests go where the first one ended
+    return bytes;
+  } finally {
+    clock.stop();
   }
-  const drop = () => res.body?.cancel().catch(() => {});
-  if (res.status !== 206) {
-    drop();
-    replyStatus(r, res, what);
-  }
-  const body = checkReply(r, res, off, len, what);
-  let bytes;
+}
+
+// An attempt's own AbortSignal: aborted by the caller's `signal`, or when the reply's headers are not all
+// there `r.timeoutMs` after the request, or no byte of its body came for `r.timeoutMs` (then `expired` says
+// which: the C library's stall timeout; a byte now and then keeps a body going). race(p): p, or its abort
+// (a fetch given in options may not heed the signal).
+function attemptClock(r, signal) {
+  const ctl = new AbortController();
+  const onAbort = () => ctl.abort(signal.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const aborted = new Promise((_, reject) => ctl.signal.addEventListener('abort', () => reject(ctl.signal.reason),
+    { once: true }));
+  aborted.catch(() => {});  // seen through race() only
+  let timer;
+  const clock = {
+    signal: ctl.signal, expired: null,
+    arm(phase) {
+      clearTimeout(timer);
+      timer = setTimeout(() => { clock.expired = phase; ctl.abort(new DOMException('timed out', 'TimeoutError')); },
+        r.timeoutMs);
+    },
+    race: (p) => Promise.race([p, aborted]),
+    stop() { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); },
+  };
+  return clock;
+}
+
+// The body of a 206 that promised `want` bytes, read as it comes (the clock re-armed by each chunk; more
+// than `want` bytes refused as they arrive, not after an endless body).
+async function readBody(r, res, want, what, clock, signal) {
+  const out = new Uint8Array(want);
+  let got = 0;
+  const reader = res.body?.getReader();
   try {
-    bytes = new Uint8Array(await res.arrayBuffer());
+    for (clock.arm('body'); reader;) {
+      const { done, value } = await clock.race(reader.read());
+      if (done) break;
+      clock.arm('body');
+      if (got + value.length > want) {
+        throw r.fail('EREPLY', `the reply to ${what} has more than the ${want} bytes asked (${got + value.length} so far)`);
+      }
+      out.set(value, got);
+      got += value.length;
+    }
   } catch (e) {
-    if (signal?.aborted) throw signal.reason;
-    throw Object.assign(new Transient(`reply to ${what} cut short: ${e?.message ?? e}`), { status: 'ENETWORK', extra: { cause: e } });
+    reader?.cancel().catch(() => {});
+    if (e instanceof OnnxzipError) throw e;
+    throw failure(r, e, clock, signal, `the reply to ${what} ended after ${got} of ${want} bytes (cut short)`, what);
   }
-  if (bytes.length > body.length) {
-    throw r.fail('EREPLY', `the reply to ${what} has ${bytes.length} bytes, more than the ${body.length} asked`);
-  }
-  if (bytes.length < body.length) {
-    throw Object.assign(new Transient(`the reply to ${what} ended after ${bytes.length} of ${body.length} bytes`),
+  if (got < want) {
+    throw Object.assign(new Transient(`the reply to ${what} ended after ${got} of ${want} bytes (truncated)`),
       { status: 'ENETWORK', extra: {} });
   }
-  if (r.size < 0) pinFile(r, res, body.total);
-  if (res.redirected && res.url) r.target = res.url;  // later requests go where the first one ended
-  return bytes;
+  return out;
+}
+
+// Node.js's fetch (undici) refuses a reply that is no HTTP reply with a parser error (llhttp's HPE_* codes)
+// or its own (UND_ERR_*), in the `cause` chain of its TypeError. Browsers' fetch shows no cause ("Failed
+// to fetch"): there each is a network error.
+function errorCode(e) {
+  for (let c = e, depth = 0; c && depth < 4; c = c.cause, depth++) {
+    if (typeof c.code === 'string' && /^(HPE_|UND_ERR_)/.test(c.code)) return [c.code, c.message];
+  }
+  return [null, e?.cause?.message ?? e?.message ?? String(e)];
+}
+
+// What failed fetch() or reading a body (`e`) means: the caller's abort passes through; the attempt's
+// timeout is ETIMEOUT, a reply that is no HTTP reply EREPLY (as src/net/http_reply.c says them, not
+// retried), anything else a network error (`context`: what was being done); the retried ones Transient.
+function failure(r, e, clock, signal, context, what) {
+  if (signal?.aborted) return signal.reason;
+  const transient = (status, msg) => Object.assign(new Transient(msg), { status, extra: { cause: e } });
+  if (clock.expired === 'headers') {
+    return transient('ETIMEOUT', `${what}: the reply's headers were not all there after ${r.timeoutMs} ms (the ` +
+      'timeout, which bounds them as a whole)');
+  }
+  if (clock.expired) return transient('ETIMEOUT', `${what}: no byte for ${r.timeoutMs} ms (the timeout)`);
+  const [code, msg] = errorCode(e);
+  const notHttp = (says) => r.fail('EREPLY', `the reply to ${what} ${says} (Node.js's fetch: ${msg}): not an HTTP reply`,
+    { cause: e });
+  if (code === 'HPE_INVALID_CONSTANT' || code === 'HPE_INVALID_VERSION') {
+    return notHttp('has a malformed status line (it does not begin with HTTP/x.y)');
+  }
+  if (code === 'HPE_INVALID_STATUS') return notHttp('has an invalid status code (not three digits from 100 to 599)');
+  if (code === 'UND_ERR_HEADERS_OVERFLOW' || code === 'HPE_HEADER_OVERFLOW') {
+    return r.fail('EREPLY', `the reply to ${what} has a header too long (headers over Node.js's limit, ` +
+      '--max-http-header-size, 16 KiB by default): refused', { cause: e });
+  }
+  if (code?.startsWith('HPE_')) return notHttp('breaks HTTP/1.1\'s syntax');
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return transient('ETIMEOUT', `${what}: ${msg} (Node.js's fetch timed out)`);
+  }
+  return transient('ENETWORK', `${context}: ${msg}`);
 }
 
 // A reply other than 206: throws the right error (a Transient one to retry).
@@ -182,6 +277,11 @@ function checkReply(r, res, off, len, what) {
   const want = off < 0 ? [Math.max(0, total - len), total - 1] : [off, off + len - 1];
   if (!Number.isFinite(total) || a !== want[0] || b !== want[1]) {
     throw r.fail('EREPLY', `the reply to ${what} is Content-Range ${raw}, not the range asked`);
+  }
+  const clen = res.headers.get('content-length');
+  if (clen !== null && Number(clen) !== b - a + 1) {  // as src/net/http_reply.c: never read on to a length it lied about
+    throw r.fail('EREPLY', `the reply to ${what} says Content-Length ${clen}, its Content-Range bytes ${a}-${b} holds ` +
+      `${b - a + 1}: its framing contradicts itself`);
   }
   return { length: b - a + 1, total };
 }
