@@ -19,6 +19,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import * as h from './helpers.mjs';
+import { File as BufferFile } from 'node:buffer';
+
+// Node.js 18 (Debian 12's) has File only in node:buffer, not as a global
+const FileCtor = globalThis.File ?? BufferFile;
 
 const oz = await h.loadPackage();
 const FUZZ_SEEDS = path.join(h.REPO, 'tests', 'fuzz', 'corpus', 'fuzz_open');
@@ -266,7 +270,7 @@ test('damage to a package larger than the 64 KiB tail open() reads first: the CL
       statuses[label] = want;
       const u8 = new Uint8Array(b);
       for (const [how, src, shown] of [['path', file, file], ['bytes', u8, 'the bytes given'],
-        ['Blob', new Blob([u8]), 'the Blob given'], ['File', new File([u8], 'picked.onnxzip'), 'picked.onnxzip'],
+        ['Blob', new Blob([u8]), 'the Blob given'], ['File', new FileCtor([u8], 'picked.onnxzip'), 'picked.onnxzip'],
         ['bytes named', u8, 'named.onnxzip']]) {
         const got = await packageError(src, how === 'bytes named' ? { name: 'named.onnxzip' } : undefined);
         // no zip at all: `onnxzip verify` also tries it as a classic ONNX model, which the package does not read
