@@ -21,6 +21,24 @@
 
 /* ---- transfers -------------------------------------------------------- */
 
+
+#if LIBCURL_VERSION_NUM >= 0x075000
+/* libcurl is about to send a request: the one set up, or the one a redirect
+ * leads to. What the redirect's reply said is no status of the next reply,
+ * which may have none (no status line) or one libcurl refuses (2060): those
+ * are judged as without the redirect, not as the redirect's 302 (status 302
+ * "for bytes -N", a "refused scheme"). A 3xx whose target libcurl refuses
+ * sends no request, so its status stays. */
+static int on_request(void *ud, char *ip, char *local, int port, int local_port)
+{
+    xfer *x = ud;
+    (void)ip, (void)local, (void)port, (void)local_port;
+    x->redirected |= x->status != 0;
+    x->status = 0;
+    return CURL_PREREQFUNC_OK;
+}
+#endif
+
 /* A signed S3 request's own headers, signed with it: S3 requires
  * x-amz-content-sha256, which libcurl 7.88 does not add; a GET has no
  * payload to hash, so UNSIGNED-PAYLOAD (spec 17.6.3). */
@@ -102,6 +120,10 @@ static int setup(xfer *x)
      * refused protocol, as for a redirect to ftp://). */
 #if LIBCURL_VERSION_NUM >= 0x074000 /* before 7.64, HTTP/0.9 was always allowed */
     curl_easy_setopt(e, CURLOPT_HTTP09_ALLOWED, 1L);
+#endif
+#if LIBCURL_VERSION_NUM >= 0x075000
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_request);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, x);
 #endif
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, oz_http_on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
