@@ -195,7 +195,8 @@ export interface OrtModule<S, O> {
  * otherwise the bytes: a Blob's read whole; a URL's in Node, of a package, or
  * opened with `fetch` or `headers` (which ORT's GET would not carry): the model's entry and its
  * tensors' alone, in range requests (the package's other models are not transferred), in a
- * buffer of the file's size, their local headers checked. `sessionOptions` is
+ * buffer of the file's size, their local headers checked and each entry's CRC-32 and XXH3
+ * (ONNXZIP_ECRC / ONNXZIP_EDIGEST: changed on the way). `sessionOptions` is
  * copied, never modified. A source that is an Archive stays open; any other is closed after.
  * A package's model other than the default: `options.model` (or an Archive opened with it).
  */

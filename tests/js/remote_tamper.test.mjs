@@ -4,16 +4,19 @@
 // naming the URL without its query and the entry) instead of handing the changed model on (modelBytes(),
 // view()); with the whole package in the first request's tail and with the model before it (tailBytes).
 // Untouched, the same open gives the model's own bytes. And a file's bytes (another file's, one letter) or
-// one byte of a tensor's entry: readFile() and tensorData() refuse them. Oracles: Python's zipfile (where
+// one byte of a tensor's entry: readFile() and tensorData() refuse them, and createSession(ort, url) (the
+// tensors it reads for ORT) too. Oracles: Python's zipfile (where
 // the entry's bytes lie, and what they are), onnx (the models).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 import * as h from './helpers.mjs';
 
 const oz = await h.loadPackage();
+const ort = createRequire(import.meta.url)('onnxruntime-node');
 const PYTHON = process.env.ONNXZIP_PYTHON || '/usr/bin/python3';
 let dir, server, url, a, b, at, where;
 
@@ -146,3 +149,25 @@ for (const [change, [what, how]] of Object.entries(CHANGES)) {
     }
   });
 }
+
+test('one byte of a tensor in transit: createSession(ort, url, {}, {model}) refuses it; untouched, it runs', async () => {
+  const x = new ort.Tensor('float32', new Float32Array(4096).fill(1), [4096]);
+  const session = await oz.createSession(ort, url + '?sig=SECRET', {}, { model: 'a/model.onnx' });
+  try {
+    const y = (await session.run({ x })).y.data;
+    assert.equal(y[100], 101, 'x + wa, wa = arange(4096)');
+  } finally {
+    await session.release();
+  }
+  const [off, bytes] = CHANGES['one byte of a tensor'][1]();
+  server.tamper('pkg.onnxzip', off, bytes);
+  try {
+    await assert.rejects(oz.createSession(ort, url + '?sig=SECRET', {}, { model: 'a/model.onnx' }), (e) => {
+      assert.ok(['ONNXZIP_ECRC', 'ONNXZIP_EDIGEST'].includes(e.status), `${e.status} ${e.message}`);
+      assert.ok(e.message.includes(url) && !e.message.includes('SECRET') && e.message.includes("'a/wa'"), e.message);
+      return true;
+    });
+  } finally {
+    server.tamper('pkg.onnxzip', 0, null);
+  }
+});

@@ -270,6 +270,17 @@ export class Archive {
     return bytes;
   }
 
+  /** For a URL: checks each tensor entry whose whole data `buf` holds at its file offset (a buffer of
+   * the file's size that fillModel() filled) against its CRC-32 and XXH3, before ORT is given it. */
+  _checkFilled(buf, spans) {
+    if (this.#reader.kind !== 'url') return;
+    for (const [off, len] of spans) {
+      const i = this.#overlapping(off, off + len).find((k) => this.entries[k].dataOffset === off &&
+        this.entries[k].size === len);
+      if (i !== undefined) this.#checkData(i, buf.subarray(off, off + len));
+    }
+  }
+
   /** The bytes of file ranges `spans` ([offset, length]), with the local headers of the entries they
    * lie in checked first (for a URL: read in the same requests). Returns Map span -> bytes. `gap`:
    * spans closer than this share a read (default: the reader's). */

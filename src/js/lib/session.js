@@ -24,7 +24,8 @@ const FILL_PIECE = 8 << 20, FILL_BATCH = 32 << 20;  // fillModel's reads (a URL'
 
 // Puts into `buf`, a buffer of the file's size, at their file offsets, what ORT reads of it for
 // `archive`'s model: its entry and its tensors' entries (their local headers checked in the same
-// requests; spans closer than `gap` share one, default the reader's); every other byte is left alone,
+// requests, and from a URL each entry's CRC-32 and XXH3 once it is all there; spans closer than `gap`
+// share one, default the reader's); every other byte is left alone,
 // never fetched: over a URL a package's other models are not transferred. Read at most FILL_BATCH
 // bytes at a time: what one _readChecked() reads is held until it returns (a whole model at once:
 // 1.08x the folder's peak memory in Chromium from a File, in batches 0.98x,
@@ -47,6 +48,7 @@ export async function fillModel(archive, buf, signal, gap) {
     }
   }
   await flush();
+  archive._checkFilled(buf, byOffset.values());  // from a URL: every tensor entry's CRC-32 and XXH3
 }
 
 // A buffer of the file's size holding only the archive's model's bytes (fillModel), read by exact
