@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include "read/archive.h"
-#include "read/source_read.h"
 #include "common/atomic_file.h"
 #include "common/internal.h"
 #include "common/outputs.h"

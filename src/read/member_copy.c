@@ -52,24 +52,14 @@ static int write_piece(void *ctx, const uint8_t *p, size_t n, uint64_t at)
 
 /* Through the source, in batches of ranges read in parallel: a URL's or a
  * host's bytes, checked as they arrive (oz_entry_stream()); a caller's
- * buffer through onnxzip_member_read(). */
+ * buffer written from the mapping itself. */
 static int copy_read(onnxzip_archive *a, const onnxzip_member *m, int fd, const char *out)
 {
     if (oz_sys_truncate(fd, m->size)) return write_fail(out); /* zeros: chunks of zeros need no write */
-    if (oz_archive_unmapped(a)) {
-        sink_ctx s = { fd, out };
-        return oz_entry_stream(a, m->entry, write_piece, &s);
-    }
-    uint8_t *buf = malloc(CHUNK);
-    if (!buf) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    int rc = 0;
-    for (uint64_t at = 0; at < m->size && !rc; at += CHUNK) {
-        size_t n = m->size - at < CHUNK ? (size_t)(m->size - at) : CHUNK;
-        rc = onnxzip_member_read(a, m, at, n, buf);
-        if (!rc && !oz_all_zero(buf, n) && oz_pwrite_full(fd, buf, n, at)) rc = write_fail(out);
-    }
-    free(buf);
-    return rc;
+    sink_ctx s = { fd, out };
+    if (oz_archive_unmapped(a)) return oz_entry_stream(a, m->entry, write_piece, &s);
+    /* mapped: the member is within the address space, so its size fits size_t */
+    return write_piece(&s, a->base + a->zip.entries[m->entry].pub.data_offset, (size_t)m->size, 0);
 }
 
 int oz_member_copy(onnxzip_archive *a, const onnxzip_member *m, int fd, const char *out)
