@@ -1441,6 +1441,85 @@ ONNXZIP_API int onnxzip_unpack(const char *archive_path, const char *model_path,
  * (ONNXZIP_EDUPNAME) or a single-model archive (ONNXZIP_EINVAL: use
  * onnxzip_unpack()). opts->model must be NULL. */
 ONNXZIP_API int onnxzip_unpack_dir(const char *archive_path, const char *dir, const onnxzip_unpack_options *opts);
+
+/* ---------------------------------------------------------------------------
+ * File plans: the bytes onnxzip_unpack_dir() (`onnxzip unpack PKG DIR`, its
+ * default options) writes for each file of a package's folder, described
+ * without writing them: what a signature's digests are computed over
+ * (OpenSSF Model Signing signs that folder), and what a host without
+ * libcrypto (the WebAssembly build) hashes itself. A file's bytes are its
+ * segments one after the other: bytes the plan holds (a model file as
+ * unpack re-serializes it), ranges of the archive file (a plain file's
+ * entry, a tensor's bytes at its place in a data file), and runs of zeros
+ * (the gaps between tensors). The plan is built by the code unpack writes
+ * with, so the two cannot differ.
+ * ------------------------------------------------------------------------- */
+
+typedef enum onnxzip_segment_kind {
+    ONNXZIP_SEGMENT_BYTES = 0,   /* `length` bytes at `bytes` */
+    ONNXZIP_SEGMENT_ARCHIVE = 1, /* `length` bytes of the archive file from `offset` */
+    ONNXZIP_SEGMENT_ZEROS = 2    /* `length` zero bytes */
+} onnxzip_segment_kind;
+
+typedef struct onnxzip_segment {
+    onnxzip_segment_kind kind;
+    uint64_t length;
+    const void *bytes;     /* BYTES: owned by the plan; NULL otherwise */
+    uint64_t offset;       /* ARCHIVE: the range's first byte in the archive file */
+    size_t entry;          /* ARCHIVE: the entry whose data holds the range
+                              (onnxzip_entry_at()): a host that reads it
+                              over a network reads that entry whole and
+                              checks it (onnxzip_host_check_header(),
+                              onnxzip_host_check_data()) before hashing the
+                              range; SIZE_MAX for the whole archive file of
+                              a single-model archive (no entry) */
+    uint64_t entry_offset; /* ARCHIVE: where the range starts in that entry's data */
+} onnxzip_segment;
+
+/* One file of the folder. */
+typedef struct onnxzip_planned_file {
+    const char *path;      /* its path in the folder, '/'-separated */
+    const char *model;     /* the model it belongs to (the model file itself,
+                              or one of its data files): that model's path;
+                              NULL for a plain file */
+    uint64_t size;         /* the sum of its segments' lengths */
+    const onnxzip_segment *segments;
+    size_t n_segments;
+} onnxzip_planned_file;
+
+typedef struct onnxzip_file_plan onnxzip_file_plan;
+
+/* Plans the files of the package that `a` holds (any handle: onnxzip_open(),
+ * onnxzip_open_model(), onnxzip_open_url(), onnxzip_open_host()). `path`:
+ * NULL, every file onnxzip_unpack_dir() writes (members in manifest order,
+ * each model followed by its data files); a plain file's path, that file; a
+ * model's path, the model file and its data files (tensors it shares with
+ * another model of its directory included, as unpack writes them); a data
+ * file's path, that file alone. A data file two models of one directory
+ * share is listed once. For a single-model archive (no members) the one file
+ * is "." (OMS's single-file model): the archive file itself, one ARCHIVE
+ * segment (entry SIZE_MAX); `path` must then be NULL or ".".
+ *
+ * Planning a model reads its model entry (and, through a handle without a
+ * mapping, the entries of tensors that unpack writes inline in the model
+ * file, each checked against its CRC-32 and XXH3); it never reads a data
+ * file's bytes. Bytes of ARCHIVE segments are not read: a mapped handle's
+ * caller hashes them in place, others read them (checked) through the
+ * source. 0 with *out set (free with onnxzip_file_plan_free(); it does not
+ * borrow from `a`, but its offsets are `a`'s file's); else *out NULL and
+ * ONNXZIP_EINVAL (NULL `a` or `out`), ONNXZIP_ENOTFOUND (`path` is no file
+ * of the folder, named), or the status unpack would fail with (naming the
+ * model). */
+ONNXZIP_API int onnxzip_file_plan_create(onnxzip_archive *a, const char *path, onnxzip_file_plan **out);
+
+/* The number of files planned (0 for NULL). */
+ONNXZIP_API size_t onnxzip_file_plan_count(const onnxzip_file_plan *p);
+
+/* The i-th file; NULL when out of range. Owned by the plan. */
+ONNXZIP_API const onnxzip_planned_file *onnxzip_file_plan_at(const onnxzip_file_plan *p, size_t i);
+
+/* Frees *p and sets it to NULL (NULL or *p NULL: nothing). */
+ONNXZIP_API void onnxzip_file_plan_free(onnxzip_file_plan **p);
 /* ONNXZIP_UNPACK_SAFETENSORS (spec 12.4) writes the tensors of at least
  * size_threshold bytes into NAME.safetensors, the file name onnx-ir's
  * save_safetensors() gives model NAME.onnx (NAME: the model's file name
