@@ -7,6 +7,7 @@
 #include "trust/base64.h"
 #include "trust/bundle.h"
 #include "trust/bundle_write.h"
+#include "trust/json.h"
 #include "trust/crypto.h"
 #include "trust/statement.h"
 

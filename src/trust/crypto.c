@@ -17,14 +17,16 @@ static const char *ssl_reason(char *buf, size_t cap)
     return buf;
 }
 
-/* After a loop of PEM reads: 1 when the last failure was only the end of
- * the text (no further BEGIN line), 0 when a block was malformed. */
-static int pem_ended(void)
+/* How many blocks "-----BEGIN LABEL-----" the text has: a read loop that
+ * gets fewer met a malformed one (OpenSSL 3 reports the end of the text
+ * and a broken block alike). */
+static size_t pem_blocks(const void *pem, size_t len, const char *label)
 {
-    unsigned long e = ERR_peek_last_error();
-    int end = !e || (ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE);
-    if (end) ERR_clear_error();
-    return end;
+    char marker[64];
+    int m = snprintf(marker, sizeof marker, "-----BEGIN %s-----", label);
+    size_t count = 0;
+    for (const char *p = pem, *end = p + len; (p = memmem(p, (size_t)(end - p), marker, (size_t)m)); p += m) count++;
+    return count;
 }
 
 static int pem_bad(const char *what, const char *kind)
@@ -68,8 +70,10 @@ int oz_pem_public_keys(const void *pem, size_t len, const char *what, EVP_PKEY *
         (*keys)[(*n)++] = k;
         found++;
     }
-    if (!rc && !pem_ended()) rc = pem_bad(what, "public key");
-    if (!rc && !found) rc = oz_err(ONNXZIP_EBUNDLE, -1, "%s: no PEM public key (-----BEGIN PUBLIC KEY-----)", what);
+    size_t want = pem_blocks(pem, len, "PUBLIC KEY");
+    if (!rc && !want) rc = oz_err(ONNXZIP_EBUNDLE, -1, "%s: no PEM public key (-----BEGIN PUBLIC KEY-----)", what);
+    if (!rc && found < want) rc = pem_bad(what, "public key");
+    ERR_clear_error();
     BIO_free(b);
     return rc;
 }
@@ -90,8 +94,10 @@ int oz_pem_certificates(const void *pem, size_t len, const char *what, STACK_OF(
         }
         found++;
     }
-    if (!rc && !pem_ended()) rc = pem_bad(what, "certificate");
-    if (!rc && !found) rc = oz_err(ONNXZIP_EBUNDLE, -1, "%s: no PEM certificate (-----BEGIN CERTIFICATE-----)", what);
+    size_t want = pem_blocks(pem, len, "CERTIFICATE") + pem_blocks(pem, len, "X509 CERTIFICATE");
+    if (!rc && !want) rc = oz_err(ONNXZIP_EBUNDLE, -1, "%s: no PEM certificate (-----BEGIN CERTIFICATE-----)", what);
+    if (!rc && found < want) rc = pem_bad(what, "certificate");
+    ERR_clear_error();
     BIO_free(b);
     return rc;
 }

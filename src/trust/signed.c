@@ -6,6 +6,7 @@
 #include "common/internal.h"
 #include "convert/plan_sha256.h"
 #include "trust/crypto.h"
+#include "trust/json.h"
 #include "trust/statement.h"
 #include "trust/trust.h"
 
