@@ -266,14 +266,14 @@ static void test_statement(void)
 
     const char *raw[] = {
         "[]", "{\"_type\":1}", "not json",
-        "{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
-        "\"subject\":[],\"predicate\":{\"serialization\":{\"method\":\"files\",\"hash_type\":\"sha256\"},"
-        "\"resources\":[]}}",
-        "{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
-        "\"subject\":[{}],\"predicate\":{\"serialization\":{\"method\":\"files\",\"hash_type\":\"sha256\"},"
-        "\"resources\":[{\"name\":\"a\",\"algorithm\":\"sha256\"}]}}",
-        "{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
-        "\"subject\":[{}],\"predicate\":{\"serialization\":{\"method\":\"files\"}}}",
+        ("{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
+         "\"subject\":[],\"predicate\":{\"serialization\":{\"method\":\"files\",\"hash_type\":\"sha256\"},"
+         "\"resources\":[]}}"),
+        ("{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
+         "\"subject\":[{}],\"predicate\":{\"serialization\":{\"method\":\"files\",\"hash_type\":\"sha256\"},"
+         "\"resources\":[{\"name\":\"a\",\"algorithm\":\"sha256\"}]}}"),
+        ("{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
+         "\"subject\":[{}],\"predicate\":{\"serialization\":{\"method\":\"files\"}}}"),
     };
     for (size_t i = 0; i < sizeof raw / sizeof *raw; i++) {
         CHECK_RC(oz_statement_parse((const uint8_t *)raw[i], strlen(raw[i]), "SIG", &st), ONNXZIP_EBUNDLE);

@@ -29,6 +29,7 @@ static void check_msg(const char *needle, const char *file, int line)
 }
 
 /* Runs a shell command in the test's directory; its exit status. */
+__attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...);
 static int sh(const char *fmt, ...)
 {
     char cmd[4096];
