@@ -280,6 +280,17 @@ static void test_key_signing(void)
     CHECK_RC(sign("pkg.onnxzip", "p256.key", NULL, NULL, NULL), 0);
     CHECK(!sh("cat other.pub p256.pub > two.pub"));
     CHECK_RC(verify_with("pkg.onnxzip", "two.pub", NULL, NULL), 0);
+    /* keys are added all or none: p256's is not kept beside a refused one */
+    onnxzip_trust *mixed = trust_of(NULL, NULL, NULL);
+    size_t n;
+    CHECK(!sh("cat p256.pub k1.pub > mixed.pub"));
+    uint8_t *p = slurp("mixed.pub", &n);
+    CHECK_RC(onnxzip_trust_add_public_key(mixed, p, n), ONNXZIP_EBUNDLE);
+    CHECK_MSG("secp256k1");
+    free(p);
+    CHECK_RC(verify("pkg.onnxzip", mixed, NULL), ONNXZIP_ESIGNATURE);
+    CHECK_MSG("no public key is trusted");
+    onnxzip_trust_free(&mixed);
     /* only certificates trusted */
     CHECK_RC(verify_with("pkg.onnxzip", NULL, "ca1.pem", NULL), ONNXZIP_ESIGNATURE);
     CHECK_MSG("no public key is trusted");
