@@ -63,7 +63,7 @@ CODES: Dict[str, int] = {
     # transfer by raising, and that exception propagates instead
     "ECANCELED": -41,
     "EPACKAGE": -42,
-    # a package's signature (issue 36): SignatureError
+    # signatures (onnxzip_signed_open, onnxzip_sign): SignatureError
     "EUNSIGNED": -43, "ESIGNATURE": -44, "EBUNDLE": -45, "EMISMATCH": -46,
 }
 
