@@ -250,10 +250,22 @@ class Archive:
         """Member ``index``'s bytes: in place when mapped, else fetched;
         with trust=, checked against the signature first."""
         h = self._handle()
-        if self._verifier is not None:
-            self._verifier.check(h, self._member_list[index].path)
+        path = self._member_list[index].path
         region = h.member_region(index)
-        return memoryview(h.member_read(index) if region is None else region)
+        if region is None:  # fetched: those very bytes are hashed
+            data = h.member_read(index)
+            if self._verifier is not None:
+                self._verifier.check_bytes(path, data)
+            return memoryview(data)
+        if self._verifier is not None:  # mapped: hashed in place by the library, once
+            self._verifier.check(h, path)
+        return memoryview(region)
+
+    def _covered(self, path: str) -> bool:
+        """Whether the package file ``path`` may be handed out: always
+        without trust=, else when the signature covers it (not model.sig,
+        .git files: the statement's ignore_paths)."""
+        return self._verifier is None or self._verifier.covers(path)
 
     def _open_model(self, path: str) -> "Archive":
         """The Archive of the package's model ``path``, kept until this one

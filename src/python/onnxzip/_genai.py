@@ -20,7 +20,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from . import _args, _trust
 from ._archive import Archive
@@ -173,7 +173,7 @@ def _exact(entry: str, files: Dict[str, bytes]) -> bool:
         if not _sealed(top, False):
             return False
         enterable = bool(top.st_mode & (stat.S_IXGRP | stat.S_IXOTH))  # by others: each item must be sealed
-        found = set()
+        found: Set[str] = set()
         for directory, subdirs, names in os.walk(entry):
             for name in subdirs + names:
                 if not _sealed(os.lstat(os.path.join(directory, name)), not enterable):
@@ -272,8 +272,10 @@ def _cache_error(e: OSError, root: str, entry: Optional[str], shown: str) -> Err
 
 def _plain_files(archive: Archive, prefix: str) -> Dict[str, bytes]:
     """The package's files under the genai folder ``prefix``, by their path
-    in that folder."""
-    return {p[len(prefix):]: bytes(archive.files[p]) for p in archive.files if p.startswith(prefix)}
+    in that folder; with trust=, those its signature covers (each checked),
+    not model.sig and the like, which genai does not read."""
+    return {p[len(prefix):]: bytes(archive.files[p]) for p in archive.files
+            if p.startswith(prefix) and archive._covered(p)}
 
 
 def _views(path: str, archive: Archive, shown: str, prefix: str, config: Dict[str, Any],

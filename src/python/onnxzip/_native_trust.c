@@ -136,6 +136,24 @@ PyObject *native_signed_check(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* signed_resources(signed) -> [(name, sha256 hex)] in the statement's order
+ * (onnxzip_signed_resource_count, _name, _digest). */
+PyObject *native_signed_resources(PyObject *self, PyObject *args)
+{
+    Signed *s;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!:signed_resources", &SignedType, &s)) return NULL;
+    size_t n = onnxzip_signed_resource_count(s->s);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *item = Py_BuildValue("(Ns)", str_or_none(onnxzip_signed_resource_name(s->s, i)),
+                                       onnxzip_signed_resource_digest(s->s, i));
+        if (!item) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
 int native_trust_ready(void)
 {
     return PyType_Ready(&TrustType) || PyType_Ready(&SignedType);

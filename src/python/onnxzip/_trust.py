@@ -22,12 +22,13 @@ the package was used.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from typing import Optional, Tuple, Union
 
 from . import _native
-from ._errors import make, open_file
+from ._errors import Error, make, open_file
 
 # A key, chain or signature: a path (str, os.PathLike) or the file's bytes.
 Material = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", bytes, bytearray, memoryview]
@@ -49,24 +50,24 @@ def _read(path: str, name: str) -> bytes:
 
 
 def _material(value: object, name: str) -> Tuple[bytes, str]:
-    """(the bytes, how messages name them) of a path or bytes argument."""
+    """(the bytes, how repr() names them) of a path or bytes argument."""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        data, shown = bytes(value), f"{name} (bytes)"
+        data, shown = bytes(value), ""
     elif isinstance(value, (str, os.PathLike)):
         path = os.fsdecode(os.fspath(value))
         if isinstance(value, str) and value.lstrip().startswith(_PEM.decode()):
             raise make("EINVAL", f"{name}: a str is a path; give the PEM text itself as bytes (text.encode())")
         if not path or "\0" in path:
             raise make("EINVAL", f"{name} must be a file's path or its bytes, not {path!r}")
-        data, shown = _read(path, name), path
+        data, shown = _read(path, name), path + ": "
     else:
         raise TypeError(f"{name} must be a path (str or os.PathLike) or the file's bytes, not "
                         f"{type(value).__name__}")
     if not data:
-        raise make("EINVAL", f"{shown}: {name} is empty")
+        raise make("EINVAL", f"{shown}{name} is empty")
     if name != "signature" and _PEM not in data:
-        raise make("EINVAL", f"{shown}: {name} is not PEM (no '-----BEGIN' line)")
-    return data, shown
+        raise make("EINVAL", f"{shown}{name} is not PEM (no '-----BEGIN' line)")
+    return data, shown[:-2] or "(bytes)"
 
 
 class Trust:
@@ -151,21 +152,45 @@ def argument(value: object) -> Optional[Trust]:
 
 class Verifier:
     """A package's signature, verified against a Trust (onnxzip_signed_open):
-    what the file's other handles (its models opened later) are checked
-    with. Each file is hashed once (the C library remembers); one thread at
-    a time."""
+    what the file's handles (its models opened later) are checked with. A
+    file found equal is not hashed again (the C library remembers); one
+    thread at a time."""
 
     def __init__(self, trust: Trust, handle: "_native.Handle") -> None:
         self.trust = trust
+        self._shown = handle.path()
         self._signed = _native.signed_open(handle, trust._handle)
+        self._digests = dict(_native.signed_resources(self._signed))
         self._lock = threading.Lock()
+
+    def covers(self, path: str) -> bool:
+        """Whether the statement lists the package file ``path`` (not one
+        its ignore_paths leave out, such as model.sig or .gitattributes)."""
+        return path in self._digests
+
+    def _unsigned(self, path: str) -> Error:
+        return make("EUNSIGNED", f"{self._shown}: '{path}' is not covered by the signature (the statement's "
+                    "ignore_paths leave it out): trust= hands out signed files only")
 
     def check(self, handle: "_native.Handle", path: Optional[str]) -> None:
         """SignatureError unless ``path``'s bytes (a plain file; a model's
         file and data files; None: every file) as ``handle`` reads them
         are the signed ones."""
+        if path is not None and path not in self._digests:
+            raise self._unsigned(path)
         with self._lock:
             _native.signed_check(self._signed, handle, path)
+
+    def check_bytes(self, path: str, data: bytes) -> None:
+        """SignatureError unless ``data`` are the signed bytes of the plain
+        file ``path``: a remote file's, fetched once and hashed here, so
+        that the bytes checked are the bytes returned."""
+        digest = self._digests.get(path)
+        if digest is None:
+            raise self._unsigned(path)
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise make("EMISMATCH", f"{self._shown}: '{path}': its SHA-256 is not the one the signature lists "
+                       "(the file was changed after it was signed)")
 
 
 def verify(trust: Optional[Trust], handle: "_native.Handle") -> Optional[Verifier]:
