@@ -140,7 +140,7 @@ class Trust:
         return self._signature
 
     def __repr__(self) -> str:
-        return f"<onnxzip.Trust {self._shown}>"
+        return f"<onnxzip.Trust {getattr(self, '_shown', '')}>"
 
 
 def argument(value: object) -> Optional[Trust]:
