@@ -471,3 +471,10 @@ def test_fetch(signed, served, trust, tmp_path):
         onnxzip.fetch(bad, tmp_path / "tensor" / "m.onnxzip", allow_http=True, model=signed.owner, trust=trust)
     refused(e, "EMISMATCH", signed.data_file)
     assert os.listdir(tmp_path / "tensor") == []
+
+
+def test_classic_model_with_external_data_refused(signed, trust):
+    """OMS signs such a model as its folder: the .onnx file alone ("." of a
+    single-file model) would leave its data files unchecked."""
+    with pytest.raises(onnxzip.UnsupportedError, match="external data"):
+        onnxzip.open(signed.folder / signed.owner, trust=trust)

@@ -34,6 +34,7 @@ from ._errors import Error, make, open_file
 Material = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", bytes, bytearray, memoryview]
 
 _PEM = b"-----BEGIN "
+_EXTERNAL = 2  # onnxzip_archive_layout(): ONNXZIP_LAYOUT_EXTERNAL
 # No key, chain or signature file is this large: a larger one is a wrong path.
 _MAX_BYTES = 16 << 20
 
@@ -199,6 +200,9 @@ def verify(trust: Optional[Trust], handle: "_native.Handle") -> Optional[Verifie
     without a trust."""
     if trust is None:
         return None
+    if handle.layout() == _EXTERNAL:  # OMS signs its folder; "." would cover the .onnx file alone
+        raise make("EUNSUPPORTED", f"{handle.path()}: a classic ONNX model with external data files: trust= "
+                   "checks onnxzip archives and packages (model_signing verify checks a model folder)")
     verifier = Verifier(trust, handle)
     verifier.check(handle, handle.model_path())
     return verifier
