@@ -279,20 +279,15 @@ def test_changed_tokenizer(signed, trust):
                 assert bytes(a.files[path]) == (signed.folder / path).read_bytes()
 
 
-def test_changed_tensor(signed, trust, ort, monkeypatch):
-    """The model whose data file changed is refused by open, load, .models
-    and ort_session, naming the file; no session is made."""
+def test_changed_tensor(signed, trust):
+    """The model whose data file changed is refused by open, load and
+    .models, naming the file."""
     pkg, owner = signed.tampered["tensor"], signed.owner
-    made = []
-    real = ort.InferenceSession
-    monkeypatch.setattr(ort, "InferenceSession", lambda *a, **k: made.append(a) or real(*a, **k))
     for call in (lambda: onnxzip.open(pkg, model=owner, trust=trust),
-                 lambda: onnxzip.load(pkg, model=owner, trust=trust),
-                 lambda: onnxzip.ort_session(pkg, model=owner, trust=trust)):
+                 lambda: onnxzip.load(pkg, model=owner, trust=trust)):
         with pytest.raises(onnxzip.SignatureError) as e:
             call()
         refused(e, "EMISMATCH", signed.data_file)
-    assert made == []
     with onnxzip.open(pkg) as a:
         default = a.model_path
     if default == owner:  # open() itself checks the default model
@@ -302,6 +297,18 @@ def test_changed_tensor(signed, trust, ort, monkeypatch):
         with onnxzip.open(pkg, trust=trust) as a, pytest.raises(onnxzip.SignatureError) as e:
             a.models[owner]
     refused(e, "EMISMATCH", signed.data_file)
+
+
+def test_changed_tensor_no_session(signed, trust, ort, monkeypatch):
+    made = []
+    real = ort.InferenceSession
+    monkeypatch.setattr(ort, "InferenceSession", lambda *a, **k: made.append(a) or real(*a, **k))
+    with pytest.raises(onnxzip.SignatureError) as e:
+        onnxzip.ort_session(signed.tampered["tensor"], model=signed.owner, trust=trust)
+    refused(e, "EMISMATCH", signed.data_file)
+    assert made == []
+    onnxzip.ort_session(signed.pkg, model=signed.owner, trust=trust)  # the recorder sees sessions
+    assert len(made) == 1
 
 
 def test_certificate_chain(folders, keys, venv_python, onnxzip_cli, tmp_path):
@@ -398,23 +405,32 @@ def test_genai_model(og, genai, trust, tmp_path, monkeypatch):
     assert made == [] and not (tmp_path / "cache2").exists()
 
 
+def changed_same_size(path):
+    """One byte of the file changed, its size kept."""
+    data = path.read_bytes()
+    path.write_bytes(data[:-2] + (b"!" if data[-2:-1] != b"!" else b"?") + data[-1:])
+    return data
+
+
 def test_genai_cache_entry_checked_by_content(og, genai, trust, tmp_path):
-    """An entry written without trust= and changed since (same size) is
-    used as it is without trust=, written again with it."""
+    """A cache entry changed since it was written (same size) is used as it
+    is without trust= (its files' sizes are checked), written again with
+    it (its bytes are)."""
     folder, pkg, _ = genai
     cache = tmp_path / "cache"
-    onnxzip.genai_model(pkg, cache_dir=cache)
-    entry = next(cache.iterdir())
-    tok = entry / "tokenizer.json"
-    original = tok.read_bytes()
-    changed = original.replace(b"[UNK]", b"[UNX]", 1) if b"[UNK]" in original else original[:-2] + b" \n"
-    assert changed != original and len(changed) == len(original)
-    tok.write_bytes(changed)
-    onnxzip.genai_model(pkg, cache_dir=cache)
-    assert tok.read_bytes() == changed  # by size: as before
+    onnxzip.genai_model(pkg, cache_dir=cache, trust=trust)
+    entry, = cache.iterdir()
+    original = changed_same_size(entry / "tokenizer.json")
     model = onnxzip.genai_model(pkg, cache_dir=cache, trust=trust)
-    assert (next(cache.iterdir()) / "tokenizer.json").read_bytes() == (folder / "tokenizer.json").read_bytes()
+    assert [p.name for p in cache.iterdir()] == [entry.name]
+    assert (entry / "tokenizer.json").read_bytes() == original == (folder / "tokenizer.json").read_bytes()
     assert tokens(og, model) == tokens(og, og.Model(str(folder)))
+    untrusted = tmp_path / "untrusted"
+    onnxzip.genai_model(pkg, cache_dir=untrusted)
+    entry, = untrusted.iterdir()
+    changed_same_size(entry / "tokenizer.json")
+    onnxzip.genai_model(pkg, cache_dir=untrusted)
+    assert (entry / "tokenizer.json").read_bytes() != original  # by size: as ever
 
 
 # ---- remote: open_url and fetch over nginx ------------------------------------------------------

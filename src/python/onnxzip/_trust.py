@@ -189,9 +189,10 @@ class Verifier:
         digest = self._digests.get(path)
         if digest is None:
             raise self._unsigned(path)
-        if hashlib.sha256(data).hexdigest() != digest:
-            raise make("EMISMATCH", f"{self._shown}: '{path}': its SHA-256 is not the one the signature lists "
-                       "(the file was changed after it was signed)")
+        got = hashlib.sha256(data).hexdigest()
+        if got != digest:  # worded as the library's onnxzip_signed_check()
+            raise make("EMISMATCH", f"{self._shown}: '{path}' differs from the signed statement: its SHA-256 is "
+                       f"{got}, the signature's {digest}")
 
 
 def verify(trust: Optional[Trust], handle: "_native.Handle") -> Optional[Verifier]:
