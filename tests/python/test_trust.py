@@ -208,9 +208,12 @@ def test_trust_arguments(keys, tmp_path):
         onnxzip.Trust(public_key=public, signature=tmp_path / "missing.sig")
     (tmp_path / "empty.pem").write_bytes(b"")
     for bad, match in ((b"", "empty"), (tmp_path / "empty.pem", "empty.pem: public_key is empty"),
-                       (b"not a key", "not PEM"), (pem.decode(), "give the PEM text itself as bytes")):
+                       (b"not a key", "not PEM"), (bytes(public), r"give a path as str or os\.PathLike"),
+                       (pem.decode(), "give the PEM text itself as bytes")):
         with pytest.raises(ValueError, match=match):
             onnxzip.Trust(public_key=bad)
+    with pytest.raises(ValueError, match="not a Sigstore bundle"):
+        onnxzip.Trust(public_key=public, signature=public)
     with pytest.raises(onnxzip.SignatureError):  # PEM, but no key the library can use
         onnxzip.Trust(public_key=private.read_bytes().replace(b"EC PRIVATE KEY", b"PUBLIC KEY"))
     with pytest.raises(TypeError, match="trust must be an onnxzip.Trust"):

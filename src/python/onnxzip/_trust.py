@@ -66,8 +66,12 @@ def _material(value: object, name: str) -> Tuple[bytes, str]:
                         f"{type(value).__name__}")
     if not data:
         raise make("EINVAL", f"{shown}{name} is empty")
+    hint = "" if shown else " (bytes are the file's contents: give a path as str or os.PathLike)"
+    if name == "signature" and not data.lstrip().startswith(b"{"):
+        raise make("EINVAL", f"{shown}{name} is not a Sigstore bundle (JSON, as model_signing writes model.sig)"
+                   + hint)
     if name != "signature" and _PEM not in data:
-        raise make("EINVAL", f"{shown}{name} is not PEM (no '-----BEGIN' line)")
+        raise make("EINVAL", f"{shown}{name} is not PEM (no '-----BEGIN' line){hint}")
     return data, shown[:-2] or "(bytes)"
 
 
