@@ -26,7 +26,7 @@ import pytest
 from onnx import TensorProto
 
 import onnxzip
-from _helpers import REPO, assert_models_equal, cli, load_classic
+from _helpers import REPO, assert_models_equal, cli, load_classic, matmul_model
 
 sys.path.insert(0, str(REPO / "tests" / "packages"))
 sys.path.insert(0, str(REPO / "tests" / "remote"))
@@ -428,6 +428,10 @@ def test_genai_cache_entry_checked_by_content(og, genai, trust, tmp_path):
     assert [p.name for p in cache.iterdir()] == [entry.name]
     assert (entry / "tokenizer.json").read_bytes() == original == (folder / "tokenizer.json").read_bytes()
     assert tokens(og, model) == tokens(og, og.Model(str(folder)))
+    os.chmod(entry, 0o775)  # same bytes, but another user (of the group) could change them
+    before = (entry / "tokenizer.json").stat().st_ino
+    onnxzip.genai_model(pkg, cache_dir=cache, trust=trust)
+    assert (entry / "tokenizer.json").stat().st_ino != before and not entry.stat().st_mode & 0o022
     untrusted = tmp_path / "untrusted"
     onnxzip.genai_model(pkg, cache_dir=untrusted)
     entry, = untrusted.iterdir()
@@ -497,3 +501,21 @@ def test_classic_model_with_external_data_refused(signed, trust):
     single-file model) would leave its data files unchecked."""
     with pytest.raises(onnxzip.UnsupportedError, match="external data"):
         onnxzip.open(signed.folder / signed.owner, trust=trust)
+
+
+def test_classic_single_file(keys, venv_python, tmp_path):
+    """A classic .onnx signed as OMS's single-file model (detached): used
+    with trust=; one weight byte changed (the protobuf still valid): refused."""
+    model = matmul_model(64, 32, seed=3)
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    sig = tmp_path / "model.onnx.sig"
+    run(venv_python, "-m", "model_signing", "sign", "key", path, "--private_key", keys["publisher"][0],
+        "--signature", sig)
+    trust = onnxzip.Trust(public_key=keys["publisher"][1], signature=sig)
+    assert_models_equal(onnxzip.load(path, trust=trust), model, "classic")
+    weight = max(model.graph.initializer, key=lambda t: len(t.raw_data)).raw_data
+    flip(path, path.read_bytes().index(weight) + len(weight) // 2)
+    with pytest.raises(onnxzip.SignatureError) as e:
+        onnxzip.load(path, trust=trust)
+    refused(e, "EMISMATCH", str(path))
