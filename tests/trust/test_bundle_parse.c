@@ -195,7 +195,7 @@ static char *statement(const char *type, const char *pred, const char *method, c
     char *s = malloc(16384);
     snprintf(s, 16384, "{\"_type\":\"%s\",\"subject\":[{\"name\":\"repo\",\"digest\":{\"sha256\":\"%s\"}}],"
              "\"predicateType\":\"%s\",\"predicate\":{\"serialization\":{\"method\":\"%s\",\"hash_type\":\"%s\","
-             "\"allow_symlinks\":false,\"ignore_paths\":[\"model.sig\",\".git\"]},\"resources\":[%s]}}",
+             "\"allow_symlinks\":false,\"ignore_paths\":[\"model.sig\",\".git\",\"cache/\",\".\",\"\"]},\"resources\":[%s]}}",
              type, dh, pred, method, hash, res);
     return s;
 }
@@ -224,6 +224,8 @@ static void test_statement(void)
     CHECK(oz_statement_find(&st, "model.onnx") == &st.res[1] && !oz_statement_find(&st, "model"));
     CHECK(oz_statement_ignored(&st, "model.sig") && oz_statement_ignored(&st, ".git/config"));
     CHECK(!oz_statement_ignored(&st, "model.sig2") && !oz_statement_ignored(&st, ".gitignore"));
+    CHECK(oz_statement_ignored(&st, "cache/x") && oz_statement_ignored(&st, "cache"));
+    CHECK(!oz_statement_ignored(&st, "a/model.sig") && !oz_statement_ignored(&st, "config.json")); /* "." and "" ignore nothing */
     CHECK(!strcmp(st.subject, "repo"));
     oz_statement_free(&st);
     free(s);
