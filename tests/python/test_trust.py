@@ -17,6 +17,7 @@ the file, with nothing run (no session made, no genai Model, no file
 written by fetch)."""
 import os
 import pathlib
+import pickle
 import shutil
 import subprocess
 import sys
@@ -188,6 +189,8 @@ def test_trust_arguments(keys, tmp_path):
         t = onnxzip.Trust(public_key=given)
         assert t.public_key == pem and t.certificate_chain is None and t.signature is None
     assert repr(onnxzip.Trust(public_key=public)) == f"<onnxzip.Trust public_key={public}>"
+    copy = pickle.loads(pickle.dumps(onnxzip.Trust(public_key=public, signature=b"{}")))
+    assert (copy.public_key, copy.certificate_chain, copy.signature) == (pem, None, b"{}")
     with pytest.raises(AttributeError):
         t.public_key = b"x"  # type: ignore[misc]
     with pytest.raises(AttributeError):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from typing import Optional, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 from . import _native
 from ._errors import Error, make, open_file
@@ -88,7 +88,8 @@ class Trust:
     FileNotFoundError (onnxzip.NotFoundError), PermissionError... for a file
     that cannot be read; ValueError for empty or non-PEM contents, and
     onnxzip.SignatureError for a key or certificate the library cannot use.
-    Immutable; give it as ``trust=`` to :func:`onnxzip.open` and the others.
+    Immutable; pickles as the bytes it read. Give it as ``trust=`` to
+    :func:`onnxzip.open` and the others.
     """
 
     __slots__ = ("_public_key", "_certificate_chain", "_signature", "_shown", "_handle")
@@ -144,8 +145,16 @@ class Trust:
         """The detached signature's bytes, or None (the package's model.sig)."""
         return self._signature
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # the bytes read when it was made, not the paths (pickled into another process)
+        return (_rebuild, (self._public_key, self._certificate_chain, self._signature))
+
     def __repr__(self) -> str:
         return f"<onnxzip.Trust {getattr(self, '_shown', '')}>"
+
+
+def _rebuild(public_key: Optional[bytes], certificate_chain: Optional[bytes], signature: Optional[bytes]) -> Trust:
+    return Trust(public_key=public_key, certificate_chain=certificate_chain, signature=signature)
 
 
 def argument(value: object) -> Optional[Trust]:
