@@ -87,6 +87,16 @@ def keys(tmp_path_factory):
             "ca": certificates(where, "publisher"), "other_ca": certificates(where, "other")}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def signing_build(keys):
+    """Skips where the library was built without signing (-Dsigning=disabled,
+    or no libcrypto / jansson), as remote_build does without libcurl."""
+    try:
+        onnxzip.Trust(public_key=keys["publisher"][1])
+    except onnxzip.UnsupportedError as e:  # pragma: no cover - depends on the build
+        pytest.skip(f"this build of onnxzip has no signing: {e}")
+
+
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory, venv_python):
     """kind -> a make_repos folder (written by the venv: tokenizers)."""
