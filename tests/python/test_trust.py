@@ -531,3 +531,17 @@ def test_classic_single_file(keys, venv_python, tmp_path):
     with pytest.raises(onnxzip.SignatureError) as e:
         onnxzip.load(path, trust=trust)
     refused(e, "EMISMATCH", str(path))
+
+
+def test_threads_share_a_trusted_archive(signed, trust):
+    """Files and models checked from several threads at once (one
+    onnxzip_signed per package, used by one thread at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+    with onnxzip.open(signed.pkg, trust=trust) as a:
+        paths = [p for p in a.files if a._covered(p)] * 4
+        models = list(a.models) * 2
+        with ThreadPoolExecutor(8) as pool:
+            files = list(pool.map(lambda p: bytes(a.files[p]), paths))
+            model_paths = list(pool.map(lambda m: a.models[m].model_path, models))
+    assert files == [(signed.folder / p).read_bytes() for p in paths]
+    assert model_paths == models
