@@ -48,7 +48,8 @@ from ._trust import Trust
 __version__: str = _native.version()
 
 __all__ = ["Archive", "Entry", "Error", "Member", "RemoteArchive", "RemoteStats", "TensorInfo", "Trust", "fetch",
-           "genai_model", "load", "open", "open_url", "ort_session", "pack", "repack", "save", "unpack", "update_model", "verify",
+           "genai_model", "load", "open", "open_url", "ort_session", "pack", "repack", "save", "unpack", "update_model",
+           "verify",
            "__version__",
            # the classes of Error, each also a builtin exception (_errors.py's table)
            "DirectoryError", "FileSystemError", "FormatError", "InvalidArgumentError", "LimitError",
