@@ -26,7 +26,8 @@ models and the new graph, numpy for the extracted tensor, zipfile for the
 archive. The ```python blocks of "Running an archive" and of "ONNX Runtime"
 (under "Packages": one model of repo.onnxzip against the folder's, asserted in
 the block) and "onnxruntime-genai" (on tests/packages/make_repos.py's genai
-repository; checked against og.Model on the folder) run with VENV_PYTHON, when
+repository; checked against og.Model on the folder) and "Signed packages in
+Python" (repo/ signed by model_signing, packed) run with VENV_PYTHON, when
 it is given and exists; those importing onnxzip with the build's module
 (ONNXZIP_PYTHONPATH; unset in a sanitized build, whose extension loads only
 with the ASan runtime preloaded: then skipped, saying so).
@@ -211,6 +212,27 @@ def run_genai_block(work, python):
     check(len(os.listdir(work / "cache" / "genai")) == 1, "the genai block wrote one cache entry")
 
 
+def run_trust_block(work, python, exe):
+    """The "Signed packages in Python" block: signed-repo/ is repo/ (the
+    Packages section's folder) signed by the reference tool, model_signing
+    (in the venv), with a key made by openssl, and packed, as its comments
+    say. It must print EUNSIGNED for model.onnxzip (no detached signature
+    given)."""
+    section = "Signed packages in Python"
+    if not python or not os.access(python, os.X_OK) or "ONNXZIP_PYTHONPATH" not in os.environ:
+        run_python_block(work, python, section)  # says why it is skipped
+        return
+    shutil.copytree(work / "repo", work / "signed-repo")
+    for args in (["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "publisher.pem"],
+                 ["openssl", "ec", "-in", "publisher.pem", "-pubout", "-out", "publisher.pub.pem"],
+                 [python, "-m", "model_signing", "sign", "key", "signed-repo", "--private_key", "publisher.pem",
+                  "--signature", "signed-repo/model.sig"],
+                 [str(exe), "pack", "signed-repo", "-o", "signed.onnxzip"]):
+        subprocess.run(args, cwd=work, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, out = run_python_block(work, python, section)
+    check("EUNSIGNED" in out and "model.onnxzip" in out, "the trust block: the unsigned archive refused", out)
+
+
 def main(argv):
     if len(argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
@@ -239,6 +261,7 @@ def main(argv):
         for section in PYTHON_SECTIONS:
             run_python_block(work, python, section)
         run_genai_block(work, python)
+        run_trust_block(work, python, exe)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"readme_examples: {TALLY.passed} passed, {TALLY.failed} failed")

@@ -94,3 +94,26 @@ def use_package(path: pathlib.Path, folder: pathlib.Path, url: str) -> None:
     genai: onnxruntime_genai.Model = onnxzip.genai_model(path, model="cpu-int4", cache_dir=pathlib.Path("c"),
                                                          prepack=True)
     del loaded, session, genai
+
+
+def use_trust(path: pathlib.Path, key: pathlib.Path, url: str) -> None:
+    trust = onnxzip.Trust(public_key=key, signature=key.read_bytes())
+    by_root = onnxzip.Trust(certificate_chain=str(key))
+    pem: Optional[bytes] = trust.public_key
+    with onnxzip.open(path, model="onnx/model.onnx", trust=trust) as a:
+        tokenizer: memoryview = a.files["tokenizer.json"]
+        del tokenizer
+    try:
+        onnxzip.load(path, trust=by_root)
+    except onnxzip.SignatureError as e:
+        status: str = e.status
+        invalid: ValueError = e
+        del status, invalid
+    session: onnxruntime.InferenceSession = onnxzip.ort_session(path, trust=trust)
+    genai: onnxruntime_genai.Model = onnxzip.genai_model(path, trust=trust)
+    with onnxzip.open_url(url, trust=trust) as r:
+        remote: onnxzip.RemoteArchive = r
+        r.fetch(path)
+        del remote
+    onnxzip.fetch(url, path, model="onnx/model.onnx", trust=trust)
+    del pem, session, genai

@@ -24,6 +24,10 @@ lists the rest: ``a.models["onnx/model_fp16.onnx"]`` (an Archive),
 ``onnxzip._package``. ``onnxzip.genai_model(pkg)`` runs a packed
 onnxruntime-genai folder, its weights read in place (``onnxzip._genai``).
 
+A signed package (OpenSSF Model Signing: its ``model.sig``) is checked
+before use with ``trust=onnxzip.Trust(public_key="pub.pem")`` on open,
+load, ort_session, genai_model, open_url and fetch (``onnxzip._trust``).
+
 The functions mirror the C library (include/onnxzip/onnxzip.h) and the
 ``onnxzip`` command; failures raise :class:`onnxzip.Error`.
 """
@@ -32,20 +36,22 @@ from ._archive import Archive, Entry, open
 from ._convert import pack, repack, unpack, update_model, verify
 from ._errors import (DirectoryError, Error, FileSystemError, FormatError, InvalidArgumentError, LimitError,
                       MemberNotFoundError, NameNotFoundError, NetworkError, NetworkTimeoutError, NotDirectoryError,
-                      NotFoundError, OutOfMemoryError, PermissionDeniedError, UnsupportedError)
+                      NotFoundError, OutOfMemoryError, PermissionDeniedError, SignatureError, UnsupportedError)
 from ._genai import genai_model
 from ._model import load, save
 from ._ort import ort_session
 from ._package import Member
 from ._tensor_info import TensorInfo
 from ._remote import RemoteArchive, RemoteStats, fetch, open_url
+from ._trust import Trust
 
 __version__: str = _native.version()
 
-__all__ = ["Archive", "Entry", "Error", "Member", "RemoteArchive", "RemoteStats", "TensorInfo", "fetch", "genai_model",
-           "load", "open", "open_url", "ort_session", "pack", "repack", "save", "unpack", "update_model", "verify",
+__all__ = ["Archive", "Entry", "Error", "Member", "RemoteArchive", "RemoteStats", "TensorInfo", "Trust", "fetch",
+           "genai_model", "load", "open", "open_url", "ort_session", "pack", "repack", "save", "unpack", "update_model",
+           "verify",
            "__version__",
            # the classes of Error, each also a builtin exception (_errors.py's table)
            "DirectoryError", "FileSystemError", "FormatError", "InvalidArgumentError", "LimitError",
            "MemberNotFoundError", "NameNotFoundError", "NetworkError", "NetworkTimeoutError", "NotDirectoryError",
-           "NotFoundError", "OutOfMemoryError", "PermissionDeniedError", "UnsupportedError"]
+           "NotFoundError", "OutOfMemoryError", "PermissionDeniedError", "SignatureError", "UnsupportedError"]

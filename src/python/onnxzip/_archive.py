@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterator, List, Ma
 
 import numpy as np
 
-from . import _args, _dtypes, _native, _package, _torch, _walk
+from . import _args, _dtypes, _native, _package, _torch, _trust, _walk
 from ._errors import Error, make
 from ._package import Member
 from ._tensor_info import TYPED, TensorInfo, tensor_infos
@@ -129,8 +129,12 @@ class Archive:
     :attr:`models`, :attr:`files`, :attr:`members`, :attr:`model_path`.
     """
 
-    def __init__(self, handle: Any, path: Optional[str], opener: Optional[Opener] = None) -> None:
+    def __init__(self, handle: Any, path: Optional[str], opener: Optional[Opener] = None,
+                 verifier: Optional[_trust.Verifier] = None) -> None:
         self._h: Optional[_native.Handle] = handle
+        # trust=: the package's verified signature, which every model and
+        # file handed out is checked against first (_trust.py)
+        self._verifier = verifier
         # The last models model() returned with their references, so that
         # save() knows where their bytes are (see model_source()).
         self._handed: Deque[Any] = collections.deque(maxlen=_HANDED_MODELS)
@@ -243,10 +247,25 @@ class Archive:
         return index if index is not None and self._member_list[index].kind == kind else None
 
     def _file_bytes(self, index: int) -> memoryview:
-        """Member ``index``'s bytes: in place when mapped, else fetched."""
+        """Member ``index``'s bytes: in place when mapped, else fetched;
+        with trust=, checked against the signature first."""
         h = self._handle()
+        path = self._member_list[index].path
         region = h.member_region(index)
-        return memoryview(h.member_read(index) if region is None else region)
+        if region is None:  # fetched: those very bytes are hashed
+            data = h.member_read(index)
+            if self._verifier is not None:
+                self._verifier.check_bytes(path, data)
+            return memoryview(data)
+        if self._verifier is not None:  # mapped: hashed in place by the library, once
+            self._verifier.check(h, path)
+        return memoryview(region)
+
+    def _covered(self, path: str) -> bool:
+        """Whether the package file ``path`` may be handed out: always
+        without trust=, else when the signature covers it (not model.sig,
+        .git files: the statement's ignore_paths)."""
+        return self._verifier is None or self._verifier.covers(path)
 
     def _open_model(self, path: str) -> "Archive":
         """The Archive of the package's model ``path``, kept until this one
@@ -258,11 +277,17 @@ class Archive:
             return child
         if self._opener is None:  # pragma: no cover - every open() passes one
             raise make("EUNSUPPORTED", f"{self._path or '(buffer)'}: cannot open another model of this archive")
-        child = type(self)(self._opener(path), self._path, self._opener)
+        child = type(self)(self._opener(path), self._path, self._opener, self._verifier)
         if self._entries_raw() != child._entries_raw():  # the path names another file now
             child.close()
             raise make("ECHANGED", f"{self._path or '(buffer)'}: the file changed since it was opened (its zip "
                        f"directory differs): open it again to read model '{path}'", path=self._file)
+        if self._verifier is not None:
+            try:
+                self._verifier.check(child._handle(), path)
+            except BaseException:
+                child.close()
+                raise
         self._model_archives[path] = child
         return child
 
@@ -585,7 +610,8 @@ def _refuse_url(path: str) -> None:
 
 
 def open(source: Source, *, model: Optional[str] = None, verify: bool = False, populate: bool = False,
-         sequential: bool = False, willneed: bool = False, hugepage: bool = False) -> Archive:
+         sequential: bool = False, willneed: bool = False, hugepage: bool = False,
+         trust: Optional[_trust.Trust] = None) -> Archive:
     """Opens a model: an onnxzip archive, a classic .onnx, or a classic .onnx
     with external data files (found by content), and maps it read-only.
 
@@ -606,6 +632,15 @@ def open(source: Source, *, model: Optional[str] = None, verify: bool = False, p
     :attr:`Archive.files`. A buffer's package opens its default model only
     (UnsupportedError for ``model``: open it by path).
 
+    ``trust`` (an :class:`onnxzip.Trust`): the package must carry a
+    signature that it accepts (its ``model.sig``, or the Trust's detached
+    one), its files must be the signed ones by name, and the model opened
+    must be byte for byte what was signed (its model file and data files;
+    a single-model archive: the whole file) before open() returns;
+    :attr:`Archive.files` and :attr:`Archive.models` check each file and
+    model before returning it. Raises :class:`onnxzip.SignatureError` (a
+    ValueError) naming the file otherwise.
+
     ``verify=True`` also checks every entry's CRC-32 and digest (reads every
     byte). ``populate``, ``sequential``, ``willneed``, ``hugepage`` are access
     hints for the mapping (``ONNXZIP_OPEN_*``). Raises onnxzip.Error naming
@@ -615,6 +650,7 @@ def open(source: Source, *, model: Optional[str] = None, verify: bool = False, p
             w = a.tensors["weight"]
     """
     wanted = _args.model(model)
+    trusted = _trust.argument(trust)
     flags = ((_OPEN_VERIFY if verify else 0) | (_OPEN_POPULATE if populate else 0)
              | (_OPEN_SEQUENTIAL if sequential else 0) | (_OPEN_WILLNEED if willneed else 0)
              | (_OPEN_HUGEPAGE if hugepage else 0))
@@ -624,7 +660,8 @@ def open(source: Source, *, model: Optional[str] = None, verify: bool = False, p
 
         def by_path(member: Optional[str]) -> _native.Handle:
             return _native.open(path, flags, member)
-        return Archive(by_path(wanted), path, by_path)
+        handle = by_path(wanted)
+        return Archive(handle, path, by_path, _trust.verify(trusted, handle))
     try:
         memoryview(cast(Any, source)).release()  # the buffer protocol, checked before the C call
     except TypeError:
@@ -641,4 +678,4 @@ def open(source: Source, *, model: Optional[str] = None, verify: bool = False, p
             raise make("EUNSUPPORTED", f"(buffer): model '{member}': a package in a buffer opens its default "
                        f"model ('{default}') only; open the file by path to read its other models")
         return _native.open_buffer(source, flags)
-    return Archive(handle, None, by_buffer)
+    return Archive(handle, None, by_buffer, _trust.verify(trusted, handle))

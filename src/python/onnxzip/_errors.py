@@ -32,6 +32,9 @@ MemberNotFoundError        KeyError (a LookupError)    a path that Archive.model
 OutOfMemoryError           MemoryError                 ENOMEM
 NetworkError               ConnectionError             ENETWORK, EHTTP
 NetworkTimeoutError        TimeoutError                ETIMEOUT
+SignatureError             ValueError                  EUNSIGNED, ESIGNATURE, EBUNDLE,
+                                                       EMISMATCH (a package's signature:
+                                                       ``trust=``; see onnxzip.Trust)
 =========================  ==========================  =======================================
 
 The OSError-based classes also have ``.errno`` (= ``.sys_errno``, or None
@@ -60,7 +63,7 @@ CODES: Dict[str, int] = {
     # transfer by raising, and that exception propagates instead
     "ECANCELED": -41,
     "EPACKAGE": -42,
-    # signatures (onnxzip_signed_open, onnxzip_sign)
+    # signatures (onnxzip_signed_open, onnxzip_sign): SignatureError
     "EUNSIGNED": -43, "ESIGNATURE": -44, "EBUNDLE": -45, "EMISMATCH": -46,
 }
 
@@ -176,6 +179,15 @@ class NetworkTimeoutError(Error, TimeoutError):
     """A network transfer that timed out (ETIMEOUT)."""
 
 
+class SignatureError(Error, ValueError):
+    """A package that ``trust=`` (:class:`onnxzip.Trust`) does not let
+    through: no signature (EUNSIGNED), a signature the trust does not accept
+    (ESIGNATURE: another key, a chain to another root...), a malformed or
+    unsupported signature file (EBUNDLE), or a package that differs from
+    what was signed (EMISMATCH: an extra, missing or changed file, named in
+    the message). Nothing of the package was used."""
+
+
 _BY_ERRNO: Dict[int, Type[Error]] = {
     _errno.ENOENT: NotFoundError, _errno.EACCES: PermissionDeniedError, _errno.EPERM: PermissionDeniedError,
     _errno.EISDIR: DirectoryError, _errno.ENOTDIR: NotDirectoryError,
@@ -188,12 +200,15 @@ _BY_STATUS: Dict[str, Type[Error]] = {
     "ELIMIT": LimitError, "EUNSUPPORTED": UnsupportedError, "EDTYPE": UnsupportedError,
     "EINVAL": InvalidArgumentError, "ENOTFOUND": NameNotFoundError, "ENOMEM": OutOfMemoryError,
     "ENETWORK": NetworkError, "EHTTP": NetworkError, "ETIMEOUT": NetworkTimeoutError,
+    **{s: SignatureError for s in ("EUNSIGNED", "ESIGNATURE", "EBUNDLE", "EMISMATCH")},
     "EIO": FileSystemError, "ENOTREG": FileSystemError, "ESAMEFILE": FileSystemError, "EBUSY": FileSystemError,
 }
 
 
 def class_for(status: str, sys_errno: int = 0) -> Type[Error]:
     """The class of an error of ``status`` (e.g. ``"EIO"``) with errno ``sys_errno``."""
+    if _BY_STATUS.get(status) is SignatureError:  # whatever failed below: the package is not trusted
+        return SignatureError
     if sys_errno in _BY_ERRNO:
         return _BY_ERRNO[sys_errno]
     if sys_errno:
@@ -228,7 +243,7 @@ def _from_native(code: int, name: str, message: str, offset: int, sys_errno: int
 
 ERROR_CLASSES = (Error, NotFoundError, PermissionDeniedError, DirectoryError, NotDirectoryError, FileSystemError,
                  FormatError, LimitError, UnsupportedError, InvalidArgumentError, NameNotFoundError,
-                 MemberNotFoundError, OutOfMemoryError, NetworkError, NetworkTimeoutError)
+                 MemberNotFoundError, OutOfMemoryError, NetworkError, NetworkTimeoutError, SignatureError)
 for _cls in ERROR_CLASSES:
     _cls.__module__ = "onnxzip"
 _native.set_error_factory(_from_native)

@@ -17,15 +17,17 @@ import json
 import os
 import posixpath
 import shutil
+import stat
 import sys
 import tempfile
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
 
-from . import _args
+from . import _args, _trust
 from ._archive import Archive
 from ._archive import open as _open
 from ._errors import Error, make
 from ._ort import _FOLDER_KEY, _view_and_folder
+from ._trust import Trust
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnxruntime_genai
@@ -129,17 +131,63 @@ def _digest(files: Dict[str, bytes]) -> str:
     return h.hexdigest()[:_KEY_DIGITS]
 
 
-def _complete(entry: str, files: Dict[str, bytes]) -> bool:
+def _complete(entry: str, files: Dict[str, bytes], exact: bool) -> bool:
     """Whether the cache entry holds every file at its size (an entry is
     only ever renamed into place complete; this catches one damaged since).
     False when it is missing or a file is; OSError when it cannot be read
-    (another user's entry is not damaged: it is not this user's to replace)."""
+    (another user's entry is not damaged: it is not this user's to replace).
+    ``exact`` (trust=): the entry must hold these files and no other, byte
+    for byte, none of it changeable by another user (see _exact)."""
+    if exact:
+        return _exact(entry, files)
     for path, data in files.items():
         try:
             if os.path.getsize(os.path.join(entry, *path.split("/"))) != len(data):
                 return False
         except (FileNotFoundError, NotADirectoryError):
             return False
+    return True
+
+
+def _sealed(st: os.stat_result, inner: bool) -> bool:
+    """Whether only this user (or root) can change the entry (``inner``
+    False) or a file or directory in it: no link; the owner one of them
+    and neither group nor others allowed to write. Inside an entry that
+    only its owner can enter (mkdtemp's 0700) modes do not matter."""
+    if stat.S_ISLNK(st.st_mode):
+        return False
+    if not hasattr(os, "getuid") or inner:  # Windows: entries are under the user's own profile
+        return True
+    return st.st_uid in (os.getuid(), 0) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _exact(entry: str, files: Dict[str, bytes]) -> bool:
+    """Whether the entry is exactly ``files``: the same paths, the same
+    bytes, no link, no other file, nothing another user could change
+    before genai reads it (the tokenizer files are read again by each
+    og.Tokenizer). A trusted package's files were verified; the entry is
+    what genai reads, so a size alone (an entry written without trust=,
+    or by another user) is not enough."""
+    try:
+        top = os.lstat(entry)
+        if not _sealed(top, False):
+            return False
+        enterable = bool(top.st_mode & (stat.S_IXGRP | stat.S_IXOTH))  # by others: each item must be sealed
+        found: Set[str] = set()
+        for directory, subdirs, names in os.walk(entry):
+            for name in subdirs + names:
+                if not _sealed(os.lstat(os.path.join(directory, name)), not enterable):
+                    return False
+            relative = os.path.relpath(directory, entry)
+            found.update(name if relative == "." else "/".join(relative.split(os.sep) + [name]) for name in names)
+        if found != set(files):
+            return False
+        for path, data in files.items():
+            with open(os.path.join(entry, *path.split("/")), "rb") as f:
+                if f.read(len(data) + 1) != data:
+                    return False
+    except (FileNotFoundError, NotADirectoryError):
+        return False
     return True
 
 
@@ -151,14 +199,15 @@ def _fill(directory: str, files: Dict[str, bytes]) -> None:
             f.write(data)
 
 
-def _cache_entry(entry: str, files: Dict[str, bytes]) -> str:
+def _cache_entry(entry: str, files: Dict[str, bytes], exact: bool) -> str:
     """The directory ``entry`` (named by the digest of ``files``: path ->
     bytes) holding ``files``: reused when it is there and complete, else
     written into a temporary directory renamed into place, so that a process
     never sees a partial entry and two processes writing the same entry both
     succeed (the second rename fails; its copy is removed, the first's is
-    used: they are the same bytes). OSError when the cache cannot be used."""
-    if _complete(entry, files):
+    used: they are the same bytes). OSError when the cache cannot be used.
+    ``exact``: see _complete."""
+    if _complete(entry, files, exact):
         return entry
     root = os.path.dirname(entry)
     if os.path.lexists(entry):  # damaged: moved aside (atomically), then removed
@@ -174,7 +223,7 @@ def _cache_entry(entry: str, files: Dict[str, bytes]) -> str:
         try:
             os.rename(temp, entry)
         except OSError as e:
-            if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not _complete(entry, files):
+            if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not _complete(entry, files, exact):
                 raise
     finally:
         shutil.rmtree(temp, ignore_errors=True)
@@ -223,12 +272,14 @@ def _cache_error(e: OSError, root: str, entry: Optional[str], shown: str) -> Err
 
 def _plain_files(archive: Archive, prefix: str) -> Dict[str, bytes]:
     """The package's files under the genai folder ``prefix``, by their path
-    in that folder."""
-    return {p[len(prefix):]: bytes(archive.files[p]) for p in archive.files if p.startswith(prefix)}
+    in that folder; with trust=, those its signature covers (each checked),
+    not model.sig and the like, which genai does not read."""
+    return {p[len(prefix):]: bytes(archive.files[p]) for p in archive.files
+            if p.startswith(prefix) and archive._covered(p)}
 
 
-def _views(path: str, archive: Archive, shown: str, prefix: str,
-           config: Dict[str, Any]) -> Tuple[Dict[str, bytes], str]:
+def _views(path: str, archive: Archive, shown: str, prefix: str, config: Dict[str, Any],
+           trust: Optional[Trust]) -> Tuple[Dict[str, bytes], str]:
     """The view of every model genai_config.json names (by its name there)
     and the directory the views reference. A name that is a plain file of
     the package (not ONNX) is left to genai, which reads it from the cache
@@ -247,7 +298,7 @@ def _views(path: str, archive: Archive, shown: str, prefix: str,
             raise make("EREF", f"{shown}: {prefix}{CONFIG}: {where} names '{name}', a model the package lacks "
                        f"(its models: {models})", path=shown)
         if name not in views:
-            views[name], folder = _view_and_folder(archive.models[member], path, member)
+            views[name], folder = _view_and_folder(archive.models[member], path, member, trust)
     return views, folder
 
 
@@ -278,7 +329,7 @@ def _load_config(archive: Archive, shown: str, config_path: str) -> Dict[str, An
 
 
 def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: Optional[_args.PathArg] = None,
-                prepack: Optional[bool] = None) -> "onnxruntime_genai.Model":
+                prepack: Optional[bool] = None, trust: Optional[Trust] = None) -> "onnxruntime_genai.Model":
     """An ``onnxruntime_genai.Model`` for the onnxruntime-genai folder packed
     in the archive at ``path`` (str, bytes or os.PathLike; a package, format
     1.2: ``onnxzip pack FOLDER -o PKG``), its weights mapped from the
@@ -318,6 +369,14 @@ def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: 
     the package's only genai_config.json. The tokenizer is
     ``onnxruntime_genai.Tokenizer(model)`` as with a folder.
 
+    ``trust`` (an :class:`onnxzip.Trust`): the package's signature is
+    checked, then every model genai is given and every plain file written
+    to the cache, before genai sees any of it; a cache entry is then used
+    only if it holds exactly those bytes (not its sizes alone) and no other
+    user can change it, else it is written again (or, another user's,
+    refused as below). :class:`onnxzip.SignatureError` (a ValueError)
+    naming the file when a file is not the signed one: no Model is made.
+
     Raises ImportError without onnxruntime_genai; onnxzip.NotFoundError (a
     FileNotFoundError) for a file with no genai_config.json (or none for
     ``model``); onnxzip.FormatError (a ValueError) when genai_config.json
@@ -336,15 +395,16 @@ def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: 
     wanted = _args.model(model)
     if prepack is not None and not isinstance(prepack, bool):
         raise TypeError(f"prepack must be None or a bool, not {type(prepack).__name__}")
+    trusted = _trust.argument(trust)
     root = default_cache_dir() if cache_dir is None else _args.path(cache_dir, "cache_dir")
-    with _open(path) as archive:
+    with _open(path, trust=trusted) as archive:
         shown = archive.path or path
         config_path = _config_path(archive, shown, wanted)
         prefix = posixpath.dirname(config_path) + "/" if "/" in config_path else ""
         config = _load_config(archive, shown, config_path)
-        views, folder = _views(path, archive, shown, prefix, config)
+        views, folder = _views(path, archive, shown, prefix, config, trusted)
         files = _plain_files(archive, prefix)
-    entry = _entry_for(root, files, config, folder, prepack, shown)
+    entry = _entry_for(root, files, config, folder, prepack, shown, trusted is not None)
     og_config = og.Config(entry)
     for name, view in views.items():
         og_config.add_model_data(name, view)
@@ -357,7 +417,7 @@ def genai_model(path: _args.PathArg, *, model: Optional[str] = None, cache_dir: 
 
 
 def _entry_for(root: str, files: Dict[str, bytes], config: Dict[str, Any], folder: str,
-               prepack: Optional[bool], shown: str) -> str:
+               prepack: Optional[bool], shown: str, exact: bool) -> str:
     """The cache entry of the folder's files with genai_config.json
     rewritten. Its external data folder is relative to the entry, whose
     name is the digest of the files: the digest is taken with the folder
@@ -372,7 +432,7 @@ def _entry_for(root: str, files: Dict[str, bytes], config: Dict[str, Any], folde
     files[CONFIG] = _rewrite(config, _relative(folder, os.path.join(real, "x"), shown), prepack)
     entry = os.path.join(real, _digest(files))
     try:
-        return _cache_entry(entry, files)
+        return _cache_entry(entry, files, exact)
     except OSError as e:
         raise _cache_error(e, real, entry, shown) from None
 

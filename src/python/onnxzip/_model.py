@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tupl
 
 import numpy as np
 
-from . import _args, _native, _walk
+from . import _args, _native, _trust, _walk
 from ._args import IntArg, PathArg
 from ._archive import Archive, _import_onnx, model_source, set_loaded_location
 from ._archive import open as _open
 from ._errors import Error
 from ._errors import open_file as _open_file
 from ._tensor_info import TensorInfo
+from ._trust import Trust
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnx
@@ -40,7 +41,8 @@ _TYPED.update({t: ("int32_data", "u1", 0xFF) for t in (2, 3, 9, 17, 18, 19, 20, 
 _TYPED.update({t: ("int32_data", "u1", 0x3F) for t in (27, 28)})
 
 
-def load(path: PathArg, load_external_data: bool = True, *, model: Optional[str] = None) -> "onnx.ModelProto":
+def load(path: PathArg, load_external_data: bool = True, *, model: Optional[str] = None,
+         trust: Optional[Trust] = None) -> "onnx.ModelProto":
     """Loads a model as ``onnx.load`` would give it, from any layout: an
     onnxzip archive, a classic .onnx, or one with external data files.
 
@@ -53,17 +55,22 @@ def load(path: PathArg, load_external_data: bool = True, *, model: Optional[str]
     in the package ``model`` names (``"onnx/model_fp16.onnx"``):
     NameNotFoundError (a LookupError) when it has none of that path,
     InvalidArgumentError (a ValueError) when ``model`` is given for a file
-    that is no package."""
+    that is no package.
+
+    ``trust`` (an :class:`onnxzip.Trust`): the model's bytes must be the
+    signed ones (as :func:`onnxzip.open` checks them), else
+    :class:`onnxzip.SignatureError` naming the file."""
     path = _args.path(path, "path")
     wanted = _args.model(model)
-    if not load_external_data:
+    trusted = _trust.argument(trust)
+    if not load_external_data and trusted is None:
         with _open_file(path) as f:  # its failure as the library's (onnxzip.NotFoundError...)
             if f.read(4) != _ZIP_MAGIC and wanted is None:  # a classic model, as stored
                 proto: "onnx.ModelProto" = _import_onnx().ModelProto()
                 f.seek(0)
                 proto.ParseFromString(f.read())
                 return proto
-    with _open(path, model=wanted) as archive:  # a classic model with model=: the library's EINVAL
+    with _open(path, model=wanted, trust=trusted) as archive:  # a classic model with model=: the library's EINVAL
         return archive.model(load_data=load_external_data)
 
 

@@ -572,6 +572,7 @@ static PyMethodDef native_methods[] = {
     { "set_error_factory", native_set_error_factory, METH_O, "set_error_factory(fn(code, name, message, offset, sys_errno, path))." },
     NATIVE_WRITE_METHODS
     NATIVE_REMOTE_METHODS
+    NATIVE_TRUST_METHODS
     { NULL, NULL, 0, NULL },
 };
 
@@ -583,7 +584,8 @@ static struct PyModuleDef native_module = {
 PyMODINIT_FUNC PyInit__native(void);
 PyMODINIT_FUNC PyInit__native(void)
 {
-    if (PyType_Ready(&HandleType) || PyType_Ready(&RegionType) || native_write_ready()) return NULL;
+    if (PyType_Ready(&HandleType) || PyType_Ready(&RegionType) || native_write_ready() || native_trust_ready())
+        return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (!m) return NULL;
     Py_INCREF(&HandleType); /* PyModule_AddObject() steals one on success */

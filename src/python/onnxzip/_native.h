@@ -66,6 +66,31 @@ PyObject *handle_member_region(Handle *h, PyObject *args);
 PyObject *handle_member_read(Handle *h, PyObject *args);
 PyObject *handle_model_path(Handle *h, PyObject *unused);
 
+/* _native_trust.c: signed packages (onnxzip_trust, onnxzip_signed). */
+PyObject *native_trust_create(PyObject *self, PyObject *unused);
+PyObject *native_trust_add_public_key(PyObject *self, PyObject *args);
+PyObject *native_trust_add_certificates(PyObject *self, PyObject *args);
+PyObject *native_trust_set_signature(PyObject *self, PyObject *args);
+PyObject *native_signed_open(PyObject *self, PyObject *args);
+PyObject *native_signed_check(PyObject *self, PyObject *args);
+PyObject *native_signed_resources(PyObject *self, PyObject *args);
+int native_trust_ready(void);
+
+#define NATIVE_TRUST_METHODS                                                                                  \
+    { "trust_create", native_trust_create, METH_NOARGS, "trust_create() -> Trust (onnxzip_trust_create)." }, \
+    { "trust_add_public_key", native_trust_add_public_key, METH_VARARGS,                                     \
+      "trust_add_public_key(trust, pem) (onnxzip_trust_add_public_key)." },                                  \
+    { "trust_add_certificates", native_trust_add_certificates, METH_VARARGS,                                 \
+      "trust_add_certificates(trust, pem) (onnxzip_trust_add_certificates)." },                              \
+    { "trust_set_signature", native_trust_set_signature, METH_VARARGS,                                       \
+      "trust_set_signature(trust, bundle) (onnxzip_trust_set_signature)." },                                 \
+    { "signed_open", native_signed_open, METH_VARARGS,                                                       \
+      "signed_open(handle, trust) -> Signed (onnxzip_signed_open)." },                                       \
+    { "signed_check", native_signed_check, METH_VARARGS,                                                     \
+      "signed_check(signed, handle, path or None) (onnxzip_signed_check)." },                               \
+    { "signed_resources", native_signed_resources, METH_VARARGS,                                             \
+      "signed_resources(signed) -> [(name, sha256 hex)] (onnxzip_signed_resource_*)." },
+
 #define NATIVE_PACKAGE_HANDLE_METHODS                                                                         \
     { "members", (PyCFunction)handle_members, METH_NOARGS,                                                   \
       "[(path, kind, is_default, size)] in manifest order (onnxzip_member_at); [] when no package." },      \

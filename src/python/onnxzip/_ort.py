@@ -5,8 +5,9 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from . import _args, _errors
+from . import _args, _errors, _trust
 from ._archive import open as _open
+from ._trust import Trust
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnxruntime
@@ -56,7 +57,8 @@ class _folder_entry:
             _OPTIONS_LOCK.release()
 
 
-def _view_and_folder(archive: Any, path: str, model: Optional[str]) -> "tuple[bytes, str]":
+def _view_and_folder(archive: Any, path: str, model: Optional[str],
+                     trust: Optional[Trust]) -> "tuple[bytes, str]":
     """The archive's view and the directory ONNX Runtime resolves it in.
     Through a symbolic link (a Hugging Face cache's
     snapshots/REV/model.onnxzip -> ../../blobs/SHA256, chains, links into
@@ -64,11 +66,11 @@ def _view_and_folder(archive: Any, path: str, model: Optional[str]) -> "tuple[by
     the real file: ONNX Runtime checks the resolved path of external data
     against the folder it is given. The real file is opened again, so the
     view's offsets are those of the very file ONNX Runtime will map even if
-    the link was retargeted meanwhile."""
+    the link was retargeted meanwhile, and verified again with ``trust``."""
     real = os.path.realpath(path)
     if real == os.path.abspath(path):
         return archive.view(), os.path.dirname(real)
-    with _open(real, model=model) as target:
+    with _open(real, model=model, trust=trust) as target:
         if target.layout != "archive":
             raise _errors.make("ECHANGED", f"{path}: the symbolic link now resolves to {real}, which is not an "
                                "archive (was it retargeted meanwhile?)", path=path)
@@ -77,7 +79,7 @@ def _view_and_folder(archive: Any, path: str, model: Optional[str]) -> "tuple[by
 
 def ort_session(path: _args.PathArg, sess_options: Optional["onnxruntime.SessionOptions"] = None,
                 providers: Optional[Sequence[Any]] = None, *, model: Optional[str] = None,
-                **kwargs: Any) -> "onnxruntime.InferenceSession":
+                trust: Optional[Trust] = None, **kwargs: Any) -> "onnxruntime.InferenceSession":
     """An ``onnxruntime.InferenceSession`` for the model at ``path`` (str,
     bytes or os.PathLike).
 
@@ -96,20 +98,25 @@ def ort_session(path: _args.PathArg, sess_options: Optional["onnxruntime.Session
     warning that the entry is overwritten). A classic model is given to ONNX
     Runtime by path as it is. For a package (format 1.2), the session runs
     its default model, or the model whose path ``model`` names, viewed the
-    same way (errors as :func:`onnxzip.open`'s). ``providers`` and other
-    keyword arguments go to InferenceSession."""
+    same way (errors as :func:`onnxzip.open`'s). ``trust`` (an
+    :class:`onnxzip.Trust`): the model's files are checked against the
+    package's signature first, as :func:`onnxzip.open` checks them
+    (:class:`onnxzip.SignatureError`, and no session, when they are not
+    the signed ones). ``providers`` and other keyword arguments go to
+    InferenceSession."""
     try:
         import onnxruntime
     except ImportError as e:
         raise ImportError("onnxzip.ort_session() needs onnxruntime: pip install onnxruntime") from e
     path = _args.path(path, "path")
     wanted = _args.model(model)
+    trusted = _trust.argument(trust)
     if sess_options is not None and not isinstance(sess_options, onnxruntime.SessionOptions):
         raise TypeError(f"sess_options must be an onnxruntime.SessionOptions, not {type(sess_options).__name__}")
-    with _open(path, model=wanted) as archive:
+    with _open(path, model=wanted, trust=trusted) as archive:
         if archive.layout != "archive":  # by the caller's path: its data files are beside it, links or not
             return onnxruntime.InferenceSession(path, sess_options=sess_options, providers=providers, **kwargs)
-        view, folder = _view_and_folder(archive, path, wanted)
+        view, folder = _view_and_folder(archive, path, wanted, trusted)
     if sess_options is None:
         options = onnxruntime.SessionOptions()
         options.add_session_config_entry(_FOLDER_KEY, folder)

@@ -43,10 +43,11 @@ ENOTZIP, ...), InvalidArgumentError (EINVAL: e.g. an http:// URL without
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Callable, Iterable, List, Literal, Optional, Tuple, Union
 
-from . import _args, _native
+from . import _args, _native, _trust
 from ._archive import Archive
 from ._errors import make
 
@@ -121,7 +122,30 @@ class RemoteArchive(Archive):
               progress: Optional[Progress] = None) -> None:
         """Downloads the archive to ``path``; see :func:`onnxzip.fetch`."""
         out, patterns = _fetch_args(path, tensors, progress)
-        _native.fetch(self._handle(), out, patterns, progress)
+        if self._verifier is not None and patterns is None:
+            _fetch_verified(self._handle(), out, progress, self._verifier.trust)
+        else:  # tensors of this model: verified when it was opened
+            _native.fetch(self._handle(), out, patterns, progress)
+
+
+def _fetch_verified(handle: _native.Handle, out: str, progress: Optional[Progress], trust: _trust.Trust) -> None:
+    """The whole file downloaded beside ``out`` (``out + ".unverified"``,
+    resumed as fetch() resumes), every file of it checked against the
+    signature there, then renamed to ``out``: nothing at ``out`` unless it
+    is all the signed bytes. The signature and the file names are checked
+    before the download (a package signed by another key costs no
+    transfer)."""
+    _trust.Verifier(trust, handle)
+    temp = out + ".unverified"
+    try:
+        _native.fetch(handle, temp, None, progress)
+        local = _native.open(temp, 0, None)
+        _trust.Verifier(trust, local).check(local, None)
+        del local
+        os.replace(temp, out)
+    finally:
+        if os.path.lexists(temp):
+            os.remove(temp)
 
 
 def _fetch_args(path: _args.PathArg, tensors: Union[None, str, Iterable[str]],
@@ -206,7 +230,8 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
              connections: Optional[_args.IntArg] = None, chunk_size: Union[None, _args.IntArg, str] = None,
              ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
              region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
-             parallel: Optional[_args.IntArg] = None, model: Optional[str] = None) -> RemoteArchive:
+             parallel: Optional[_args.IntArg] = None, model: Optional[str] = None,
+             trust: Optional[_trust.Trust] = None) -> RemoteArchive:
     """Opens the archive at ``url`` (``https://``; ``http://`` too with
     ``allow_http=True``; ``s3://BUCKET/KEY``) over HTTP range requests,
     without downloading it: see the module's documentation
@@ -268,11 +293,21 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
     models the same way (each a new RemoteArchive with the same options),
     :attr:`Archive.files` fetches a file's bytes at each access.
 
+    ``trust`` (an :class:`onnxzip.Trust`): as :func:`onnxzip.open`, the
+    signature (the package's model.sig, fetched, or the Trust's detached
+    one) and the files' names are checked, then the model's bytes are
+    fetched and hashed before open_url() returns (only that model's; a
+    single-model archive: the whole file); each file and model handed out
+    later is checked first. :meth:`RemoteArchive.fetch` of the whole file
+    checks every file before the download is renamed into place.
+    :class:`onnxzip.SignatureError` (a ValueError) naming the file.
+
     Returns a :class:`RemoteArchive`; use it as a context manager.
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, not {type(url).__name__}")
     wanted = _args.model(model)
+    trusted = _trust.argument(trust)
     if not isinstance(allow_http, bool):
         raise TypeError(f"allow_http must be a bool, not {type(allow_http).__name__}")
     stall_ms = _args.milliseconds(timeout, "timeout", _MAX_SECONDS)
@@ -297,7 +332,7 @@ def open_url(url: str, *, token: Token = None, allow_http: bool = False, timeout
         return _native.open_url(url, allow_http, ca, connect_ms, stall_ms, n_retries, redirects, n_parallel, bearer,
                                 no_sign_request, *s3, chunk, *pace, member)
     handle = by_url(wanted)
-    return RemoteArchive(handle, handle.path(), by_url)
+    return RemoteArchive(handle, handle.path(), by_url, _trust.verify(trusted, handle))
 
 
 def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[str]] = None,
@@ -308,7 +343,8 @@ def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[s
           chunk_size: Union[None, _args.IntArg, str] = None,
           ca_file: Optional[_args.PathArg] = None, no_sign_request: bool = False, profile: Optional[str] = None,
           region: Optional[str] = None, endpoint_url: Optional[str] = None, addressing: Addressing = "auto",
-          parallel: Optional[_args.IntArg] = None, model: Optional[str] = None) -> None:
+          parallel: Optional[_args.IntArg] = None, model: Optional[str] = None,
+          trust: Optional[_trust.Trust] = None) -> None:
     """Downloads the archive at ``url`` to ``path``, as ``onnxzip fetch``
     does (the network options are :func:`open_url`'s).
 
@@ -335,11 +371,27 @@ def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[s
     it raises ends the download and propagates, leaving no file behind (no
     .part either); so does Ctrl-C (KeyboardInterrupt) in the main thread.
     Any failure (S3's refusals too) leaves no ``path``.
+
+    ``trust`` (an :class:`onnxzip.Trust`): nothing is written at ``path``
+    unless what it would hold is the signed bytes (else
+    :class:`onnxzip.SignatureError` naming the file). With ``model`` or
+    ``tensors``, that model's files are fetched and checked against the
+    signature first, then its entries are downloaded (pinned to the same
+    file version, each checked by CRC-32 and XXH3 as ever): about twice the
+    model's bytes. The whole file: the signature is checked first, the file
+    downloaded to ``path + ".unverified"`` (resumed as ``.part`` files
+    are), every file of it checked there, then renamed to ``path``.
     """
     _fetch_args(path, tensors, progress)  # before any request
+    trusted = _trust.argument(trust)
+    whole = trusted is not None and model is None and tensors is None
     with open_url(url, token=token, allow_http=allow_http, timeout=timeout, connect_timeout=connect_timeout,
                   low_speed_limit=low_speed_limit, low_speed_time=low_speed_time, request_timeout=request_timeout,
                   retries=retries, max_redirects=max_redirects, connections=connections, chunk_size=chunk_size,
                   ca_file=ca_file, no_sign_request=no_sign_request, profile=profile, region=region,
-                  endpoint_url=endpoint_url, addressing=addressing, parallel=parallel, model=model) as a:
-        a.fetch(path, tensors="*" if model is not None and tensors is None else tensors, progress=progress)
+                  endpoint_url=endpoint_url, addressing=addressing, parallel=parallel, model=model,
+                  trust=None if whole else trusted) as a:
+        if whole and trusted is not None:  # not the default model first: every file is checked after
+            _fetch_verified(a._handle(), _args.path(path, "path"), progress, trusted)
+        else:
+            a.fetch(path, tensors="*" if model is not None and tensors is None else tensors, progress=progress)
