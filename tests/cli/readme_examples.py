@@ -14,8 +14,7 @@ new.onnx is the archive's __MODEL_PROTO read with Python's zipfile (its
 producer_version changed, so set-model is seen to take effect), rezipped.zip
 is model.onnxzip deflated by zipfile; tf2onnx.zip and torch.zip are model.onnx
 zipped by zipfile as tf2onnx's large-model export and PyTorch's ZIP_ARCHIVE
-export lay it out (foreign_zip()); the Signed packages section's keys and
-certificates are made by the openssl command (signing_keys()).
+export lay it out (foreign_zip()).
 
 Placeholders are filled in, and only these: `[--json]` -> `--json`,
 `TENSOR` -> `fc1.weight`, `[--tensors 'PATTERN']` dropped. Lines naming an
@@ -125,31 +124,8 @@ def foreign_zip(work, tool):
             z.writestr(name, data)
 
 
-def signing_keys(work):
-    """The Signed packages section's keys, made by openssl as its text says:
-    publisher.pem (EC P-256) and publisher.pub.pem; a root ca.pem and a
-    leaf.pem under it for leaf.key, with KeyUsage digitalSignature and
-    ExtendedKeyUsage codeSigning (what OMS verifiers require of a leaf)."""
-    def openssl(*args):
-        subprocess.run(["openssl", *args], cwd=work, check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-    for key in ("publisher.pem", "ca.key", "leaf.key"):
-        openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key)
-    openssl("ec", "-in", "publisher.pem", "-pubout", "-out", "publisher.pub.pem")
-    openssl("req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=readme root", "-days", "3650",
-            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-            "-out", "ca.pem")
-    openssl("req", "-new", "-key", "leaf.key", "-subj", "/CN=readme publisher", "-out", "leaf.csr")
-    (work / "leaf.ext").write_text("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
-                                   "extendedKeyUsage=codeSigning\n")
-    openssl("x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-days", "365", "-extfile", "leaf.ext", "-out", "leaf.pem")
-
-
 def before(line, work):
     """Makes the inputs the README takes as given, just before their line."""
-    if " sign " in line and not (work / "publisher.pem").exists():
-        signing_keys(work)
     if " set-model model.onnxzip new.onnx" in line:
         with zipfile.ZipFile(work / "model.onnxzip") as z:
             model = onnx.ModelProto.FromString(z.read("__MODEL_PROTO"))
