@@ -30,6 +30,7 @@ int cmd_extract(int argc, char **argv);
 int cmd_set_model(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
 
 /* Prints "onnxzip: <last error message> [<status name>]" for a library
  * failure that returned `status`; returns CLI_EXIT_FAIL. */
@@ -129,5 +130,33 @@ int cli_open(const char *path, const onnxzip_remote_options *o, onnxzip_archive 
  * into buf (CLI_COUNTS bytes hold any two counts); returns buf. */
 #define CLI_COUNTS 64
 const char *cli_package_counts(const onnxzip_archive *a, char *buf, size_t cap);
+
+/* Signed packages (cli_trust.c): the trust options, in a command's own
+ * table through CLI_TRUST_OPTIONS (a command has one shared group, the
+ * remote one), and cli_trust_usage in its help. */
+typedef struct cli_trust_args {
+    const char *public_key, *chain, *signature;
+} cli_trust_args;
+
+#define CLI_TRUST_OPTIONS(type, field)                                                                     \
+    { .name = "public-key", .kind = CLI_TEXT, .at = CLI_AT(type, field.public_key), .flags = CLI_ONCE },  \
+    { .name = "certificate-chain", .kind = CLI_TEXT, .at = CLI_AT(type, field.chain), .flags = CLI_ONCE }, \
+    { .name = "signature", .kind = CLI_TEXT, .at = CLI_AT(type, field.signature), .flags = CLI_ONCE }
+
+extern const char cli_trust_usage[];
+
+/* 1 when any trust option was given: the command checks the signature. */
+int cli_trust_given(const cli_trust_args *ta);
+
+/* The trust the options name: their files read and added (a usage error
+ * for --signature alone). 0 with *out set, or the exit status after
+ * printing why, naming the option and its file. */
+int cli_trust_make(const cli_trust_args *ta, const char *cmd, void (*usage)(FILE *), onnxzip_trust **out);
+
+/* Opens the signature of the package `a` against `t` (onnxzip_signed_open)
+ * and checks `path`'s files (a plain file, a model and its data files, or
+ * NULL: every file) against it. 0 with *out set (when out is not NULL), or
+ * CLI_EXIT_FAIL after printing the library's error. */
+int cli_trust_check(onnxzip_archive *a, const onnxzip_trust *t, const char *path, onnxzip_signed **out);
 
 #endif /* ONNXZIP_TOOLS_CLI_H */

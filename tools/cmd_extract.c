@@ -24,6 +24,7 @@ typedef struct extract_args {
     const char *out;
     const char *file; /* --file: a package's plain file instead of a tensor */
     int quiet;
+    cli_trust_args trust;
     onnxzip_remote_options ro;
 } extract_args;
 
@@ -31,6 +32,12 @@ static void usage(FILE *f)
 {
     fputs("usage: onnxzip extract ARCHIVE|URL TENSOR -o FILE|- [--model PATH] [-q]\n"
           "       onnxzip extract PACKAGE|URL --file PATH [-o FILE|-] [-q]\n"
+          "       ... [--public-key PUB.pem | --certificate-chain ROOT.pem] [--signature FILE]\n"
+          "\n"
+          "With --public-key or --certificate-chain the package's signature is\n"
+          "checked first, then the SHA-256 of the file (--file: that file; a\n"
+          "tensor: its model's files) against the signed statement: nothing is\n"
+          "written unless they match.\n"
           "\n"
           "--file PATH writes the bytes of a package's file PATH (tokenizer.json,\n"
           "onnx/model.onnx as stored) to FILE, or to standard output by default.\n"
@@ -51,6 +58,7 @@ static void usage(FILE *f)
           "      --file PATH          a package's file (or model) instead of a tensor\n"
           "  -q, --quiet              print nothing on success\n"
           "  -h, --help               show this help\n", f);
+    fputs(cli_trust_usage, f);
     fputs(cli_remote_usage, f);
 }
 
@@ -60,6 +68,7 @@ static const cli_opt options[] = {
     { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out) },
     { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = ARG(quiet) },
     { .name = "file", .kind = CLI_TEXT, .at = ARG(file) },
+    CLI_TRUST_OPTIONS(extract_args, trust),
     { .name = NULL },
 };
 
@@ -183,6 +192,19 @@ static int extract_to_stdout(onnxzip_archive *ar, const char *archive, const cha
     return rc;
 }
 
+/* With a trust option: the signature, then the files the output comes
+ * from (--file's, or the tensor's model's), before a byte is written. */
+static int check_signed(onnxzip_archive *ar, const extract_args *a)
+{
+    onnxzip_trust *t = NULL;
+    int rc = cli_trust_make(&a->trust, command.name, usage, &t);
+    if (rc) return rc;
+    const char *path = a->file ? a->file : onnxzip_member_count(ar) ? onnxzip_model_path(ar) : NULL;
+    rc = cli_trust_check(ar, t, path, NULL);
+    onnxzip_trust_free(&t);
+    return rc;
+}
+
 int cmd_extract(int argc, char **argv)
 {
     extract_args a = { 0 };
@@ -196,6 +218,10 @@ int cmd_extract(int argc, char **argv)
         return cli_lib_error(rc);
     if (cli_is_url(a.archive))
         a.archive = onnxzip_archive_path(ar); /* never print a URL's query (credentials) */
+    if (cli_trust_given(&a.trust) && (rc = check_signed(ar, &a)) != 0) {
+        onnxzip_close(&ar);
+        return rc;
+    }
     if (a.file) {
         rc = extract_file(ar, &a);
         onnxzip_close(&ar);

@@ -4,6 +4,11 @@
  */
 #include "cli.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <onnxzip/onnxzip.h>
 
 static void usage(FILE *f)
@@ -25,11 +30,19 @@ static void usage(FILE *f)
           "model archive: only its tensors, the directory and the manifest are\n"
           "transferred.\n"
           "\n"
+          "With --public-key or --certificate-chain the package's signature is\n"
+          "checked before anything is written: with --model, the signature and the\n"
+          "SHA-256 of the model's files (its model file and data files, as 'onnxzip\n"
+          "unpack' would write them) before FILE is written; without, the whole\n"
+          "package is downloaded beside FILE and renamed to FILE only once every\n"
+          "file matches the signed statement (removed otherwise).\n"
+          "\n"
           "options:\n"
           "  -o, --output FILE   the archive to write\n"
           "  -t, --tensors PAT   keep the initializers matching PAT (repeatable)\n"
           "  -q, --quiet         no progress display\n"
           "  -h, --help          show this help\n", f);
+    fputs(cli_trust_usage, f);
     fputs(cli_remote_usage, f);
 }
 
@@ -44,6 +57,7 @@ typedef struct args {
     const char *url, *out;
     patterns tensors;
     int quiet;
+    cli_trust_args trust;
     onnxzip_remote_options ro;
 } args;
 
@@ -64,10 +78,44 @@ static const cli_opt options[] = {
     { .name = "output", .short_name = 'o', .kind = CLI_STRING, .at = ARG(out), .flags = CLI_ONCE },
     { .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .at = ARG(quiet) },
     { .name = "tensors", .short_name = 't', .kind = CLI_CALL, .at = ARG(tensors), .call = add_pattern },
+    CLI_TRUST_OPTIONS(args, trust),
     { .name = NULL },
 };
 
 static const cli_command command = { "fetch", usage, options, cli_remote_options, ARG(ro), { ARG(url) }, 1 };
+
+/* The whole package with a trust: downloaded to FILE.unverified, checked
+ * there (on disk: nothing more is transferred), renamed to FILE. */
+static int fetch_whole_signed(onnxzip_archive *h, const args *a, const onnxzip_trust *t, cli_progress_state *ps,
+                              int show)
+{
+    size_t n = strlen(a->out) + sizeof ".unverified";
+    char *tmp = malloc(n);
+    if (!tmp) return cli_fail(ONNXZIP_ENOMEM, "out of memory");
+    snprintf(tmp, n, "%s.unverified", a->out);
+    int rc = onnxzip_fetch(h, tmp, show ? cli_progress : NULL, ps);
+    if (show) cli_progress_end(ps);
+    if (rc) {
+        free(tmp);
+        return cli_lib_error(rc);
+    }
+    onnxzip_archive *local = NULL;
+    rc = onnxzip_open_model(tmp, ONNXZIP_MODEL_NONE, 0, &local);
+    rc = rc ? cli_lib_error(rc) : cli_trust_check(local, t, NULL, NULL);
+    onnxzip_close(&local);
+    if (!rc && rename(tmp, a->out) != 0)
+        rc = cli_fail(ONNXZIP_EIO, "%s: cannot rename to %s: %s", tmp, a->out, strerror(errno));
+    if (rc) remove(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* A model (or its tensors) with a trust: the signature and the model's
+ * files checked through the URL before the output is written. */
+static int check_model_signed(onnxzip_archive *h, const onnxzip_trust *t)
+{
+    return cli_trust_check(h, t, onnxzip_member_count(h) ? onnxzip_model_path(h) : NULL, NULL);
+}
 
 int cmd_fetch(int argc, char **argv)
 {
@@ -79,19 +127,40 @@ int cmd_fetch(int argc, char **argv)
         return rc;
     if (!cli_is_url(a.url))
         return cli_usage_error(command.name, usage, "'%s' is not an http://, https:// or s3:// URL", a.url);
+    onnxzip_trust *t = NULL;
+    if (cli_trust_given(&a.trust) && (rc = cli_trust_make(&a.trust, command.name, usage, &t)) != 0) return rc;
     onnxzip_archive *h = NULL;
-    if ((rc = onnxzip_open_url(a.url, &a.ro, &h)) != 0) return cli_lib_error(rc);
+    if ((rc = onnxzip_open_url(a.url, &a.ro, &h)) != 0) {
+        onnxzip_trust_free(&t);
+        return cli_lib_error(rc);
+    }
     if (a.ro.model && !a.tensors.n) /* one model of a package: all of its tensors, as an archive of its own */
         a.tensors.v[a.tensors.n++] = "*";
     cli_progress_state ps;
     int show = cli_progress_init(&ps, "fetching", a.quiet);
-    rc = a.tensors.n ? onnxzip_fetch_tensors(h, a.out, a.tensors.v, a.tensors.n, show ? cli_progress : NULL, &ps)
-                     : onnxzip_fetch(h, a.out, show ? cli_progress : NULL, &ps);
-    if (show) cli_progress_end(&ps);
-    if (rc) {
-        cli_lib_error(rc);
-        onnxzip_close(&h);
-        return CLI_EXIT_FAIL;
+    if (t && !a.tensors.n) {
+        rc = fetch_whole_signed(h, &a, t, &ps, show);
+        onnxzip_trust_free(&t);
+        if (rc) {
+            onnxzip_close(&h);
+            return rc;
+        }
+    } else {
+        rc = t ? check_model_signed(h, t) : 0;
+        onnxzip_trust_free(&t);
+        if (rc) {
+            onnxzip_close(&h);
+            return rc;
+        }
+        rc = a.tensors.n ? onnxzip_fetch_tensors(h, a.out, a.tensors.v, a.tensors.n, show ? cli_progress : NULL,
+                                                 &ps)
+                         : onnxzip_fetch(h, a.out, show ? cli_progress : NULL, &ps);
+        if (show) cli_progress_end(&ps);
+        if (rc) {
+            cli_lib_error(rc);
+            onnxzip_close(&h);
+            return CLI_EXIT_FAIL;
+        }
     }
     onnxzip_remote_stats st;
     onnxzip_remote_get_stats(h, &st);
