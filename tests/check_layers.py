@@ -16,8 +16,8 @@ from pathlib import Path
 # lowest first; each layer may include its own headers and those of the
 # layers it stands on. The network (net) sits on common only and is used by
 # the reader (remote archives) and the converters (fetch), never by onnx or
-# the writer.
-LAYERS = ["common", "net", "onnx", "read", "write", "convert"]
+# the writer. trust (signatures) stands on everything else.
+LAYERS = ["common", "net", "onnx", "read", "write", "convert", "trust"]
 BELOW = {
     "common": set(),
     "net": {"common"},
@@ -25,6 +25,9 @@ BELOW = {
     "read": {"common", "net", "onnx"},
     "write": {"common", "onnx", "read"},
     "convert": {"common", "net", "onnx", "read", "write"},
+    # signatures over packages: parses bundles, checks them with libcrypto
+    # and hashes the files convert's plans say unpack would write
+    "trust": {"common", "net", "onnx", "read", "write", "convert"},
 }
 # bindings: directories whose C files use the library through its public
 # headers only (and headers of their own directory)

@@ -120,7 +120,12 @@ typedef enum onnxzip_feature {
      * macOS and Windows compare names (libunistring, -Dunistring). Without
      * it, writers and unpack refuse non-ASCII package paths
      * (ONNXZIP_EUNSUPPORTED) rather than risk two that are one file. */
-    ONNXZIP_FEATURE_UNICODE_PATHS = 6
+    ONNXZIP_FEATURE_UNICODE_PATHS = 6,
+    /* OpenSSF Model Signing signatures: onnxzip_trust_*, onnxzip_signed_*,
+     * onnxzip_sign() (-Dsigning: OpenSSL's libcrypto and jansson). Without
+     * it every one of those calls fails with ONNXZIP_EUNSUPPORTED, its
+     * message saying the library was built without signing. */
+    ONNXZIP_FEATURE_SIGNING = 7
 } onnxzip_feature;
 
 /* 1 when this build of the library has `feature`, else 0 (also for values
@@ -175,7 +180,11 @@ ONNXZIP_API int onnxzip_has_feature(onnxzip_feature feature);
     X(EREPLY,    -39, "HTTP reply does not match the request")                \
     X(ECHANGED,  -40, "remote file changed while it was being read")        \
     X(ECANCELED, -41, "canceled by the caller's progress callback")          \
-    X(EPACKAGE,  -42, "bad package manifest")
+    X(EPACKAGE,  -42, "bad package manifest")                                 \
+    X(EUNSIGNED, -43, "package is not signed")                                \
+    X(ESIGNATURE, -44, "signature is not trusted")                            \
+    X(EBUNDLE,   -45, "malformed or unsupported signature bundle")            \
+    X(EMISMATCH, -46, "package differs from its signed statement")
 
 typedef enum onnxzip_status {
 #define ONNXZIP_STATUS_ENUM_(name, value, desc) ONNXZIP_##name = (value),
@@ -1631,6 +1640,179 @@ ONNXZIP_API int onnxzip_extract_member(onnxzip_archive *a, const char *member_pa
  * (onnxzip_has_feature(ONNXZIP_FEATURE_REPACK) == 0). */
 ONNXZIP_API int onnxzip_repack(const char *in_path, const char *out_path,
                                const onnxzip_write_options *opts);
+
+/* ---------------------------------------------------------------------------
+ * Signatures: OpenSSF Model Signing (OMS 1.0) (ONNXZIP_FEATURE_SIGNING)
+ *
+ * A package is signed as the folder it unpacks to (onnxzip_unpack_dir()):
+ * every plain file as stored, every model file and data file as unpack
+ * reconstructs them. The signature is a Sigstore bundle as `model_signing`
+ * 1.1.1 writes it (mediaType application/vnd.dev.sigstore.bundle.v0.3+json;
+ * v0.1 and v0.2 are read too): a DSSE envelope (payloadType
+ * application/vnd.in-toto+json, exactly one signature, an ECDSA signature
+ * over DSSE's pre-authentication encoding) whose payload is an in-toto
+ * Statement v1 with predicateType https://model_signing/signature/v1.0,
+ * serialization method "files", hash_type sha256, and one resource
+ * {name, algorithm sha256, digest} per file. It lives in the package as the
+ * plain file "model.sig" at its top (listed in the statement's
+ * ignore_paths), or in a file of its own (a detached signature, given with
+ * onnxzip_trust_set_signature()). When both exist the detached one is used
+ * and the package's model.sig is then an ordinary file: it must be one of
+ * the statement's resources or ignore_paths like any other.
+ *
+ * A single-model archive (no package manifest) is OMS's single-file model:
+ * the one resource is named "." and its digest is the SHA-256 of the archive
+ * file's bytes (what `model_signing sign key model.onnxzip --signature
+ * model.onnxzip.sig` writes); its signature is detached only.
+ *
+ * Statuses of every call below: ONNXZIP_EUNSUPPORTED in builds without
+ * signing (its message saying so), ONNXZIP_EINVAL for NULL arguments,
+ * ONNXZIP_ENOMEM, and:
+ *   ONNXZIP_EUNSIGNED   no signature: the package has no model.sig and none
+ *                       was given;
+ *   ONNXZIP_EBUNDLE     the signature file or its statement is malformed or
+ *                       of a form not read here: JSON (UTF-8, a key given
+ *                       twice), base64, PEM, DER, over 16 MiB or nested over
+ *                       64 deep, a media type, predicateType, _type,
+ *                       serialization method, subject (not exactly one, or
+ *                       its digest not the SHA-256 of the resources' digests
+ *                       in their order), a resource name that is absolute,
+ *                       has a "." or ".." component, or is given twice, a
+ *                       digest that is not 64 hex digits, not exactly one
+ *                       DSSE signature; the message names the field;
+ *   ONNXZIP_ESIGNATURE  well-formed but not trusted: the ECDSA signature
+ *                       does not verify with the trusted key (or the key
+ *                       hint names another key), the certificate chain does
+ *                       not lead to a trusted root, a certificate is
+ *                       expired or not yet valid now, the leaf has neither
+ *                       KeyUsage digitalSignature nor ExtendedKeyUsage
+ *                       codeSigning, the payload type is not in-toto's, or
+ *                       the bundle's kind of key is not what the trust has
+ *                       (a certificate chain with only a public key
+ *                       trusted, or the reverse);
+ *   ONNXZIP_EMISMATCH   the package differs from the statement: a file it
+ *                       has that the statement lacks, one the statement
+ *                       lists that it lacks, or a file whose SHA-256 is not
+ *                       its resource's digest; the message names the file;
+ *   ONNXZIP_EUNSUPPORTED also for keyless (Sigstore Fulcio + Rekor) bundles
+ *                       ("keyless (Sigstore) signatures are not supported"),
+ *                       the "shards" serialization method and hash types
+ *                       other than sha256.
+ *
+ * Certificates are checked at the current time, which is stricter than
+ * model_signing (it checks the chain at the leaf's notBefore, so that an
+ * expired leaf still verifies): a bundle carries no trusted timestamp, so
+ * nothing proves it was signed while its certificate was valid. A package
+ * whose signing certificate expired must be signed again. Revocation is not
+ * checked. A signature proves who signed only through a certificate chain
+ * to a root the caller trusts, or through a public key the caller trusts;
+ * it says nothing about when the package was signed (no freshness: an older
+ * signed package stays valid).
+ * ------------------------------------------------------------------------- */
+
+/* Who may have signed (trusted public keys and root certificates), and an
+ * optional detached signature. Not modified by the calls that read it, so
+ * one trust may serve several threads once it is filled. */
+typedef struct onnxzip_trust onnxzip_trust;
+
+/* A new empty trust in *out (free it with onnxzip_trust_free()). */
+ONNXZIP_API int onnxzip_trust_create(onnxzip_trust **out);
+
+/* Trusts the EC public key(s) in `pem` (len bytes; one or more PEM
+ * "PUBLIC KEY" blocks, SubjectPublicKeyInfo; P-256, P-384 or P-521, else
+ * ONNXZIP_EBUNDLE naming the curve; not PEM or bad DER: ONNXZIP_EBUNDLE).
+ * The bytes are copied. A bundle signed with a key (verificationMaterial
+ * publicKey) verifies when one trusted key verifies its signature. */
+ONNXZIP_API int onnxzip_trust_add_public_key(onnxzip_trust *t, const void *pem, size_t len);
+
+/* Trusts the certificate(s) in `pem` (one or more PEM "CERTIFICATE"
+ * blocks; none or bad DER: ONNXZIP_EBUNDLE) as roots: a bundle signed with
+ * a certificate (verificationMaterial x509CertificateChain, leaf first, then
+ * its intermediates) verifies when its chain leads to one of them. The
+ * bytes are copied. */
+ONNXZIP_API int onnxzip_trust_add_certificates(onnxzip_trust *t, const void *pem, size_t len);
+
+/* The detached signature (the bundle's JSON, len bytes, copied; up to
+ * 16 MiB, else ONNXZIP_EBUNDLE) used instead of the package's model.sig.
+ * Parsed when a package is opened, not here. A second call replaces it. */
+ONNXZIP_API int onnxzip_trust_set_signature(onnxzip_trust *t, const void *bundle, size_t len);
+
+/* Frees *t and sets it to NULL (NULL or *t NULL: nothing). */
+ONNXZIP_API void onnxzip_trust_free(onnxzip_trust **t);
+
+/* A verified signature: the statement it signs, and which of the package's
+ * files have been checked against it. Owns copies of everything it needs
+ * (the trust and the archive may be freed first, but onnxzip_signed_check()
+ * needs an archive of the same package). */
+typedef struct onnxzip_signed onnxzip_signed;
+
+/* Reads the signature (t's detached one, else the package's model.sig),
+ * checks it against t (the signature, the key or the chain), parses the
+ * statement, and checks that the package's file NAMES are exactly the
+ * statement's resources, apart from its ignore_paths (a path is ignored
+ * when it equals an ignore path or lies below it, e.g. ".git/config"
+ * below ".git"). Reads no file's bytes other than model.sig. `a`: any
+ * handle of the package: onnxzip_open(), onnxzip_open_model(),
+ * onnxzip_open_url() or onnxzip_open_host() (for a single-model archive:
+ * its handle; the signature must be detached). On success *out holds the
+ * signed statement (free it with onnxzip_signed_free()); on failure *out is
+ * NULL and the status and message say why (see above). */
+ONNXZIP_API int onnxzip_signed_open(onnxzip_archive *a, const onnxzip_trust *t, onnxzip_signed **out);
+
+/* Checks the SHA-256 of the bytes onnxzip_unpack_dir() would write for
+ * `path` against the statement: a plain file; a model path (as listed by
+ * the package's manifest): the model file and every data file of that model
+ * (shared tensors included). NULL: every file of the package (for a
+ * single-model archive, NULL and "." hash the archive file). Reads through
+ * a's source (a mapped file: in place, files hashed on all cores; a URL:
+ * ranges, each entry CRC-checked as reads are). A file found equal once is
+ * not hashed again by later calls on `s`. Returns 0 when every file
+ * checked matches; ONNXZIP_EMISMATCH naming the first that does not;
+ * ONNXZIP_ENOTFOUND when the package has no file or model `path`; read
+ * errors (ONNXZIP_EIO, ONNXZIP_ECRC, network statuses) as reads report
+ * them. `a` must be a handle of the package `s` was opened from. */
+ONNXZIP_API int onnxzip_signed_check(onnxzip_signed *s, onnxzip_archive *a, const char *path);
+
+/* The statement's resources: their count, and the name and lowercase hex
+ * SHA-256 digest of the i-th (in the statement's order; NULL past the
+ * end). The strings belong to `s`. */
+ONNXZIP_API size_t onnxzip_signed_resource_count(const onnxzip_signed *s);
+ONNXZIP_API const char *onnxzip_signed_resource_name(const onnxzip_signed *s, size_t i);
+ONNXZIP_API const char *onnxzip_signed_resource_digest(const onnxzip_signed *s, size_t i);
+
+/* Frees *s and sets it to NULL (NULL or *s NULL: nothing). */
+ONNXZIP_API void onnxzip_signed_free(onnxzip_signed **s);
+
+/* What onnxzip_sign() signs with. Zero it (or `= {0}`) and set: */
+typedef struct onnxzip_sign_options {
+    const char *private_key_path; /* PEM EC private key (P-256/384/521), unencrypted; required */
+    const char *certificate_path; /* PEM signing certificate (its key must be the private key's), or
+                                     NULL: sign with the key alone (the bundle names its public key
+                                     by hint) */
+    const char *chain_path;       /* PEM certificates after the leaf (intermediates, root), or NULL;
+                                     only with certificate_path */
+    const char *signature_path;   /* NULL: into the package as its model.sig; else a detached
+                                     signature written to this file (temp file + rename) */
+} onnxzip_sign_options;
+
+/* Signs the package (or single-model archive) at `archive_path` as
+ * `model_signing sign` signs the folder it unpacks to: every file hashed
+ * (SHA-256 of the bytes unpack would write), the resources sorted by name,
+ * ignore_paths "model.sig", ".git", ".github", ".gitattributes",
+ * ".gitignore" (files under those names are left out, as model_signing
+ * leaves them out), the subject named after the file's name without its
+ * extension. The bundle is written as model_signing writes it (v0.3 media
+ * type; key: publicKey.hint = SHA-256 hex of the public key's PEM, and
+ * tlogEntries []; certificate: x509CertificateChain leaf first), so that
+ * `model_signing verify` accepts the unpacked folder. With signature_path
+ * NULL the package is rewritten with model.sig (replacing one it has) as
+ * set-model rewrites packages: a temporary file renamed over it under the
+ * update lock (ONNXZIP_EBUSY while another process updates it); a
+ * single-model archive cannot hold its signature: ONNXZIP_EINVAL saying to
+ * give signature_path. A key or certificate that cannot be read or used:
+ * ONNXZIP_EIO / ONNXZIP_EBUNDLE naming the file; a certificate whose key is
+ * not the private key's: ONNXZIP_EINVAL. Nothing is changed on failure. */
+ONNXZIP_API int onnxzip_sign(const char *archive_path, const onnxzip_sign_options *o);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,7 @@ int onnxzip_has_feature(onnxzip_feature feature)
     case ONNXZIP_FEATURE_LIBDEFLATE: return ONNXZIP_HAVE_LIBDEFLATE;
     case ONNXZIP_FEATURE_WRITE: return 1; /* every build since the Windows port */
     case ONNXZIP_FEATURE_REMOTE: return ONNXZIP_HAVE_CURL;
+    case ONNXZIP_FEATURE_SIGNING: return ONNXZIP_HAVE_SIGNING;
 #ifdef OZ_HAVE_UNISTRING
     case ONNXZIP_FEATURE_UNICODE_PATHS: return 1;
 #else

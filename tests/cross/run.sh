@@ -35,10 +35,11 @@ case "$arch" in
              skip=() ;;
     *) echo "run.sh: unknown architecture '$arch'" >&2; exit 2 ;;
 esac
-# -Dcurl=disabled: the sysroots hold no libcurl (remote archives are tested
-# on x86-64, tests/remote), and no lookup may find the host's instead
+# -Dcurl=disabled -Dsigning=disabled: the sysroots hold no libcurl, libcrypto
+# headers or jansson (remote archives and signatures are tested on x86-64),
+# and no lookup may find the host's instead
 opts=(--cross-file "$sysroot/sysroot.ini" --cross-file "tests/cross/$arch.ini" --wrap-mode=nodownload
-      --werror -Dpython=disabled -Dcurl=disabled)
+      --werror -Dpython=disabled -Dcurl=disabled -Dsigning=disabled)
 [ "$arch" = windows ] && opts+=(-Dprotobuf_c=disabled -Dlibzip=disabled -Dlibdeflate=disabled)
 if [ -f "$dir/meson-private/coredata.dat" ]; then
     meson setup --reconfigure "${opts[@]}" "$dir"

@@ -60,6 +60,8 @@ CODES: Dict[str, int] = {
     # transfer by raising, and that exception propagates instead
     "ECANCELED": -41,
     "EPACKAGE": -42,
+    # signatures (onnxzip_signed_open, onnxzip_sign)
+    "EUNSIGNED": -43, "ESIGNATURE": -44, "EBUNDLE": -45, "EMISMATCH": -46,
 }
 
 
