@@ -78,7 +78,7 @@ def _gaps(root: pathlib.Path) -> None:
 @pytest.fixture(scope="module", params=make_repos.KINDS + ("gaps",))
 def unpacked(request, tmp_path_factory, onnxzip_cli):
     if not PLAN:
-        pytest.skip("built without libcrypto (Debian libssl-dev): no tests/plan_sha256")
+        pytest.skip("built without signing (-Dsigning: libssl-dev, libjansson-dev): no tests/plan_sha256")
     base = tmp_path_factory.mktemp(request.param)
     if request.param == "gaps":
         root = base / "repo"
