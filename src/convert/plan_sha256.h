@@ -1,6 +1,6 @@
 /* SHA-256 of the files a package unpacks to (convert/file_plan.h's plans),
  * through OpenSSL's libcrypto (EVP: SHA-NI where the CPU has it). Built only
- * with libcrypto (ONNXZIP_HAVE_LIBCRYPTO); the signing layer (trust/) checks
+ * with signing (-Dsigning: ONNXZIP_HAVE_SIGNING); the signing layer (trust/) checks
  * a statement's digests with it. */
 #ifndef ONNXZIP_PLAN_SHA256_H
 #define ONNXZIP_PLAN_SHA256_H

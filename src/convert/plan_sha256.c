@@ -1,0 +1,194 @@
+/* oz_plan_sha256() (plan_sha256.h): SHA-256 of planned files through
+ * libcrypto's EVP. A mapped handle's files are hashed in place, on as many
+ * threads as the machine has cores, the largest files first (one file per
+ * thread: SHA-256 is sequential within a file); a URL's or a host's are
+ * read through the source, entry by entry (each entry read whole in
+ * parallel ranges and checked against its CRC-32 and XXH3), and hashed in
+ * order. */
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "convert/plan_sha256.h"
+#include "read/source_read.h"
+
+static const uint8_t zero_block[1 << 16];
+
+static int nomem(void)
+{
+    return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+}
+
+static int crypto_fail(const char *path)
+{
+    return oz_err(ONNXZIP_EIO, -1, "%s: libcrypto's SHA-256 failed", path);
+}
+
+typedef struct slice {
+    EVP_MD_CTX *c;
+    uint64_t from, to; /* the entry's bytes hashed */
+    int failed;
+} slice;
+
+/* The part of a streamed entry that the segment covers. */
+static int hash_slice(void *ctx, const uint8_t *p, size_t n, uint64_t at)
+{
+    slice *s = ctx;
+    uint64_t lo = at > s->from ? at : s->from, hi = at + n < s->to ? at + n : s->to;
+    if (lo < hi && !EVP_DigestUpdate(s->c, p + (lo - at), (size_t)(hi - lo))) s->failed = 1;
+    return 0;
+}
+
+static int hash_zeros(EVP_MD_CTX *c, uint64_t n)
+{
+    for (; n; n -= n < sizeof zero_block ? n : sizeof zero_block)
+        if (!EVP_DigestUpdate(c, zero_block, n < sizeof zero_block ? (size_t)n : sizeof zero_block)) return 0;
+    return 1;
+}
+
+/* An archive range: in place from the mapping, else through the source. */
+static int hash_range(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_segment *g)
+{
+    if (g->offset > a->src.size || g->length > a->src.size - g->offset)
+        return oz_err(ONNXZIP_ETRUNC, -1, "%s: bytes %llu..%llu lie past the file's end", a->path,
+                      (unsigned long long)g->offset, (unsigned long long)(g->offset + g->length));
+    if (a->src.map) return EVP_DigestUpdate(c, a->src.map + g->offset, (size_t)g->length) ? 0 : crypto_fail(a->path);
+    slice s = { c, g->entry_offset, g->entry_offset + g->length, 0 };
+    int rc = g->entry == SIZE_MAX ? oz_source_stream(&a->src, 0, hash_slice, &s)
+                                  : oz_entry_stream(a, g->entry, hash_slice, &s);
+    return rc ? rc : s.failed ? crypto_fail(a->path) : 0;
+}
+
+static int hash_file(onnxzip_archive *a, const onnxzip_planned_file *f, uint8_t out[32])
+{
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    if (!c) return nomem();
+    int rc = EVP_DigestInit_ex(c, EVP_sha256(), NULL) ? 0 : crypto_fail(a->path);
+    for (size_t i = 0; i < f->n_segments && !rc; i++) {
+        const onnxzip_segment *g = &f->segments[i];
+        if (g->kind == ONNXZIP_SEGMENT_BYTES) rc = EVP_DigestUpdate(c, g->bytes, (size_t)g->length) ? 0 : crypto_fail(a->path);
+        else if (g->kind == ONNXZIP_SEGMENT_ZEROS) rc = hash_zeros(c, g->length) ? 0 : crypto_fail(a->path);
+        else rc = hash_range(a, c, g);
+    }
+    unsigned len = 0;
+    if (!rc && (!EVP_DigestFinal_ex(c, out, &len) || len != 32)) rc = crypto_fail(a->path);
+    EVP_MD_CTX_free(c);
+    return rc;
+}
+
+typedef struct pool {
+    onnxzip_archive *a;
+    const onnxzip_planned_file *const *files;
+    uint8_t (*out)[32];
+    size_t *order, n;
+    atomic_size_t next;
+    atomic_int rc; /* the first failure stops the others */
+} pool;
+
+static void *worker(void *arg)
+{
+    pool *p = arg;
+    for (size_t k; !atomic_load(&p->rc) && (k = atomic_fetch_add(&p->next, 1)) < p->n;) {
+        size_t i = p->order[k];
+        int rc = hash_file(p->a, p->files[i], p->out[i]);
+        int zero = 0;
+        if (rc) atomic_compare_exchange_strong(&p->rc, &zero, rc);
+    }
+    return NULL;
+}
+
+static const onnxzip_planned_file *const *sort_files;
+
+static int by_size_desc(const void *x, const void *y)
+{
+    uint64_t a = sort_files[*(const size_t *)x]->size, b = sort_files[*(const size_t *)y]->size;
+    return (a < b) - (a > b);
+}
+
+/* Threads pull files, largest first, so that a big file starts early and
+ * the small ones fill the other cores around it. */
+static int hash_parallel(pool *p)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = cores > 1 ? (size_t)cores : 1;
+    if (nt > p->n) nt = p->n;
+    pthread_t *t = calloc(nt ? nt : 1, sizeof *t);
+    if (!t) return nomem();
+    size_t started = 0;
+    for (; started + 1 < nt; started++)
+        if (pthread_create(&t[started], NULL, worker, p)) break;
+    worker(p); /* this thread too */
+    for (size_t i = 0; i < started; i++) pthread_join(t[i], NULL);
+    free(t);
+    return atomic_load(&p->rc);
+}
+
+static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int oz_plan_sha256_files(onnxzip_archive *a, const onnxzip_planned_file *const *files, size_t n, uint8_t (*out)[32])
+{
+    if (!a || (n && (!files || !out))) return oz_err(ONNXZIP_EINVAL, -1, "oz_plan_sha256_files: NULL argument");
+    if (!a->src.map) { /* through the source, one file after the other */
+        int rc = 0;
+        for (size_t i = 0; i < n && !rc; i++) rc = hash_file(a, files[i], out[i]);
+        return rc;
+    }
+    pool p = { .a = a, .files = files, .out = out, .n = n, .order = malloc((n ? n : 1) * sizeof(size_t)) };
+    if (!p.order) return nomem();
+    for (size_t i = 0; i < n; i++) p.order[i] = i;
+    pthread_mutex_lock(&sort_lock);
+    sort_files = files;
+    qsort(p.order, n, sizeof *p.order, by_size_desc);
+    pthread_mutex_unlock(&sort_lock);
+    atomic_init(&p.next, 0);
+    atomic_init(&p.rc, 0);
+    int rc = hash_parallel(&p);
+    free(p.order);
+    return rc;
+}
+
+/* The planned file of `path` in plans[0..np), or NULL. */
+static const onnxzip_planned_file *find(onnxzip_file_plan *const *plans, size_t np, const char *path)
+{
+    for (size_t k = 0; k < np; k++)
+        for (size_t i = 0; i < onnxzip_file_plan_count(plans[k]); i++)
+            if (!strcmp(onnxzip_file_plan_at(plans[k], i)->path, path)) return onnxzip_file_plan_at(plans[k], i);
+    return NULL;
+}
+
+/* Plans path's owner (a model: all its files) into plans[*np]. */
+static int plan_owner(onnxzip_archive *a, const char *path, onnxzip_file_plan **plans, size_t *np)
+{
+    onnxzip_file_plan *p = NULL;
+    int rc = onnxzip_file_plan_create(a, path, &p);
+    const onnxzip_planned_file *f = rc ? NULL : onnxzip_file_plan_at(p, 0);
+    if (f && f->model && strcmp(f->model, path)) { /* a data file: its model's plan has all its files */
+        onnxzip_file_plan *m = NULL;
+        rc = onnxzip_file_plan_create(a, f->model, &m);
+        onnxzip_file_plan_free(&p);
+        p = m;
+    }
+    if (!rc) plans[(*np)++] = p;
+    return rc;
+}
+
+int oz_plan_sha256(onnxzip_archive *a, const char *const *paths, size_t n, uint8_t (*out)[32])
+{
+    if (!a || (n && (!paths || !out))) return oz_err(ONNXZIP_EINVAL, -1, "oz_plan_sha256: NULL argument");
+    onnxzip_file_plan **plans = calloc(n ? n : 1, sizeof *plans);
+    const onnxzip_planned_file **files = calloc(n ? n : 1, sizeof *files);
+    size_t np = 0;
+    int rc = plans && files ? 0 : nomem();
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (!paths[i]) rc = oz_err(ONNXZIP_EINVAL, -1, "oz_plan_sha256: NULL path");
+        else if (!(files[i] = find(plans, np, paths[i])) && !(rc = plan_owner(a, paths[i], plans, &np)))
+            files[i] = find(plans, np, paths[i]);
+    }
+    if (!rc) rc = oz_plan_sha256_files(a, files, n, out);
+    for (size_t k = 0; k < np; k++) onnxzip_file_plan_free(&plans[k]);
+    free(plans);
+    free((void *)files);
+    return rc;
+}
