@@ -159,4 +159,11 @@ int cli_trust_make(const cli_trust_args *ta, const char *cmd, void (*usage)(FILE
  * CLI_EXIT_FAIL after printing the library's error. */
 int cli_trust_check(onnxzip_archive *a, const onnxzip_trust *t, const char *path, onnxzip_signed **out);
 
+/* fetch --model M with a trust (cli_fetched.c): the SHA-256 of M's files,
+ * planned from the package `pkg` (a URL handle holding M) and read from
+ * `fetched` (the single-model archive onnxzip_fetch_tensors() wrote of M),
+ * against the statement `s`. 0, or CLI_EXIT_FAIL after printing why
+ * (ONNXZIP_EMISMATCH naming the file). */
+int cli_check_fetched(onnxzip_archive *pkg, const onnxzip_signed *s, const char *model, const char *fetched);
+
 #endif /* ONNXZIP_TOOLS_CLI_H */

@@ -31,11 +31,12 @@ static void usage(FILE *f)
           "transferred.\n"
           "\n"
           "With --public-key or --certificate-chain the package's signature is\n"
-          "checked before anything is written: with --model, the signature and the\n"
-          "SHA-256 of the model's files (its model file and data files, as 'onnxzip\n"
-          "unpack' would write them) before FILE is written; without, the whole\n"
-          "package is downloaded beside FILE and renamed to FILE only once every\n"
-          "file matches the signed statement (removed otherwise).\n"
+          "checked, and the SHA-256 of the files FILE comes from against the signed\n"
+          "statement (with --model: that model's model file and data files, as\n"
+          "'onnxzip unpack' would write them; without: every file), each byte\n"
+          "transferred once: FILE is written as FILE.unverified and renamed to\n"
+          "FILE only when all match (removed otherwise). With --tensors the model's\n"
+          "files are checked through the URL first.\n"
           "\n"
           "options:\n"
           "  -o, --output FILE   the archive to write\n"
@@ -84,15 +85,35 @@ static const cli_opt options[] = {
 
 static const cli_command command = { "fetch", usage, options, cli_remote_options, ARG(ro), { ARG(url) }, 1 };
 
-/* The whole package with a trust: downloaded to FILE.unverified, checked
- * there (on disk: nothing more is transferred), renamed to FILE. */
+/* With a trust, the output is written as FILE.unverified and renamed to
+ * FILE once checked (removed otherwise): FILE appears verified or not at
+ * all. NULL when out of memory (said). */
+static char *unverified_path(const char *out)
+{
+    size_t n = strlen(out) + sizeof ".unverified";
+    char *tmp = malloc(n);
+    if (tmp) snprintf(tmp, n, "%s.unverified", out);
+    else cli_fail(ONNXZIP_ENOMEM, "out of memory");
+    return tmp;
+}
+
+/* rc 0: tmp renamed to out; else tmp removed. Frees tmp. */
+static int settle(char *tmp, const char *out, int rc)
+{
+    if (!rc && rename(tmp, out) != 0)
+        rc = cli_fail(ONNXZIP_EIO, "%s: cannot rename to %s: %s", tmp, out, strerror(errno));
+    if (rc) remove(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* The whole package with a trust: downloaded, then checked on disk
+ * (nothing more is transferred). */
 static int fetch_whole_signed(onnxzip_archive *h, const args *a, const onnxzip_trust *t, cli_progress_state *ps,
                               int show)
 {
-    size_t n = strlen(a->out) + sizeof ".unverified";
-    char *tmp = malloc(n);
-    if (!tmp) return cli_fail(ONNXZIP_ENOMEM, "out of memory");
-    snprintf(tmp, n, "%s.unverified", a->out);
+    char *tmp = unverified_path(a->out);
+    if (!tmp) return CLI_EXIT_FAIL;
     int rc = onnxzip_fetch(h, tmp, show ? cli_progress : NULL, ps);
     if (show) cli_progress_end(ps);
     if (rc) {
@@ -103,15 +124,34 @@ static int fetch_whole_signed(onnxzip_archive *h, const args *a, const onnxzip_t
     rc = onnxzip_open_model(tmp, ONNXZIP_MODEL_NONE, 0, &local);
     rc = rc ? cli_lib_error(rc) : cli_trust_check(local, t, NULL, NULL);
     onnxzip_close(&local);
-    if (!rc && rename(tmp, a->out) != 0)
-        rc = cli_fail(ONNXZIP_EIO, "%s: cannot rename to %s: %s", tmp, a->out, strerror(errno));
-    if (rc) remove(tmp);
-    free(tmp);
-    return rc;
+    return settle(tmp, a->out, rc);
 }
 
-/* A model (or its tensors) with a trust: the signature and the model's
- * files checked through the URL before the output is written. */
+/* One model with a trust: the signature first (through the URL: the
+ * bundle only), the model fetched, then its files checked against the
+ * statement from what was fetched (cli_fetched.c). */
+static int fetch_model_signed(onnxzip_archive *h, const args *a, const onnxzip_trust *t, cli_progress_state *ps,
+                              int show)
+{
+    onnxzip_signed *s = NULL;
+    int rc = onnxzip_signed_open(h, t, &s);
+    if (rc) return cli_lib_error(rc);
+    char *tmp = unverified_path(a->out);
+    rc = tmp ? onnxzip_fetch_tensors(h, tmp, a->tensors.v, a->tensors.n, show ? cli_progress : NULL, ps)
+             : CLI_EXIT_FAIL;
+    if (show) cli_progress_end(ps);
+    if (tmp && rc) {
+        cli_lib_error(rc);
+        free(tmp);
+    } else if (tmp) {
+        rc = settle(tmp, a->out, cli_check_fetched(h, s, onnxzip_model_path(h), tmp));
+    }
+    onnxzip_signed_free(&s);
+    return rc ? CLI_EXIT_FAIL : 0;
+}
+
+/* --tensors with a trust: the model's files checked through the URL
+ * before anything is written (a shard lacks the bytes to check them). */
 static int check_model_signed(onnxzip_archive *h, const onnxzip_trust *t)
 {
     return cli_trust_check(h, t, onnxzip_member_count(h) ? onnxzip_model_path(h) : NULL, NULL);
@@ -134,12 +174,13 @@ int cmd_fetch(int argc, char **argv)
         onnxzip_trust_free(&t);
         return cli_lib_error(rc);
     }
-    if (a.ro.model && !a.tensors.n) /* one model of a package: all of its tensors, as an archive of its own */
+    int whole_model = a.ro.model && !a.tensors.n;
+    if (whole_model) /* one model of a package: all of its tensors, as an archive of its own */
         a.tensors.v[a.tensors.n++] = "*";
     cli_progress_state ps;
     int show = cli_progress_init(&ps, "fetching", a.quiet);
-    if (t && !a.tensors.n) {
-        rc = fetch_whole_signed(h, &a, t, &ps, show);
+    if (t && (!a.tensors.n || whole_model)) {
+        rc = whole_model ? fetch_model_signed(h, &a, t, &ps, show) : fetch_whole_signed(h, &a, t, &ps, show);
         onnxzip_trust_free(&t);
         if (rc) {
             onnxzip_close(&h);
