@@ -28,7 +28,8 @@ def local_header_and_data(pkg, name):
 
 @pytest.fixture(scope="module")
 def served(pki, model_signing, onnxzip_cli, tmp_path_factory):
-    """A signed package of two models (1 MiB of weights each, in data files)
+    """A signed package of two models (8 MiB of weights each, in data files:
+    at that size the first request's 64 KiB tail is within the budget)
     and a plain file, served by nginx with copies whose bytes were changed
     consistently (CRC-32 and XXH3 agree)."""
     base = tmp_path_factory.mktemp("remote")
@@ -36,8 +37,8 @@ def served(pki, model_signing, onnxzip_cli, tmp_path_factory):
     (repo / "onnx").mkdir(parents=True)
     www.mkdir()
     rng = np.random.default_rng(36)
-    model(str(repo / "model.onnx"), {"w": rng.standard_normal((256, 1024), dtype=np.float32)})
-    model(str(repo / "onnx" / "encoder.onnx"), {"e": rng.standard_normal((256, 1024), dtype=np.float32)})
+    model(str(repo / "model.onnx"), {"w": rng.standard_normal((2048, 1024), dtype=np.float32)})
+    model(str(repo / "onnx" / "encoder.onnx"), {"e": rng.standard_normal((2048, 1024), dtype=np.float32)})
     (repo / "tokenizer.json").write_bytes(bytes(range(256)) * 16)
     ms_sign_key(model_signing, repo, pki)
     pkg = pack(onnxzip_cli, repo, www / "p.onnxzip")
