@@ -159,7 +159,21 @@ int cli_trust_make(const cli_trust_args *ta, const char *cmd, void (*usage)(FILE
  * CLI_EXIT_FAIL after printing the library's error. */
 int cli_trust_check(onnxzip_archive *a, const onnxzip_trust *t, const char *path, onnxzip_signed **out);
 
-/* fetch --model M with a trust (cli_fetched.c): the SHA-256 of M's files,
+/* Outputs with a trust are written as OUT.unverified and renamed to OUT
+ * once checked (removed otherwise), so that OUT appears verified or not at
+ * all: the temporary name (free() it; NULL when out of memory, said), and
+ * the end: rc 0: tmp renamed to out, else tmp removed; frees tmp, returns
+ * rc (or the rename's failure). */
+char *cli_unverified_path(const char *out);
+int cli_settle(char *tmp, const char *out, int rc);
+
+/* extract --file F with a trust (cli_written.c): the SHA-256 of the file
+ * `written` against the statement's digest of the package's file `path`
+ * (`archive` names the package in messages). 0, or CLI_EXIT_FAIL after
+ * printing why (ONNXZIP_EMISMATCH naming the file). */
+int cli_check_written(const onnxzip_signed *s, const char *path, const char *written, const char *archive);
+
+/* fetch --model M with a trust (cli_written.c): the SHA-256 of M's files,
  * planned from the package `pkg` (a URL handle holding M) and read from
  * `fetched` (the single-model archive onnxzip_fetch_tensors() wrote of M),
  * against the statement `s`. 0, or CLI_EXIT_FAIL after printing why

@@ -85,34 +85,12 @@ static const cli_opt options[] = {
 
 static const cli_command command = { "fetch", usage, options, cli_remote_options, ARG(ro), { ARG(url) }, 1 };
 
-/* With a trust, the output is written as FILE.unverified and renamed to
- * FILE once checked (removed otherwise): FILE appears verified or not at
- * all. NULL when out of memory (said). */
-static char *unverified_path(const char *out)
-{
-    size_t n = strlen(out) + sizeof ".unverified";
-    char *tmp = malloc(n);
-    if (tmp) snprintf(tmp, n, "%s.unverified", out);
-    else cli_fail(ONNXZIP_ENOMEM, "out of memory");
-    return tmp;
-}
-
-/* rc 0: tmp renamed to out; else tmp removed. Frees tmp. */
-static int settle(char *tmp, const char *out, int rc)
-{
-    if (!rc && rename(tmp, out) != 0)
-        rc = cli_fail(ONNXZIP_EIO, "%s: cannot rename to %s: %s", tmp, out, strerror(errno));
-    if (rc) remove(tmp);
-    free(tmp);
-    return rc;
-}
-
 /* The whole package with a trust: downloaded, then checked on disk
  * (nothing more is transferred). */
 static int fetch_whole_signed(onnxzip_archive *h, const args *a, const onnxzip_trust *t, cli_progress_state *ps,
                               int show)
 {
-    char *tmp = unverified_path(a->out);
+    char *tmp = cli_unverified_path(a->out);
     if (!tmp) return CLI_EXIT_FAIL;
     int rc = onnxzip_fetch(h, tmp, show ? cli_progress : NULL, ps);
     if (show) cli_progress_end(ps);
@@ -124,19 +102,19 @@ static int fetch_whole_signed(onnxzip_archive *h, const args *a, const onnxzip_t
     rc = onnxzip_open_model(tmp, ONNXZIP_MODEL_NONE, 0, &local);
     rc = rc ? cli_lib_error(rc) : cli_trust_check(local, t, NULL, NULL);
     onnxzip_close(&local);
-    return settle(tmp, a->out, rc);
+    return cli_settle(tmp, a->out, rc);
 }
 
 /* One model with a trust: the signature first (through the URL: the
  * bundle only), the model fetched, then its files checked against the
- * statement from what was fetched (cli_fetched.c). */
+ * statement from what was fetched (cli_written.c). */
 static int fetch_model_signed(onnxzip_archive *h, const args *a, const onnxzip_trust *t, cli_progress_state *ps,
                               int show)
 {
     onnxzip_signed *s = NULL;
     int rc = onnxzip_signed_open(h, t, &s);
     if (rc) return cli_lib_error(rc);
-    char *tmp = unverified_path(a->out);
+    char *tmp = cli_unverified_path(a->out);
     rc = tmp ? onnxzip_fetch_tensors(h, tmp, a->tensors.v, a->tensors.n, show ? cli_progress : NULL, ps)
              : CLI_EXIT_FAIL;
     if (show) cli_progress_end(ps);
@@ -144,7 +122,7 @@ static int fetch_model_signed(onnxzip_archive *h, const args *a, const onnxzip_t
         cli_lib_error(rc);
         free(tmp);
     } else if (tmp) {
-        rc = settle(tmp, a->out, cli_check_fetched(h, s, onnxzip_model_path(h), tmp));
+        rc = cli_settle(tmp, a->out, cli_check_fetched(h, s, onnxzip_model_path(h), tmp));
     }
     onnxzip_signed_free(&s);
     return rc ? CLI_EXIT_FAIL : 0;

@@ -1,18 +1,39 @@
 /*
- * cli_fetched.c — "fetch --model M" with a trust: M's files are checked
- * against the signed statement from the single-model archive the fetch
- * wrote, so that M's bytes cross the network once (spec 19.5's budget).
- * The package's plan of M's files (onnxzip_file_plan_create) says which
- * bytes each file is made of; its archive ranges lie in entries that the
- * fetched archive holds too, under the same names without M's directory,
- * byte for byte, each already checked against its CRC-32 and XXH3.
+ * cli_written.c — downloads with a trust hash the bytes they wrote (spec
+ * 20.5: bytes read again after a check are not the bytes checked), each
+ * byte transferred once: "extract --file F" hashes the file it wrote;
+ * "fetch --model M" checks M's files from the single-model archive it
+ * wrote: the package's plan of M's files (onnxzip_file_plan_create) says
+ * which bytes each file is made of, and its archive ranges lie in entries
+ * the fetched archive holds too, under the same names without M's
+ * directory, byte for byte.
  */
 #include "cli.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <onnxzip/onnxzip.h>
+
+char *cli_unverified_path(const char *out)
+{
+    size_t n = strlen(out) + sizeof ".unverified";
+    char *tmp = malloc(n);
+    if (tmp) snprintf(tmp, n, "%s.unverified", out);
+    else cli_fail(ONNXZIP_ENOMEM, "out of memory");
+    return tmp;
+}
+
+int cli_settle(char *tmp, const char *out, int rc)
+{
+    if (!rc && rename(tmp, out) != 0)
+        rc = cli_fail(ONNXZIP_EIO, "%s: cannot rename to %s: %s", tmp, out, strerror(errno));
+    if (rc) remove(tmp);
+    free(tmp);
+    return rc;
+}
 
 #ifdef CLI_HAVE_SIGNING
 #include <openssl/evp.h>
@@ -76,24 +97,53 @@ static const char *signed_digest(const onnxzip_signed *s, const char *path)
     return NULL;
 }
 
+/* `md`, the SHA-256 of the bytes written for the package's file `path`,
+ * against the statement's digest of it. */
+static int compare(const onnxzip_signed *s, const char *path, const uint8_t md[32], const char *archive)
+{
+    char hex[65];
+    for (int k = 0; k < 32; k++) snprintf(hex + 2 * k, 3, "%02x", md[k]);
+    const char *want = signed_digest(s, path);
+    if (!want) return cli_fail(ONNXZIP_EUNSIGNED, "%s: file '%s' is not in the signed statement", archive, path);
+    if (strcmp(want, hex) != 0)
+        return cli_fail(ONNXZIP_EMISMATCH, "%s: file '%s': its SHA-256 %s is not the one the signature lists (%s)",
+                        archive, path, hex, want);
+    return 0;
+}
+
 static int check_files(const onnxzip_archive *pkg, const onnxzip_file_plan *plan, const onnxzip_signed *s,
                        const onnxzip_archive *fa, size_t dirlen, const char *url)
 {
     for (size_t i = 0, n = onnxzip_file_plan_count(plan); i < n; i++) {
         const onnxzip_planned_file *f = onnxzip_file_plan_at(plan, i);
         uint8_t md[32];
-        char hex[65];
         int rc = hash_file(pkg, fa, dirlen, f, md);
-        if (rc) return rc;
-        for (int k = 0; k < 32; k++) snprintf(hex + 2 * k, 3, "%02x", md[k]);
-        const char *want = signed_digest(s, f->path);
-        if (!want)
-            return cli_fail(ONNXZIP_EMISMATCH, "%s: file '%s' is not in the signed statement", url, f->path);
-        if (strcmp(want, hex) != 0)
-            return cli_fail(ONNXZIP_EMISMATCH, "%s: file '%s' does not match its signed digest (SHA-256 %s, "
-                            "signed %s)", url, f->path, hex, want);
+        if (rc || (rc = compare(s, f->path, md, url))) return rc;
     }
     return 0;
+}
+
+int cli_check_written(const onnxzip_signed *s, const char *path, const char *written, const char *archive)
+{
+    FILE *f = fopen(written, "rb");
+    EVP_MD_CTX *c = f ? EVP_MD_CTX_new() : NULL;
+    const size_t chunk = (size_t)1 << 20;
+    uint8_t *buf = c ? malloc(chunk) : NULL;
+    int rc = !f ? cli_fail(ONNXZIP_EIO, "%s: cannot read: %s", written, strerror(errno))
+             : !buf || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ? cli_fail(ONNXZIP_ENOMEM, "out of memory")
+                                                                : 0;
+    for (size_t k; !rc && (k = fread(buf, 1, chunk, f)) > 0;)
+        if (!EVP_DigestUpdate(c, buf, k)) rc = cli_fail(ONNXZIP_EIO, "%s: libcrypto's SHA-256 failed", path);
+    if (!rc && ferror(f)) rc = cli_fail(ONNXZIP_EIO, "%s: cannot read: %s", written, strerror(errno));
+    uint8_t md[32];
+    unsigned len = 0;
+    if (!rc && (!EVP_DigestFinal_ex(c, md, &len) || len != 32))
+        rc = cli_fail(ONNXZIP_EIO, "%s: libcrypto's SHA-256 failed", path);
+    if (!rc) rc = compare(s, path, md, archive);
+    free(buf);
+    EVP_MD_CTX_free(c);
+    if (f) fclose(f);
+    return rc;
 }
 
 int cli_check_fetched(onnxzip_archive *pkg, const onnxzip_signed *s, const char *model, const char *fetched)
@@ -113,6 +163,12 @@ int cli_check_fetched(onnxzip_archive *pkg, const onnxzip_signed *s, const char 
     return rc;
 }
 #else
+int cli_check_written(const onnxzip_signed *s, const char *path, const char *written, const char *archive)
+{
+    (void)s, (void)written, (void)archive;
+    return cli_fail(ONNXZIP_EUNSUPPORTED, "%s: this onnxzip was built without signing (-Dsigning)", path);
+}
+
 int cli_check_fetched(onnxzip_archive *pkg, const onnxzip_signed *s, const char *model, const char *fetched)
 {
     (void)pkg, (void)s, (void)fetched;
