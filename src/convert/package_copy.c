@@ -20,15 +20,28 @@ static int checked_bytes(const onnxzip_archive *a, size_t i, const uint8_t **p)
     return oz_entry_check_data(e, a->path, *p);
 }
 
-static int copy_entries(const onnxzip_archive *a, onnxzip_writer *w)
+/* What a copy changes: one model's bytes, one plain file's (added or replaced). */
+typedef struct package_edit {
+    const char *model;
+    const void *bytes;
+    size_t size;
+    const char *file;
+    const void *file_bytes;
+    size_t file_size;
+} package_edit;
+
+static int copy_entries(const onnxzip_archive *a, onnxzip_writer *w, const package_edit *ed)
 {
     int rc = 0;
     for (size_t i = 0; i < a->zip.n && !rc; i++) { /* files, then tensors: as pack orders them */
         const oz_zentry *e = &a->zip.entries[i];
         const uint8_t *p;
-        if (e->cls != OZ_NAME_PKG_FILE || (rc = checked_bytes(a, i, &p))) continue;
+        if (e->cls != OZ_NAME_PKG_FILE || (ed->file && !strcmp(e->pub.name, ed->file)) ||
+            (rc = checked_bytes(a, i, &p)))
+            continue;
         rc = onnxzip_writer_add_file(w, e->pub.name, a->fd, e->pub.data_offset, e->pub.size);
     }
+    if (!rc && ed->file) rc = onnxzip_writer_add_file_memory(w, ed->file, ed->file_bytes, ed->file_size);
     for (size_t i = 0; i < a->zip.n && !rc; i++) {
         const oz_zentry *e = &a->zip.entries[i];
         const uint8_t *p;
@@ -38,9 +51,9 @@ static int copy_entries(const onnxzip_archive *a, onnxzip_writer *w)
     return rc;
 }
 
-static int copy_models(const onnxzip_archive *a, onnxzip_writer *w, const char *model, const void *bytes,
-                       size_t size)
+static int copy_models(const onnxzip_archive *a, onnxzip_writer *w, const package_edit *ed)
 {
+    const char *model = ed->model;
     int rc = 0, replaced = 0;
     for (size_t i = 0; i < a->pkg.n && !rc; i++) {
         const onnxzip_member *m = &a->pkg.members[i];
@@ -48,7 +61,7 @@ static int copy_models(const onnxzip_archive *a, onnxzip_writer *w, const char *
         const uint8_t *p;
         if (m->kind != ONNXZIP_MEMBER_MODEL) continue;
         if (model && !strcmp(model, m->path)) {
-            rc = onnxzip_writer_add_model(w, m->path, bytes, size);
+            rc = onnxzip_writer_add_model(w, m->path, ed->bytes, ed->size);
             replaced = 1;
         } else if (!(rc = checked_bytes(a, m->entry, &p))) {
             rc = onnxzip_writer_add_model(w, m->path, p, (size_t)m->size);
@@ -63,10 +76,10 @@ static int copy_models(const onnxzip_archive *a, onnxzip_writer *w, const char *
     return rc;
 }
 
-int oz_package_copy(const char *in_path, const char *out_path, const onnxzip_write_options *opts, const char *model,
-                    const void *bytes, size_t size)
+static int package_copy(const char *in_path, const char *out_path, const onnxzip_write_options *opts,
+                        const package_edit *ed)
 {
-    int in_place = model != NULL;
+    int in_place = ed->model || ed->file;
     onnxzip_archive *a = NULL;
     int rc = onnxzip_open(in_path, 0, &a);
     if (rc) return rc;
@@ -80,8 +93,8 @@ int oz_package_copy(const char *in_path, const char *out_path, const onnxzip_wri
      * whose mapping this copy keeps reading. */
     if (!(rc = in_place ? 0 : oz_output_check(OZ_AT_CWD, NULL, out_path, &in, 1)) &&
         !(rc = onnxzip_writer_create(out_path, &o, &w))) {
-        rc = copy_entries(a, w);
-        if (!rc) rc = copy_models(a, w, model, bytes, size);
+        rc = copy_entries(a, w, ed);
+        if (!rc) rc = copy_models(a, w, ed);
         /* Every byte is in the new file (models copied into the writer):
          * the old one is let go before the rename, which Windows refuses
          * over a file still mapped. */
@@ -90,6 +103,19 @@ int oz_package_copy(const char *in_path, const char *out_path, const onnxzip_wri
     }
     onnxzip_close(&a);
     return rc;
+}
+
+int oz_package_copy(const char *in_path, const char *out_path, const onnxzip_write_options *opts, const char *model,
+                    const void *bytes, size_t size)
+{
+    package_edit ed = { .model = model, .bytes = bytes, .size = size };
+    return package_copy(in_path, out_path, opts, &ed);
+}
+
+int oz_package_set_file(const char *path, const char *file, const void *bytes, size_t size)
+{
+    package_edit ed = { .file = file, .file_bytes = bytes, .file_size = size };
+    return package_copy(path, path, NULL, &ed);
 }
 
 int oz_is_package(const char *path)

@@ -14,6 +14,11 @@
 int oz_package_copy(const char *in_path, const char *out_path, const onnxzip_write_options *opts, const char *model,
                     const void *bytes, size_t size);
 
+/* Rewrites the package at `path` in place (a new file renamed over it, as
+ * above) with the plain file `file` holding `size` bytes: added, or
+ * replacing the file of that path (onnxzip_sign()'s model.sig). */
+int oz_package_set_file(const char *path, const char *file, const void *bytes, size_t size);
+
 /* 1 when `path` opens as a package. */
 int oz_is_package(const char *path);
 
