@@ -102,6 +102,9 @@ static int fetch_whole_signed(onnxzip_archive *h, const args *a, const onnxzip_t
     rc = onnxzip_open_model(tmp, ONNXZIP_MODEL_NONE, 0, &local);
     rc = rc ? cli_lib_error(rc) : cli_trust_check(local, t, NULL, NULL);
     onnxzip_close(&local);
+    if (rc) /* the message named the download's temporary name, now removed */
+        cli_line(stderr, "onnxzip: %s: not written: %s does not match its signature", a->out,
+                 onnxzip_archive_path(h));
     return cli_settle(tmp, a->out, rc);
 }
 

@@ -4,6 +4,7 @@ and the XXH3 digest record recomputed, so that only the signature can tell)
 and re-signing a changed statement with the `cryptography` package (so that
 the statement's checks, not the signature's, are what refuse it)."""
 import base64
+import copy
 import hashlib
 import json
 import pathlib
@@ -79,6 +80,16 @@ def rewrite(src, dst, changes):
     return pathlib.Path(dst)
 
 
+def duplicate(src, dst, name):
+    """dst: src with a second entry `name` (a copy) right after the first,
+    every other entry as it was (the manifest last, as a package has it)."""
+    entries, _, _ = zipbuild.from_archive(pathlib.Path(src).read_bytes())
+    i = next(k for k, e in enumerate(entries) if e.name == name)
+    entries.insert(i + 1, copy.deepcopy(entries[i]))
+    pathlib.Path(dst).write_bytes(zipbuild.build(entries))
+    return pathlib.Path(dst)
+
+
 def flip(offset):
     def f(data):
         b = bytearray(data)
@@ -110,11 +121,9 @@ def resign(bundle, key_path, mutate=None, payload_type=IN_TOTO, fix_subject=True
     st = statement(bundle)
     if mutate:
         mutate(st)
-    if fix_subject:
-        h = hashlib.sha256()
-        for r in st["predicate"]["resources"]:
-            h.update(bytes.fromhex(r["digest"]))
-        st["subject"][0]["digest"]["sha256"] = h.hexdigest()
+    hexes = [r["digest"] for r in st["predicate"]["resources"]]
+    if fix_subject and all(len(x) == 64 and all(c in "0123456789abcdef" for c in x) for x in hexes):
+        st["subject"][0]["digest"]["sha256"] = hashlib.sha256(b"".join(bytes.fromhex(x) for x in hexes)).hexdigest()
     body = json.dumps(st, indent=1).encode()
     key = serialization.load_pem_private_key(pathlib.Path(key_path).read_bytes(), password=None)
     sig = key.sign(pae(payload_type, body), ec.ECDSA(hashes.SHA256()))
