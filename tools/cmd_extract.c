@@ -214,8 +214,10 @@ static int extract_file_signed(onnxzip_archive *ar, const extract_args *a, const
     char spool[4096];
     char *tmp = NULL;
     int rc = to_stdout ? cli_stdout_check("the file's bytes", inputs, 1) : 0;
-    if (!rc && to_stdout && !(rc = temp_path(spool, sizeof spool)) && !(tmp = strdup(spool)))
-        rc = cli_fail(ONNXZIP_ENOMEM, "out of memory");
+    if (!rc && to_stdout && !(rc = temp_path(spool, sizeof spool))) {
+        if ((tmp = malloc(strlen(spool) + 1)) != NULL) memcpy(tmp, spool, strlen(spool) + 1);
+        else rc = cli_fail(ONNXZIP_ENOMEM, "out of memory");
+    }
     if (!rc && !to_stdout && !(tmp = cli_unverified_path(a->out))) rc = CLI_EXIT_FAIL;
     if (rc) return rc;
     rc = onnxzip_extract_member(ar, a->file, tmp);

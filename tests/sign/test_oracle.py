@@ -141,6 +141,15 @@ def test_extract_file_checked_before_written(repos, pki, model_signing, onnxzip_
     out = tmp_path / "tok.json"
     ok(run(onnxzip_cli, "extract", pkg, "--file", "tokenizer.json", "-o", out, "--public-key", pki.pub))
     assert out.read_bytes() == (d / "tokenizer.json").read_bytes()
+    p = ok(run(onnxzip_cli, "extract", pkg, "--file", "tokenizer.json", "--public-key", pki.pub))  # to stdout
+    assert p.stdout == (d / "tokenizer.json").read_text()
+    # a tensor: its model's files checked first (in the mapping it is then extracted from)
+    t = tmp_path / "t.bin"
+    ok(run(onnxzip_cli, "extract", pkg, "model.embed_tokens.weight", "-o", t, "--public-key", pki.pub))
+    bad_t = rewrite(pkg, tmp_path / "bad_t.onnxzip", {"model_embed_tokens_weight": flip(11)})
+    refused(run(onnxzip_cli, "extract", bad_t, "model.embed_tokens.weight", "-o", tmp_path / "t2.bin",
+                "--public-key", pki.pub), "EMISMATCH", "model.onnx.data")
+    assert not (tmp_path / "t2.bin").exists()
     bad = rewrite(pkg, tmp_path / "bad.onnxzip", {"tokenizer.json": flip(3)})
     out2 = tmp_path / "tok2.json"
     refused(run(onnxzip_cli, "extract", bad, "--file", "tokenizer.json", "-o", out2, "--public-key", pki.pub),

@@ -5,6 +5,7 @@ counted from nginx's access log, and writes nothing when M's files do not
 match the signed statement; `fetch` of the whole package and `extract URL
 --file` likewise."""
 import os
+import subprocess
 import zipfile
 
 import numpy as np
@@ -109,6 +110,15 @@ def test_extract_file_from_url(served, pki, onnxzip_cli, tmp_path):
     refused(run(onnxzip_cli, "extract", "--allow-http", ng.url("files", "bad_tok.onnxzip"), "--file",
                 "tokenizer.json", "-o", out2, "--public-key", pki.pub), "EMISMATCH", "tokenizer.json")
     assert not out2.exists()
+    p = subprocess.run([str(onnxzip_cli), "extract", "--allow-http", ng.url("files", "p.onnxzip"), "--file",
+                        "tokenizer.json", "--public-key", str(pki.pub)], capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr  # to standard output, through a checked temporary file
+    with zipfile.ZipFile(pkg) as z:
+        assert p.stdout == z.read("tokenizer.json")
+    # a tensor would be read again after its model's check: refused from a URL
+    refused(run(onnxzip_cli, "extract", "--allow-http", ng.url("files", "p.onnxzip"), "w", "-o", tmp_path / "w.bin",
+                "--public-key", pki.pub), "EUNSUPPORTED", "fetch --model")
+    assert not (tmp_path / "w.bin").exists()
 
 
 def test_verify_url_model(served, pki, onnxzip_cli):
