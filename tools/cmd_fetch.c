@@ -35,8 +35,7 @@ static void usage(FILE *f)
           "statement (with --model: that model's model file and data files, as\n"
           "'onnxzip unpack' would write them; without: every file), each byte\n"
           "transferred once: FILE is written as FILE.unverified and renamed to\n"
-          "FILE only when all match (removed otherwise). With --tensors the model's\n"
-          "files are checked through the URL first.\n"
+          "FILE only when all match (removed otherwise). Not with --tensors.\n"
           "\n"
           "options:\n"
           "  -o, --output FILE   the archive to write\n"
@@ -131,13 +130,6 @@ static int fetch_model_signed(onnxzip_archive *h, const args *a, const onnxzip_t
     return rc ? CLI_EXIT_FAIL : 0;
 }
 
-/* --tensors with a trust: the model's files checked through the URL
- * before anything is written (a shard lacks the bytes to check them). */
-static int check_model_signed(onnxzip_archive *h, const onnxzip_trust *t)
-{
-    return cli_trust_check(h, t, onnxzip_member_count(h) ? onnxzip_model_path(h) : NULL, NULL);
-}
-
 int cmd_fetch(int argc, char **argv)
 {
     args a = { 0 };
@@ -148,6 +140,11 @@ int cmd_fetch(int argc, char **argv)
         return rc;
     if (!cli_is_url(a.url))
         return cli_usage_error(command.name, usage, "'%s' is not an http://, https:// or s3:// URL", a.url);
+    /* A shard lacks the bytes its model's signed files are made of: the
+     * check would read them apart from the bytes written (spec 20.5). */
+    if (cli_trust_given(&a.trust) && a.tensors.n)
+        return cli_usage_error(command.name, usage, "--tensors cannot be checked against a signature (a shard holds "
+                               "part of the signed files): fetch --model M with the trust, then select from it");
     onnxzip_trust *t = NULL;
     if (cli_trust_given(&a.trust) && (rc = cli_trust_make(&a.trust, command.name, usage, &t)) != 0) return rc;
     onnxzip_archive *h = NULL;
@@ -160,7 +157,7 @@ int cmd_fetch(int argc, char **argv)
         a.tensors.v[a.tensors.n++] = "*";
     cli_progress_state ps;
     int show = cli_progress_init(&ps, "fetching", a.quiet);
-    if (t && (!a.tensors.n || whole_model)) {
+    if (t) {
         rc = whole_model ? fetch_model_signed(h, &a, t, &ps, show) : fetch_whole_signed(h, &a, t, &ps, show);
         onnxzip_trust_free(&t);
         if (rc) {
@@ -168,12 +165,6 @@ int cmd_fetch(int argc, char **argv)
             return rc;
         }
     } else {
-        rc = t ? check_model_signed(h, t) : 0;
-        onnxzip_trust_free(&t);
-        if (rc) {
-            onnxzip_close(&h);
-            return rc;
-        }
         rc = a.tensors.n ? onnxzip_fetch_tensors(h, a.out, a.tensors.v, a.tensors.n, show ? cli_progress : NULL,
                                                  &ps)
                          : onnxzip_fetch(h, a.out, show ? cli_progress : NULL, &ps);

@@ -127,3 +127,15 @@ def test_verify_url_model(served, pki, onnxzip_cli):
            "--public-key", pki.pub))
     refused(run(onnxzip_cli, "verify", "--allow-http", ng.url("files", "bad_other.onnxzip"),
                 "--public-key", pki.pub), "EMISMATCH", "onnx/encoder.onnx_data")
+
+
+def test_fetch_tensors_with_a_trust_refused(served, pki, onnxzip_cli, tmp_path):
+    """A shard holds part of the signed files: it cannot be checked as it is
+    written, so the combination is a usage error; nothing is fetched."""
+    ng, _ = served
+    out = tmp_path / "shard.onnxzip"
+    before = len(ng.requests("/files/"))
+    p = run(onnxzip_cli, "fetch", "--allow-http", "--model", "model.onnx", "--tensors", "w",
+            ng.url("files", "p.onnxzip"), "-o", out, "--public-key", pki.pub)
+    assert p.returncode == 2 and "--tensors cannot be checked against a signature" in p.stderr, p.stderr
+    assert not out.exists() and len(ng.requests("/files/")) == before
