@@ -1751,7 +1751,9 @@ typedef struct onnxzip_signed onnxzip_signed;
  * statement, and checks that the package's file NAMES are exactly the
  * statement's resources, apart from its ignore_paths (a path is ignored
  * when it equals an ignore path or lies below it, e.g. ".git/config"
- * below ".git"). Reads no file's bytes other than model.sig. `a`: any
+ * below ".git"). Reads model.sig and the package's model entries (to name
+ * the data files unpack would write: onnxzip_file_plan_create()), no
+ * weights and no plain file's bytes. `a`: any
  * handle of the package: onnxzip_open(), onnxzip_open_model(),
  * onnxzip_open_url() or onnxzip_open_host() (for a single-model archive:
  * its handle; the signature must be detached). On success *out holds the

@@ -35,6 +35,27 @@ static int pem_bad(const char *what, const char *kind)
     return oz_err(ONNXZIP_EBUNDLE, -1, "%s: malformed PEM %s: %s", what, kind, ssl_reason(why, sizeof why));
 }
 
+/* A memory BIO over the PEM text, libcrypto's error queue emptied. */
+static int pem_open(const void *pem, size_t len, const char *what, BIO **b)
+{
+    if (len > INT_MAX) return oz_err(ONNXZIP_EBUNDLE, -1, "%s: %zu bytes of PEM", what, len);
+    ERR_clear_error();
+    *b = BIO_new_mem_buf(pem, (int)len);
+    return *b ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+}
+
+/* After reading `found` blocks: none in the text, or fewer than it has (a
+ * malformed one), is ONNXZIP_EBUNDLE. */
+static int pem_done(size_t want, size_t found, const char *what, const char *kind,
+                    const char *marker)
+{
+    int rc = 0;
+    if (!want) rc = oz_err(ONNXZIP_EBUNDLE, -1, "%s: no PEM %s (%s)", what, kind, marker);
+    else if (found < want) rc = pem_bad(what, kind);
+    ERR_clear_error();
+    return rc;
+}
+
 int oz_ec_check(const EVP_PKEY *k, const char *what)
 {
     char group[64] = "";
@@ -51,13 +72,11 @@ int oz_ec_check(const EVP_PKEY *k, const char *what)
 
 int oz_pem_public_keys(const void *pem, size_t len, const char *what, EVP_PKEY ***keys, size_t *n)
 {
-    if (len > INT_MAX) return oz_err(ONNXZIP_EBUNDLE, -1, "%s: %zu bytes of PEM", what, len);
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
-    if (!b) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    int rc = 0;
+    BIO *b;
+    int rc = pem_open(pem, len, what, &b);
+    if (rc) return rc;
     size_t found = 0;
     EVP_PKEY *k;
-    ERR_clear_error();
     while (!rc && (k = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL))) {
         EVP_PKEY **grown = realloc(*keys, (*n + 1) * sizeof **keys);
         if (!grown || (rc = oz_ec_check(k, what))) {
@@ -70,23 +89,19 @@ int oz_pem_public_keys(const void *pem, size_t len, const char *what, EVP_PKEY *
         (*keys)[(*n)++] = k;
         found++;
     }
-    size_t want = pem_blocks(pem, len, "PUBLIC KEY");
-    if (!rc && !want) rc = oz_err(ONNXZIP_EBUNDLE, -1, "%s: no PEM public key (-----BEGIN PUBLIC KEY-----)", what);
-    if (!rc && found < want) rc = pem_bad(what, "public key");
-    ERR_clear_error();
+    if (!rc) rc = pem_done(pem_blocks(pem, len, "PUBLIC KEY"), found, what, "public key",
+                           "-----BEGIN PUBLIC KEY-----");
     BIO_free(b);
     return rc;
 }
 
 int oz_pem_certificates(const void *pem, size_t len, const char *what, STACK_OF(X509) *out)
 {
-    if (len > INT_MAX) return oz_err(ONNXZIP_EBUNDLE, -1, "%s: %zu bytes of PEM", what, len);
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
-    if (!b) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    int rc = 0;
+    BIO *b;
+    int rc = pem_open(pem, len, what, &b);
+    if (rc) return rc;
     size_t found = 0;
     X509 *x;
-    ERR_clear_error();
     while (!rc && (x = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
         if (!sk_X509_push(out, x)) {
             X509_free(x);
@@ -94,25 +109,22 @@ int oz_pem_certificates(const void *pem, size_t len, const char *what, STACK_OF(
         }
         found++;
     }
-    size_t want = pem_blocks(pem, len, "CERTIFICATE") + pem_blocks(pem, len, "X509 CERTIFICATE");
-    if (!rc && !want) rc = oz_err(ONNXZIP_EBUNDLE, -1, "%s: no PEM certificate (-----BEGIN CERTIFICATE-----)", what);
-    if (!rc && found < want) rc = pem_bad(what, "certificate");
-    ERR_clear_error();
+    if (!rc) rc = pem_done(pem_blocks(pem, len, "CERTIFICATE") + pem_blocks(pem, len, "X509 CERTIFICATE"),
+                           found, what, "certificate", "-----BEGIN CERTIFICATE-----");
     BIO_free(b);
     return rc;
 }
 
 int oz_pem_private_key(const void *pem, size_t len, const char *what, EVP_PKEY **out)
 {
-    if (len > INT_MAX) return oz_err(ONNXZIP_EBUNDLE, -1, "%s: %zu bytes of PEM", what, len);
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
-    if (!b) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    ERR_clear_error();
+    BIO *b;
+    int rc = pem_open(pem, len, what, &b);
+    if (rc) return rc;
     /* an empty passphrase callback: an encrypted key fails instead of prompting */
     *out = PEM_read_bio_PrivateKey(b, NULL, NULL, (void *)"");
     BIO_free(b);
     if (!*out) return pem_bad(what, "private key (unencrypted, -----BEGIN PRIVATE KEY----- or EC PRIVATE KEY)");
-    int rc = oz_ec_check(*out, what);
+    rc = oz_ec_check(*out, what);
     if (rc) {
         EVP_PKEY_free(*out);
         *out = NULL;

@@ -194,6 +194,7 @@ int oz_statement_ignored(const oz_statement *st, const char *path)
 {
     for (size_t i = 0; i < st->n_ignore; i++) {
         size_t n = strlen(st->ignore[i]);
+        while (n && st->ignore[i][n - 1] == '/') n--; /* "dir/" is "dir" */
         if (n && !strncmp(path, st->ignore[i], n) && (path[n] == 0 || path[n] == '/')) return 1;
     }
     return 0;

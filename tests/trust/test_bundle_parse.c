@@ -195,7 +195,7 @@ static char *statement(const char *type, const char *pred, const char *method, c
     char *s = malloc(16384);
     snprintf(s, 16384, "{\"_type\":\"%s\",\"subject\":[{\"name\":\"repo\",\"digest\":{\"sha256\":\"%s\"}}],"
              "\"predicateType\":\"%s\",\"predicate\":{\"serialization\":{\"method\":\"%s\",\"hash_type\":\"%s\","
-             "\"allow_symlinks\":false,\"ignore_paths\":[\"model.sig\",\".git\"]},\"resources\":[%s]}}",
+             "\"allow_symlinks\":false,\"ignore_paths\":[\"model.sig\",\".git\",\"cache/\",\".\",\"\"]},\"resources\":[%s]}}",
              type, dh, pred, method, hash, res);
     return s;
 }
@@ -224,6 +224,8 @@ static void test_statement(void)
     CHECK(oz_statement_find(&st, "model.onnx") == &st.res[1] && !oz_statement_find(&st, "model"));
     CHECK(oz_statement_ignored(&st, "model.sig") && oz_statement_ignored(&st, ".git/config"));
     CHECK(!oz_statement_ignored(&st, "model.sig2") && !oz_statement_ignored(&st, ".gitignore"));
+    CHECK(oz_statement_ignored(&st, "cache/x") && oz_statement_ignored(&st, "cache"));
+    CHECK(!oz_statement_ignored(&st, "a/model.sig") && !oz_statement_ignored(&st, "config.json")); /* "." and "" ignore nothing */
     CHECK(!strcmp(st.subject, "repo"));
     oz_statement_free(&st);
     free(s);
@@ -264,14 +266,14 @@ static void test_statement(void)
 
     const char *raw[] = {
         "[]", "{\"_type\":1}", "not json",
-        "{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
-        "\"subject\":[],\"predicate\":{\"serialization\":{\"method\":\"files\",\"hash_type\":\"sha256\"},"
-        "\"resources\":[]}}",
-        "{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
-        "\"subject\":[{}],\"predicate\":{\"serialization\":{\"method\":\"files\",\"hash_type\":\"sha256\"},"
-        "\"resources\":[{\"name\":\"a\",\"algorithm\":\"sha256\"}]}}",
-        "{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
-        "\"subject\":[{}],\"predicate\":{\"serialization\":{\"method\":\"files\"}}}",
+        ("{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
+         "\"subject\":[],\"predicate\":{\"serialization\":{\"method\":\"files\",\"hash_type\":\"sha256\"},"
+         "\"resources\":[]}}"),
+        ("{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
+         "\"subject\":[{}],\"predicate\":{\"serialization\":{\"method\":\"files\",\"hash_type\":\"sha256\"},"
+         "\"resources\":[{\"name\":\"a\",\"algorithm\":\"sha256\"}]}}"),
+        ("{\"_type\":\"https://in-toto.io/Statement/v1\",\"predicateType\":\"https://model_signing/signature/v1.0\","
+         "\"subject\":[{}],\"predicate\":{\"serialization\":{\"method\":\"files\"}}}"),
     };
     for (size_t i = 0; i < sizeof raw / sizeof *raw; i++) {
         CHECK_RC(oz_statement_parse((const uint8_t *)raw[i], strlen(raw[i]), "SIG", &st), ONNXZIP_EBUNDLE);
