@@ -2,9 +2,9 @@
  * libcrypto's EVP. A mapped handle's files are hashed in place, on as many
  * threads as the machine has cores, the largest files first (one file per
  * thread: SHA-256 is sequential within a file); a URL's or a host's are
- * read through the source, entry by entry (each entry read whole in
- * parallel ranges and checked against its CRC-32 and XXH3), and hashed in
- * order. */
+ * read through the source, small entries in batches of parallel requests,
+ * big ones streamed (each entry read whole and checked against its CRC-32
+ * and XXH3), and hashed in order. */
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -61,16 +61,71 @@ static int hash_range(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_segment *
     return rc ? rc : s.failed ? crypto_fail(a->path) : 0;
 }
 
+static int hash_segment(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_segment *g)
+{
+    if (g->kind == ONNXZIP_SEGMENT_BYTES) return EVP_DigestUpdate(c, g->bytes, (size_t)g->length) ? 0 : crypto_fail(a->path);
+    if (g->kind == ONNXZIP_SEGMENT_ZEROS) return hash_zeros(c, g->length) ? 0 : crypto_fail(a->path);
+    return hash_range(a, c, g);
+}
+
+/* Entries read together by a handle without a mapping: up to a window's
+ * worth (oz_spans_window()) of entries below a quarter of it, so that many
+ * small tensors cost one round of parallel requests, not one each. */
+typedef struct batch {
+    size_t *idx;
+    uint8_t **dst;
+    size_t n;
+    uint64_t bytes;
+} batch;
+
+static int small_entry(const onnxzip_archive *a, const onnxzip_segment *g, uint64_t window)
+{
+    return g->kind == ONNXZIP_SEGMENT_ARCHIVE && g->entry != SIZE_MAX && a->zip.entries[g->entry].pub.size <= window / 4;
+}
+
+/* Segments [i, *j) of f: their small entries read in one batch, then every
+ * segment hashed in order. */
+static int hash_batch(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_planned_file *f, size_t i, size_t *j,
+                      uint64_t window)
+{
+    batch b = { malloc(f->n_segments * sizeof *b.idx), calloc(f->n_segments, sizeof *b.dst), 0, 0 };
+    int rc = b.idx && b.dst ? 0 : nomem();
+    size_t k = i;
+    for (; !rc && k < f->n_segments; k++) {
+        const onnxzip_segment *g = &f->segments[k];
+        if (g->kind == ONNXZIP_SEGMENT_ARCHIVE && !small_entry(a, g, window)) break;
+        if (g->kind != ONNXZIP_SEGMENT_ARCHIVE) continue;
+        uint64_t size = a->zip.entries[g->entry].pub.size;
+        if (b.n && b.bytes + size > window) break;
+        if (!(b.dst[b.n] = malloc(size ? (size_t)size : 1))) rc = nomem();
+        b.idx[b.n++] = g->entry;
+        b.bytes += size;
+    }
+    *j = k;
+    if (!rc && b.n) rc = oz_entries_read(a, b.idx, b.n, b.dst);
+    for (size_t m = i, e = 0; m < k && !rc; m++) {
+        const onnxzip_segment *g = &f->segments[m];
+        if (g->kind != ONNXZIP_SEGMENT_ARCHIVE) rc = hash_segment(a, c, g);
+        else if (!EVP_DigestUpdate(c, b.dst[e++] + g->entry_offset, (size_t)g->length)) rc = crypto_fail(a->path);
+    }
+    for (size_t m = 0; b.dst && m < b.n; m++) free(b.dst[m]);
+    free(b.idx);
+    free(b.dst);
+    return rc;
+}
+
 static int hash_file(onnxzip_archive *a, const onnxzip_planned_file *f, uint8_t out[32])
 {
     EVP_MD_CTX *c = EVP_MD_CTX_new();
     if (!c) return nomem();
     int rc = EVP_DigestInit_ex(c, EVP_sha256(), NULL) ? 0 : crypto_fail(a->path);
-    for (size_t i = 0; i < f->n_segments && !rc; i++) {
-        const onnxzip_segment *g = &f->segments[i];
-        if (g->kind == ONNXZIP_SEGMENT_BYTES) rc = EVP_DigestUpdate(c, g->bytes, (size_t)g->length) ? 0 : crypto_fail(a->path);
-        else if (g->kind == ONNXZIP_SEGMENT_ZEROS) rc = hash_zeros(c, g->length) ? 0 : crypto_fail(a->path);
-        else rc = hash_range(a, c, g);
+    uint64_t window = a->src.map ? 0 : oz_spans_window(a);
+    for (size_t i = 0, j; i < f->n_segments && !rc; i = j) {
+        j = i + 1;
+        if (a->src.map || (f->segments[i].kind == ONNXZIP_SEGMENT_ARCHIVE && !small_entry(a, &f->segments[i], window)))
+            rc = hash_segment(a, c, &f->segments[i]); /* in place, or a big entry streamed */
+        else
+            rc = hash_batch(a, c, f, i, &j, window);
     }
     unsigned len = 0;
     if (!rc && (!EVP_DigestFinal_ex(c, out, &len) || len != 32)) rc = crypto_fail(a->path);

@@ -10,6 +10,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -123,3 +124,25 @@ def test_every_file_by_url(unpacked):
         data = [p for p in want if p.endswith((".data", ".onnx_data", ".bin"))]
         for path in data[:2]:
             assert _planned(url, path) == {path: want[path]}
+
+
+def test_changed_byte_by_url_is_refused(unpacked, tmp_path):
+    """Through a URL every byte hashed is checked first: a byte changed in a
+    tensor entry on the server fails with the entry's CRC-32 (naming it),
+    never a digest of bytes that are not the archive's."""
+    if not os.access(NGINX, os.X_OK):
+        pytest.skip(f"{NGINX} is absent (.ci/install-deps installs nginx): no HTTP origin to test against")
+    package, want = unpacked
+    with zipfile.ZipFile(package) as z:
+        entry = max((i for i in z.infolist() if not i.filename.startswith("__")), key=lambda i: i.file_size)
+        with open(package, "rb") as f:
+            f.seek(entry.header_offset + 26)
+            skip = int.from_bytes(f.read(2), "little") + int.from_bytes(f.read(2), "little")
+    changed = tmp_path / package.name
+    data = bytearray(package.read_bytes())
+    at = entry.header_offset + 30 + skip + entry.file_size // 2
+    data[at] ^= 0x40
+    changed.write_bytes(bytes(data))
+    with Nginx(str(tmp_path)) as ng:
+        got = subprocess.run([PLAN, ng.url("files", changed.name)], capture_output=True, text=True)
+    assert got.returncode != 0 and "CRC" in got.stderr and entry.filename in got.stderr, got.stderr
