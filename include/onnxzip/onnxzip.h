@@ -1354,6 +1354,15 @@ ONNXZIP_API int onnxzip_pack(const char *in_path, const char *out_path,
  * external data (ONNXZIP_ENOTFOUND) or data outside the folder
  * (ONNXZIP_EPATH, the rules of onnxzip_pack()); `out_path` inside `dir`
  * (ONNXZIP_EINVAL); anything but files and directories (ONNXZIP_ENOTREG).
+ * A folder with "model.sig" at its top is signed (OpenSSF Model Signing
+ * signs the folder's bytes): the package is written beside `out_path` and
+ * takes its name only when every model file and data file unpacks from it
+ * (onnxzip_file_plan_create()) byte for byte as the folder holds it, and
+ * every data file of the folder is one that unpack writes; else nothing is
+ * written and ONNXZIP_EMISMATCH names the first file that would differ
+ * (e.g. a data file outside its model's directory, non-zero bytes between
+ * two tensors of a data file): its signature could never verify. model.sig
+ * itself is stored as a plain file.
  * onnxzip_pack() of a directory calls this. */
 ONNXZIP_API int onnxzip_pack_dir(const char *dir, const char *out_path, const onnxzip_pack_options *opts);
 

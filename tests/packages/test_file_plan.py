@@ -8,6 +8,7 @@ zero runs between tensors included), from the local file and through a URL
 import hashlib
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -146,3 +147,53 @@ def test_changed_byte_by_url_is_refused(unpacked, tmp_path):
     with Nginx(str(tmp_path)) as ng:
         got = subprocess.run([PLAN, ng.url("files", changed.name)], capture_output=True, text=True)
     assert got.returncode != 0 and "CRC" in got.stderr and entry.filename in got.stderr, got.stderr
+
+
+# ---- pack of a signed folder (model.sig at its top) ---------------------------------------------
+
+
+def _pack(onnxzip_cli, root, out):
+    return subprocess.run([onnxzip_cli, "pack", str(root), "-o", str(out), "-q", "--no-sync"],
+                          capture_output=True, text=True)
+
+
+def test_pack_signed_folder_that_unpacks_byte_for_byte(tmp_path, onnxzip_cli):
+    """model.sig signs the folder's bytes: a folder that unpacks back byte for
+    byte packs as before, model.sig kept as a plain file."""
+    root = make_repos.make("encoder_decoder", tmp_path / "repo")
+    (root / "model.sig").write_text('{"not parsed by pack": true}\n')
+    got = _pack(onnxzip_cli, root, tmp_path / "p.onnxzip")
+    assert got.returncode == 0, got.stderr
+    subprocess.run([onnxzip_cli, "unpack", str(tmp_path / "p.onnxzip"), str(tmp_path / "out"), "-q", "--no-sync"],
+                   check=True)
+    assert _oracle(tmp_path / "out") == _oracle(root)
+
+
+@pytest.mark.parametrize("case", ["elsewhere", "garbage"])
+def test_pack_signed_folder_that_would_not_come_back_is_refused(tmp_path, onnxzip_cli, case):
+    """A signed folder whose model or data file unpack would not give back
+    byte for byte is refused naming the file, and nothing is written: a data
+    file outside its model's directory (unpacked under another name), bytes
+    between two tensors that are not zeros (unpack writes zeros). The same
+    folder without model.sig packs."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    _gaps(root)
+    if case == "elsewhere":
+        bad = "sub/fallback.onnx"
+        os.remove(root / "gapped.onnx")
+        os.remove(root / "w.bin")
+    else:
+        bad = "w.bin"
+        shutil.rmtree(root / "sub")
+        blob = bytearray((root / "w.bin").read_bytes())
+        blob[5000] = 7
+        (root / "w.bin").write_bytes(bytes(blob))
+    assert _pack(onnxzip_cli, root, tmp_path / "plain.onnxzip").returncode == 0
+    (root / "model.sig").write_text("{}\n")
+    out = tmp_path / "out" / "p.onnxzip"
+    out.parent.mkdir()
+    got = _pack(onnxzip_cli, root, out)
+    assert got.returncode != 0
+    assert "signed (model.sig)" in got.stderr and f"'{bad}" in got.stderr, got.stderr
+    assert list(out.parent.iterdir()) == []
