@@ -59,7 +59,8 @@ def _gaps(root: pathlib.Path) -> None:
     """Zero runs: gapped.onnx's tensors lie 8 KiB apart in w.bin (unpack
     writes the zeros between them); sub/fallback.onnx's data file lies in
     another directory, so unpack falls back to the single layout (4096-byte
-    alignment: padding zeros)."""
+    alignment: padding zeros). big.onnx's 17 MiB tensor is read through a URL
+    by the streamed path."""
     rng = np.random.default_rng(3)
     a, b, c = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(3))
     (root / "sub" / "weights").mkdir(parents=True)
@@ -74,6 +75,13 @@ def _gaps(root: pathlib.Path) -> None:
         graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 16])],
                                   inits)
         save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(root / path))
+    # an entry over a quarter of a URL's read window (64 MiB): streamed, not batched
+    big = (np.arange(17 << 18, dtype=np.uint32) * 2654435761 % 1000).astype(np.float32)
+    (root / "big.bin").write_bytes(big.tobytes())
+    node = helper.make_node("Identity", ["C"], ["z"])
+    graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("z", TensorProto.FLOAT, [big.size])],
+                              [_external("C", "big.bin", 0, big)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(root / "big.onnx"))
     (root / "README.md").write_text("zero runs\n")
 
 
