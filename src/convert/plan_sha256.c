@@ -168,8 +168,27 @@ typedef struct pool {
     uint8_t (*out)[32];
     size_t *order, n;
     atomic_size_t next;
-    atomic_int rc; /* the first failure stops the others */
+    atomic_int rc;      /* the first failure stops the others */
+    pthread_mutex_t mu; /* over the first failure's error, recorded on its thread */
+    char message[1024], path[1024];
+    int64_t offset;
+    int sys_errno;
 } pool;
+
+/* Keeps the first failure's error (the thread's own) for the caller's. */
+static void fail(pool *p, int rc)
+{
+    const onnxzip_error_info *e = onnxzip_last_error();
+    int zero = 0;
+    pthread_mutex_lock(&p->mu);
+    if (atomic_compare_exchange_strong(&p->rc, &zero, rc)) {
+        snprintf(p->message, sizeof p->message, "%s", e->message);
+        snprintf(p->path, sizeof p->path, "%s", e->path ? e->path : "");
+        p->offset = e->offset;
+        p->sys_errno = e->sys_errno;
+    }
+    pthread_mutex_unlock(&p->mu);
+}
 
 static void *worker(void *arg)
 {
@@ -177,17 +196,19 @@ static void *worker(void *arg)
     for (size_t k; !atomic_load(&p->rc) && (k = atomic_fetch_add(&p->next, 1)) < p->n;) {
         size_t i = p->order[k];
         int rc = hash_file(p->a, p->files[i], p->out[i]);
-        int zero = 0;
-        if (rc) atomic_compare_exchange_strong(&p->rc, &zero, rc);
+        if (rc) fail(p, rc);
     }
     return NULL;
 }
 
-static const onnxzip_planned_file *const *sort_files;
+typedef struct by_size {
+    uint64_t size;
+    size_t i;
+} by_size;
 
-static int by_size_desc(const void *x, const void *y)
+static int larger_first(const void *x, const void *y)
 {
-    uint64_t a = sort_files[*(const size_t *)x]->size, b = sort_files[*(const size_t *)y]->size;
+    uint64_t a = ((const by_size *)x)->size, b = ((const by_size *)y)->size;
     return (a < b) - (a > b);
 }
 
@@ -206,10 +227,9 @@ static int hash_parallel(pool *p)
     worker(p); /* this thread too */
     for (size_t i = 0; i < started; i++) pthread_join(t[i], NULL);
     free(t);
-    return atomic_load(&p->rc);
+    int rc = atomic_load(&p->rc);
+    return rc ? oz_err_errno(p->sys_errno, rc, p->offset, p->path[0] ? p->path : NULL, "%s", p->message) : 0;
 }
-
-static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int oz_plan_sha256_files(onnxzip_archive *a, const onnxzip_planned_file *const *files, size_t n, uint8_t (*out)[32])
 {
@@ -220,15 +240,21 @@ int oz_plan_sha256_files(onnxzip_archive *a, const onnxzip_planned_file *const *
         return rc;
     }
     pool p = { .a = a, .files = files, .out = out, .n = n, .order = malloc((n ? n : 1) * sizeof(size_t)) };
-    if (!p.order) return nomem();
-    for (size_t i = 0; i < n; i++) p.order[i] = i;
-    pthread_mutex_lock(&sort_lock);
-    sort_files = files;
-    qsort(p.order, n, sizeof *p.order, by_size_desc);
-    pthread_mutex_unlock(&sort_lock);
+    by_size *sizes = malloc((n ? n : 1) * sizeof *sizes);
+    if (!p.order || !sizes) {
+        free(p.order);
+        free(sizes);
+        return nomem();
+    }
+    for (size_t i = 0; i < n; i++) sizes[i] = (by_size){ files[i]->size, i };
+    qsort(sizes, n, sizeof *sizes, larger_first);
+    for (size_t i = 0; i < n; i++) p.order[i] = sizes[i].i;
+    free(sizes);
     atomic_init(&p.next, 0);
     atomic_init(&p.rc, 0);
+    pthread_mutex_init(&p.mu, NULL);
     int rc = hash_parallel(&p);
+    pthread_mutex_destroy(&p.mu);
     free(p.order);
     return rc;
 }
