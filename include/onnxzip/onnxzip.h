@@ -1511,8 +1511,11 @@ typedef struct onnxzip_file_plan onnxzip_file_plan;
  *
  * Planning a model reads its model entry (and, through a handle without a
  * mapping, the entries of tensors that unpack writes inline in the model
- * file, each checked against its CRC-32 and XXH3); it never reads a data
- * file's bytes. Bytes of ARCHIVE segments are not read: a mapped handle's
+ * file, e.g. a tensor the folder held inline, each checked against its
+ * CRC-32 and XXH3); it never reads a data file's bytes. A host handle
+ * without `read` (onnxzip_open_host()) cannot plan a model that has such
+ * tensors: ONNXZIP_EUNSUPPORTED as its onnxzip_tensor_read() says, never a
+ * plan of other bytes. Bytes of ARCHIVE segments are not read: a mapped handle's
  * caller hashes them in place, others read them (checked) through the
  * source. 0 with *out set (free with onnxzip_file_plan_free(); it does not
  * borrow from `a`, but its offsets are `a`'s file's); else *out NULL and

@@ -15,7 +15,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, save
+from onnx import TensorProto, helper, numpy_helper, save
 
 import make_repos
 
@@ -59,8 +59,10 @@ def _gaps(root: pathlib.Path) -> None:
     """Zero runs: gapped.onnx's tensors lie 8 KiB apart in w.bin (unpack
     writes the zeros between them); sub/fallback.onnx's data file lies in
     another directory, so unpack falls back to the single layout (4096-byte
-    alignment: padding zeros). big.onnx's 17 MiB tensor is read through a URL
-    by the streamed path."""
+    alignment: padding zeros). gapped.onnx's tensor D, inline in the folder,
+    is an entry in the package that unpack writes inline: a URL's plan reads
+    it. big.onnx's 17 MiB tensor is read through a URL by the streamed
+    path."""
     rng = np.random.default_rng(3)
     a, b, c = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(3))
     (root / "sub" / "weights").mkdir(parents=True)
@@ -68,7 +70,8 @@ def _gaps(root: pathlib.Path) -> None:
     blob[:a.nbytes], blob[8192:] = a.tobytes(), b.tobytes()
     (root / "w.bin").write_bytes(bytes(blob))
     (root / "sub" / "weights" / "x.bin").write_bytes(a.tobytes() + c.tobytes())
-    for path, inits in (("gapped.onnx", [_external("A", "w.bin", 0, a), _external("B", "w.bin", 8192, b)]),
+    inline = numpy_helper.from_array(np.arange(512, dtype=np.float32), "D")  # an entry, written inline
+    for path, inits in (("gapped.onnx", [_external("A", "w.bin", 0, a), _external("B", "w.bin", 8192, b), inline]),
                         ("sub/fallback.onnx", [_external("A", "weights/x.bin", 0, a),
                                                _external("B", "weights/x.bin", a.nbytes, c)])):
         node = helper.make_node("Add", ["A", "B"], ["y"])
