@@ -103,8 +103,9 @@ static int take_files(onnxzip_file_plan *p, unpack *u, const onnxzip_member *m, 
     return rc;
 }
 
+/* *refused: the original layout refused the manifest (not a read that failed). */
 static int plan_layout(onnxzip_file_plan *p, onnxzip_archive *ma, const onnxzip_member *m,
-                       const onnxzip_unpack_options *o, const char *only)
+                       const onnxzip_unpack_options *o, const char *only, int *refused)
 {
     const char *slash = strrchr(m->path, '/');
     unpack u = { .o = o, .a = ma, .archive_path = ma->path, .model_path = m->path, .name = slash ? slash + 1 : m->path,
@@ -115,6 +116,7 @@ static int plan_layout(onnxzip_file_plan *p, onnxzip_archive *ma, const onnxzip_
     if (!rc) rc = oz_unpack_build(&u, &model);
     if (!rc) rc = oz_unpack_segments(&u);
     if (!rc) rc = take_files(p, &u, m, &model, only);
+    *refused = u.og_refused;
     oz_buf_free(&model);
     oz_unpack_plan_free(&u);
     return rc;
@@ -135,10 +137,11 @@ static int plan_model(onnxzip_file_plan *p, onnxzip_archive *a, const onnxzip_me
     onnxzip_unpack_options_init(&o);
     o.layout = ONNXZIP_UNPACK_ORIGINAL;
     o.model = m->path;
-    if (!rc) rc = plan_layout(p, ma, m, &o, only);
-    if (rc == ONNXZIP_EUNSUPPORTED) { /* as onnxzip_unpack_dir() */
+    int refused = 0;
+    if (!rc) rc = plan_layout(p, ma, m, &o, only, &refused);
+    if (rc == ONNXZIP_EUNSUPPORTED && refused) { /* as onnxzip_unpack_dir() */
         o.layout = oz_unpack_fallback(ONNXZIP_UNPACK_ORIGINAL);
-        rc = plan_layout(p, ma, m, &o, only);
+        rc = plan_layout(p, ma, m, &o, only, &refused);
     }
     if (ma != a) oz_archive_view_free(&view);
     return rc;

@@ -8,12 +8,14 @@ zero runs between tensors included), from the local file and through a URL
 import hashlib
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, save
+from onnx import TensorProto, helper, numpy_helper, save
 
 import make_repos
 
@@ -57,7 +59,10 @@ def _gaps(root: pathlib.Path) -> None:
     """Zero runs: gapped.onnx's tensors lie 8 KiB apart in w.bin (unpack
     writes the zeros between them); sub/fallback.onnx's data file lies in
     another directory, so unpack falls back to the single layout (4096-byte
-    alignment: padding zeros)."""
+    alignment: padding zeros). gapped.onnx's tensor D, inline in the folder,
+    is an entry in the package that unpack writes inline: a URL's plan reads
+    it. big.onnx's 17 MiB tensor is read through a URL by the streamed
+    path."""
     rng = np.random.default_rng(3)
     a, b, c = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(3))
     (root / "sub" / "weights").mkdir(parents=True)
@@ -65,13 +70,21 @@ def _gaps(root: pathlib.Path) -> None:
     blob[:a.nbytes], blob[8192:] = a.tobytes(), b.tobytes()
     (root / "w.bin").write_bytes(bytes(blob))
     (root / "sub" / "weights" / "x.bin").write_bytes(a.tobytes() + c.tobytes())
-    for path, inits in (("gapped.onnx", [_external("A", "w.bin", 0, a), _external("B", "w.bin", 8192, b)]),
+    inline = numpy_helper.from_array(np.arange(512, dtype=np.float32), "D")  # an entry, written inline
+    for path, inits in (("gapped.onnx", [_external("A", "w.bin", 0, a), _external("B", "w.bin", 8192, b), inline]),
                         ("sub/fallback.onnx", [_external("A", "weights/x.bin", 0, a),
                                                _external("B", "weights/x.bin", a.nbytes, c)])):
         node = helper.make_node("Add", ["A", "B"], ["y"])
         graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 16])],
                                   inits)
         save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(root / path))
+    # an entry over a quarter of a URL's read window (64 MiB): streamed, not batched
+    big = (np.arange(17 << 18, dtype=np.uint32) * 2654435761 % 1000).astype(np.float32)
+    (root / "big.bin").write_bytes(big.tobytes())
+    node = helper.make_node("Identity", ["C"], ["z"])
+    graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("z", TensorProto.FLOAT, [big.size])],
+                              [_external("C", "big.bin", 0, big)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(root / "big.onnx"))
     (root / "README.md").write_text("zero runs\n")
 
 
@@ -123,3 +136,75 @@ def test_every_file_by_url(unpacked):
         data = [p for p in want if p.endswith((".data", ".onnx_data", ".bin"))]
         for path in data[:2]:
             assert _planned(url, path) == {path: want[path]}
+
+
+def test_changed_byte_by_url_is_refused(unpacked, tmp_path):
+    """Through a URL every byte hashed is checked first: a byte changed in a
+    tensor entry on the server fails with the entry's CRC-32 (naming it),
+    never a digest of bytes that are not the archive's."""
+    if not os.access(NGINX, os.X_OK):
+        pytest.skip(f"{NGINX} is absent (.ci/install-deps installs nginx): no HTTP origin to test against")
+    package, want = unpacked
+    with zipfile.ZipFile(package) as z:
+        entry = max((i for i in z.infolist() if not i.filename.startswith("__")), key=lambda i: i.file_size)
+        with open(package, "rb") as f:
+            f.seek(entry.header_offset + 26)
+            skip = int.from_bytes(f.read(2), "little") + int.from_bytes(f.read(2), "little")
+    changed = tmp_path / package.name
+    data = bytearray(package.read_bytes())
+    at = entry.header_offset + 30 + skip + entry.file_size // 2
+    data[at] ^= 0x40
+    changed.write_bytes(bytes(data))
+    with Nginx(str(tmp_path)) as ng:
+        got = subprocess.run([PLAN, ng.url("files", changed.name)], capture_output=True, text=True)
+    assert got.returncode != 0 and "CRC" in got.stderr and entry.filename in got.stderr, got.stderr
+
+
+# ---- pack of a signed folder (model.sig at its top) ---------------------------------------------
+
+
+def _pack(onnxzip_cli, root, out):
+    return subprocess.run([onnxzip_cli, "pack", str(root), "-o", str(out), "-q", "--no-sync"],
+                          capture_output=True, text=True)
+
+
+def test_pack_signed_folder_that_unpacks_byte_for_byte(tmp_path, onnxzip_cli):
+    """model.sig signs the folder's bytes: a folder that unpacks back byte for
+    byte packs as before, model.sig kept as a plain file."""
+    root = make_repos.make("encoder_decoder", tmp_path / "repo")
+    (root / "model.sig").write_text('{"not parsed by pack": true}\n')
+    got = _pack(onnxzip_cli, root, tmp_path / "p.onnxzip")
+    assert got.returncode == 0, got.stderr
+    subprocess.run([onnxzip_cli, "unpack", str(tmp_path / "p.onnxzip"), str(tmp_path / "out"), "-q", "--no-sync"],
+                   check=True)
+    assert _oracle(tmp_path / "out") == _oracle(root)
+
+
+@pytest.mark.parametrize("case", ["elsewhere", "garbage"])
+def test_pack_signed_folder_that_would_not_come_back_is_refused(tmp_path, onnxzip_cli, case):
+    """A signed folder whose model or data file unpack would not give back
+    byte for byte is refused naming the file, and nothing is written: a data
+    file outside its model's directory (unpacked under another name), bytes
+    between two tensors that are not zeros (unpack writes zeros). The same
+    folder without model.sig packs."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    _gaps(root)
+    if case == "elsewhere":
+        bad = "sub/fallback.onnx"
+        os.remove(root / "gapped.onnx")
+        os.remove(root / "w.bin")
+    else:
+        bad = "w.bin"
+        shutil.rmtree(root / "sub")
+        blob = bytearray((root / "w.bin").read_bytes())
+        blob[5000] = 7
+        (root / "w.bin").write_bytes(bytes(blob))
+    assert _pack(onnxzip_cli, root, tmp_path / "plain.onnxzip").returncode == 0
+    (root / "model.sig").write_text("{}\n")
+    out = tmp_path / "out" / "p.onnxzip"
+    out.parent.mkdir()
+    got = _pack(onnxzip_cli, root, out)
+    assert got.returncode != 0
+    assert "signed (model.sig)" in got.stderr and f"'{bad}" in got.stderr, got.stderr
+    assert list(out.parent.iterdir()) == []

@@ -2,14 +2,16 @@
 """Digest benchmark (issue 36): the SHA-256 of every file a package unpacks
 to, from its plans (tests/plan_sha256 of the build: the hasher `onnxzip
 verify --public-key` runs, until the CLI has it), against peers in the same
-run: `sha256sum` of the folder's files, `model_signing` hashing the folder
-(its `verify key`, when the module imports: pip install model-signing), and
-the machine's SHA-256 throughput (`openssl speed -evp sha256`, one core)
-times its cores.
+run: `sha256sum` of the folder's files, `model_signing verify key` of the
+folder (signed first with a fresh P-256 key; --model-signing names its
+command, e.g. a venv's bin/model_signing with model-signing 1.1.1), and the
+machine's SHA-256 throughput (`openssl speed -evp sha256`, one core) times
+its cores.
 
 Usage:
-    /usr/bin/python3 tools/bench/bench_digest.py --plan build/tests/plan_sha256
-        [--cli build/tools/onnxzip] [--gib 1] [--repeat 3] [--dir DIR]
+    build/pyvenv/bin/python tools/bench/bench_digest.py --plan build/tests/plan_sha256
+        [--cli build/tools/onnxzip] [--model-signing CMD] [--gib 1] [--repeat 3]
+        [--dir DIR]
 
 Generates in DIR (default a new directory under /var/tmp, removed after) a
 folder of two models of GIB/2 GiB of random float weights each, in their own
@@ -17,9 +19,10 @@ data files, plus a config file; packs it; then times (warm page cache, each
 input read once first; medians of --repeat):
 
   plan      plan_sha256 PKG            (every file, all cores)
-  model     plan_sha256 PKG a.onnx     (one model: its files alone)
+  model     plan_sha256 PKG a.onnx a.onnx.data  (one model: its files alone)
   sha256sum sha256sum of the folder's files (one process, one core)
-  oms       model_signing's hashing of the folder (if importable)
+  oms       model_signing verify key DIR --signature SIG --public_key PUB
+            (when --model-signing runs)
 
 and prints each time, its GB/s, and the ratios plan/peer; the target is
 plan <= 1.0x model_signing's time and plan's GB/s >= 0.9x openssl's one-core
@@ -76,6 +79,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plan", required=True)
     ap.add_argument("--cli", default="build/tools/onnxzip")
+    ap.add_argument("--model-signing", default="model_signing")
     ap.add_argument("--gib", type=float, default=1)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dir")
@@ -88,15 +92,19 @@ def main():
         subprocess.run([a.cli, "pack", folder, "-o", pkg, "-q", "--no-sync"], check=True)
         files = sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs)
         size = sum(os.path.getsize(f) for f in files)
-        t = {"plan": timed([a.plan, pkg], a.repeat), "model": timed([a.plan, pkg, "a.onnx"], a.repeat),
+        t = {"plan": timed([a.plan, pkg], a.repeat),
+             "model": timed([a.plan, pkg, "a.onnx", "a.onnx.data"], a.repeat),
              "sha256sum": timed(["sha256sum", *files], a.repeat)}
-        try:
-            import model_signing  # noqa: F401
-            code = ("import sys, model_signing.hashing as h; "
-                    "h.Config().use_file_serialization().hash(sys.argv[1])")
-            t["oms"] = timed(["python3", "-c", code, folder], a.repeat)
-        except ImportError:
-            print("model_signing: not importable here (pip install model-signing==1.1.1): no oms peer")
+        if a.model_signing and shutil.which(a.model_signing):
+            key, pub, sig = (os.path.join(base, n) for n in ("key.pem", "pub.pem", "model.sig"))
+            subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key], check=True)
+            subprocess.run(["openssl", "ec", "-in", key, "-pubout", "-out", pub], check=True, capture_output=True)
+            subprocess.run([a.model_signing, "sign", "key", folder, "--private_key", key, "--signature", sig],
+                           check=True, capture_output=True)
+            t["oms"] = timed([a.model_signing, "verify", "key", folder, "--signature", sig, "--public_key", pub],
+                             a.repeat)
+        else:
+            print("model_signing: no --model-signing command (pip install model-signing==1.1.1): no oms peer")
         one = openssl_gbps()
         cores = os.cpu_count()
         print(f"folder {size / 1e9:.2f} GB, {len(files)} files, {cores} cores, load {os.getloadavg()[0]:.1f}")
