@@ -67,7 +67,7 @@ static int hash_file(const onnxzip_archive *pkg, const onnxzip_archive *fa, size
         const onnxzip_segment *g = &f->segments[i];
         const void *p = g->bytes;
         uint64_t n = g->length, size = 0;
-        if (g->kind == ONNXZIP_SEGMENT_ARCHIVE) {
+        if (g->kind == ONNXZIP_SEGMENT_ARCHIVE && n) {
             const onnxzip_entry *e = g->entry == SIZE_MAX ? NULL : onnxzip_entry_at(pkg, g->entry);
             const uint8_t *d = e ? fetched_entry(fa, e->name, dirlen, &size) : NULL;
             if (!d || g->entry_offset > size || n > size - g->entry_offset)
