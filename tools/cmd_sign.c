@@ -4,6 +4,7 @@
  * file of its own.
  */
 #include "cli.h"
+#include "platform.h"
 
 #include <onnxzip/onnxzip.h>
 
@@ -68,6 +69,14 @@ int cmd_sign(int argc, char **argv)
         return cli_usage_error(command.name, usage, "missing --private-key KEY.pem");
     if (a.o.chain_path && !a.o.certificate_path)
         return cli_usage_error(command.name, usage, "--certificate-chain needs --certificate (the signing one)");
+    /* The signature written over the package (or the key) would destroy it. */
+    const char *inputs[] = { a.archive, a.o.private_key_path, a.o.certificate_path, a.o.chain_path };
+    cli_file_info out, in;
+    for (size_t i = 0; a.o.signature_path && i < sizeof inputs / sizeof *inputs; i++)
+        if (inputs[i] && !cli_stat_path(a.o.signature_path, &out) && !cli_stat_path(inputs[i], &in) &&
+            out.dev == in.dev && out.ino == in.ino)
+            return cli_fail(ONNXZIP_ESAMEFILE, "--signature %s: is %s itself; nothing written", a.o.signature_path,
+                            inputs[i]);
     if ((rc = onnxzip_sign(a.archive, &a.o)) != 0)
         return cli_lib_error(rc);
     if (!a.quiet)

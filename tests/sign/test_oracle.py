@@ -84,6 +84,12 @@ def test_detached_signatures_both_ways(repos, pki, model_signing, onnxzip_cli, t
     ok(run(onnxzip_cli, "verify", pkg, "--model", m, "--public-key", pki.pub, "--signature", sig))
 
     before = pkg.read_bytes()
+    # a detached signature over the package itself (or the key) would destroy it
+    refused(run(onnxzip_cli, "sign", pkg, "--private-key", pki.key, "--signature", pkg), "ESAMEFILE", str(pkg))
+    key = tmp_path / "key.pem"
+    key.write_bytes(pki.key.read_bytes())
+    refused(run(onnxzip_cli, "sign", pkg, "--private-key", key, "--signature", key), "ESAMEFILE")
+    assert pkg.read_bytes() == before and key.read_bytes() == pki.key.read_bytes()
     sig2 = tmp_path / "pkg.sig"
     ok(run(onnxzip_cli, "sign", pkg, "--private-key", pki.key, "--signature", sig2))
     assert pkg.read_bytes() == before, "a detached signature changed the package"
