@@ -161,10 +161,12 @@ int cli_trust_check(onnxzip_archive *a, const onnxzip_trust *t, const char *path
 
 /* Outputs with a trust are written as OUT.unverified and renamed to OUT
  * once checked (removed otherwise), so that OUT appears verified or not at
- * all: the temporary name (free() it; NULL when out of memory, said), and
+ * all: the temporary name (free() it; NULL after saying why: out of memory,
+ * OUT an existing directory, FIFO or device, or the file `input` (NULL:
+ * none) itself), and
  * the end: rc 0: tmp renamed to out, else tmp removed; frees tmp, returns
  * rc (or the rename's failure). */
-char *cli_unverified_path(const char *out);
+char *cli_unverified_path(const char *out, const char *input);
 int cli_settle(char *tmp, const char *out, int rc);
 
 /* extract --file F with a trust (cli_written.c): the SHA-256 of the file

@@ -9,6 +9,7 @@
  * directory, byte for byte.
  */
 #include "cli.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,8 +18,22 @@
 
 #include <onnxzip/onnxzip.h>
 
-char *cli_unverified_path(const char *out)
+char *cli_unverified_path(const char *out, const char *input)
 {
+    /* The rename at the end would replace whatever OUT is: refused here as
+     * the library refuses such outputs (spec 12.3) when it writes them. */
+    cli_file_info o, i;
+    if (!cli_stat_path(out, &o)) {
+        if (o.kind != CLI_KIND_REG) {
+            cli_fail(ONNXZIP_ENOTREG, "%s: not a regular file (%s); nothing written", out,
+                     o.kind == CLI_KIND_DIR ? "a directory" : o.kind == CLI_KIND_FIFO ? "a FIFO" : "a device or socket");
+            return NULL;
+        }
+        if (input && !cli_stat_path(input, &i) && i.dev == o.dev && i.ino == o.ino) {
+            cli_fail(ONNXZIP_ESAMEFILE, "%s: is the archive %s itself; nothing written", out, input);
+            return NULL;
+        }
+    }
     size_t n = strlen(out) + sizeof ".unverified";
     char *tmp = malloc(n);
     if (tmp) snprintf(tmp, n, "%s.unverified", out);

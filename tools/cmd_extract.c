@@ -218,7 +218,7 @@ static int extract_file_signed(onnxzip_archive *ar, const extract_args *a, const
         if ((tmp = malloc(strlen(spool) + 1)) != NULL) memcpy(tmp, spool, strlen(spool) + 1);
         else rc = cli_fail(ONNXZIP_ENOMEM, "out of memory");
     }
-    if (!rc && !to_stdout && !(tmp = cli_unverified_path(a->out))) rc = CLI_EXIT_FAIL;
+    if (!rc && !to_stdout && !(tmp = cli_unverified_path(a->out, a->archive))) rc = CLI_EXIT_FAIL;
     if (rc) return rc;
     rc = onnxzip_extract_member(ar, a->file, tmp);
     if (rc) {

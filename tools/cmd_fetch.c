@@ -89,7 +89,7 @@ static const cli_command command = { "fetch", usage, options, cli_remote_options
 static int fetch_whole_signed(onnxzip_archive *h, const args *a, const onnxzip_trust *t, cli_progress_state *ps,
                               int show)
 {
-    char *tmp = cli_unverified_path(a->out);
+    char *tmp = cli_unverified_path(a->out, NULL);
     if (!tmp) return CLI_EXIT_FAIL;
     int rc = onnxzip_fetch(h, tmp, show ? cli_progress : NULL, ps);
     if (show) cli_progress_end(ps);
@@ -116,7 +116,7 @@ static int fetch_model_signed(onnxzip_archive *h, const args *a, const onnxzip_t
     onnxzip_signed *s = NULL;
     int rc = onnxzip_signed_open(h, t, &s);
     if (rc) return cli_lib_error(rc);
-    char *tmp = cli_unverified_path(a->out);
+    char *tmp = cli_unverified_path(a->out, NULL);
     rc = tmp ? onnxzip_fetch_tensors(h, tmp, a->tensors.v, a->tensors.n, show ? cli_progress : NULL, ps)
              : CLI_EXIT_FAIL;
     if (show) cli_progress_end(ps);

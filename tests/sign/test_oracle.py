@@ -147,6 +147,13 @@ def test_extract_file_checked_before_written(repos, pki, model_signing, onnxzip_
     out = tmp_path / "tok.json"
     ok(run(onnxzip_cli, "extract", pkg, "--file", "tokenizer.json", "-o", out, "--public-key", pki.pub))
     assert out.read_bytes() == (d / "tokenizer.json").read_bytes()
+    # the output is checked before the temporary file is renamed over it: never the package, nor a directory
+    before = pkg.read_bytes()
+    refused(run(onnxzip_cli, "extract", pkg, "--file", "tokenizer.json", "-o", pkg, "--public-key", pki.pub),
+            "ESAMEFILE")
+    refused(run(onnxzip_cli, "extract", pkg, "--file", "tokenizer.json", "-o", tmp_path, "--public-key", pki.pub),
+            "ENOTREG")
+    assert pkg.read_bytes() == before
     p = ok(run(onnxzip_cli, "extract", pkg, "--file", "tokenizer.json", "--public-key", pki.pub))  # to stdout
     assert p.stdout == (d / "tokenizer.json").read_text()
     # a tensor: its model's files checked first (in the mapping it is then extracted from)
