@@ -139,3 +139,20 @@ def test_fetch_tensors_with_a_trust_refused(served, pki, onnxzip_cli, tmp_path):
             ng.url("files", "p.onnxzip"), "-o", out, "--public-key", pki.pub)
     assert p.returncode == 2 and "--tensors cannot be checked against a signature" in p.stderr, p.stderr
     assert not out.exists() and len(ng.requests("/files/")) == before
+
+
+def test_fetch_model_with_detached_signature(served, pki, onnxzip_cli, tmp_path):
+    """--signature: the bundle from a file (here the package's own, copied
+    out by zipfile); with another key's bundle nothing is written."""
+    ng, pkg = served
+    sig = tmp_path / "p.sig"
+    with zipfile.ZipFile(pkg) as z:
+        sig.write_bytes(z.read("model.sig"))
+    out = tmp_path / "m.onnxzip"
+    ok(run(onnxzip_cli, "fetch", "--allow-http", "-q", "--model", "onnx/encoder.onnx", ng.url("files", "p.onnxzip"),
+           "-o", out, "--public-key", pki.pub, "--signature", sig))
+    out2 = tmp_path / "m2.onnxzip"
+    refused(run(onnxzip_cli, "fetch", "--allow-http", "-q", "--model", "onnx/encoder.onnx",
+                ng.url("files", "p.onnxzip"), "-o", out2, "--public-key", pki.wrong_pub, "--signature", sig),
+            "ESIGNATURE")
+    assert not out2.exists()
