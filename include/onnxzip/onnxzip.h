@@ -1664,8 +1664,10 @@ ONNXZIP_API int onnxzip_repack(const char *in_path, const char *out_path,
  * application/vnd.in-toto+json, exactly one signature, an ECDSA signature
  * over DSSE's pre-authentication encoding) whose payload is an in-toto
  * Statement v1 with predicateType https://model_signing/signature/v1.0,
- * serialization method "files", hash_type sha256, and one resource
- * {name, algorithm sha256, digest} per file. It lives in the package as the
+ * serialization method "files" (one resource {name, algorithm sha256,
+ * digest} per file) or "shards" (one per shard_size bytes of each file,
+ * named PATH:START:END, its digest over those bytes; an empty file has
+ * none), hash_type sha256. It lives in the package as the
  * plain file "model.sig" at its top (listed in the statement's
  * ignore_paths), or in a file of its own (a detached signature, given with
  * onnxzip_trust_set_signature()). When both exist the detached one is used
@@ -1691,7 +1693,9 @@ ONNXZIP_API int onnxzip_repack(const char *in_path, const char *out_path,
  *                       in their order), a resource name that is absolute,
  *                       has a "." or ".." component, or is given twice, a
  *                       digest that is not 64 hex digits, not exactly one
- *                       DSSE signature; the message names the field;
+ *                       DSSE signature, a shard name that is not
+ *                       PATH:START:END within shard_size; the message
+ *                       names the field;
  *   ONNXZIP_ESIGNATURE  well-formed but not trusted: the ECDSA signature
  *                       does not verify with the trusted key (or the key
  *                       hint names another key), the certificate chain does
@@ -1704,12 +1708,12 @@ ONNXZIP_API int onnxzip_repack(const char *in_path, const char *out_path,
  *                       trusted, or the reverse);
  *   ONNXZIP_EMISMATCH   the package differs from the statement: a file it
  *                       has that the statement lacks, one the statement
- *                       lists that it lacks, or a file whose SHA-256 is not
- *                       its resource's digest; the message names the file;
+ *                       lists that it lacks, or a file (a shard) whose
+ *                       SHA-256 is not its resource's digest; the message
+ *                       names the file (the shard);
  *   ONNXZIP_EUNSUPPORTED also for keyless (Sigstore Fulcio + Rekor) bundles
- *                       ("keyless (Sigstore) signatures are not supported"),
- *                       the "shards" serialization method and hash types
- *                       other than sha256.
+ *                       ("keyless (Sigstore) signatures are not supported")
+ *                       and hash types other than sha256.
  *
  * Certificates are checked at the current time, which is stricter than
  * model_signing (it checks the chain at the leaf's notBefore, so that an
@@ -1787,9 +1791,10 @@ ONNXZIP_API int onnxzip_signed_open(onnxzip_archive *a, const onnxzip_trust *t, 
  * them. `a` must be a handle of the package `s` was opened from. */
 ONNXZIP_API int onnxzip_signed_check(onnxzip_signed *s, onnxzip_archive *a, const char *path);
 
-/* The statement's resources: their count, and the name and lowercase hex
- * SHA-256 digest of the i-th (in the statement's order; NULL past the
- * end). The strings belong to `s`. */
+/* The statement's resources: their count, and the name (a file's path;
+ * for shards PATH:START:END) and lowercase hex SHA-256 digest of the i-th
+ * (in the statement's order; NULL past the end). The strings belong to
+ * `s`. */
 ONNXZIP_API size_t onnxzip_signed_resource_count(const onnxzip_signed *s);
 ONNXZIP_API const char *onnxzip_signed_resource_name(const onnxzip_signed *s, size_t i);
 ONNXZIP_API const char *onnxzip_signed_resource_digest(const onnxzip_signed *s, size_t i);

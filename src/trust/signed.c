@@ -15,8 +15,10 @@
 struct onnxzip_signed {
     oz_statement st;
     onnxzip_file_plan *plan;    /* every file of the package's folder */
-    const oz_resource **res_of; /* per planned file: its resource; NULL: ignored */
-    uint8_t *checked;           /* per planned file: its digest found equal */
+    const oz_resource **res;    /* the resources of each planned file in turn (its one, or its shards) */
+    size_t *first, *count;      /* per planned file: where its resources start in res, how many */
+    uint8_t *ignored;           /* per planned file: left out by ignore_paths */
+    uint8_t *checked;           /* per planned file: its digests found equal */
     char *archive;              /* names the package in messages */
 };
 
@@ -68,24 +70,50 @@ static int verified_statement(onnxzip_archive *a, const onnxzip_trust *t, const 
     return rc;
 }
 
+/* The resources of planned file f ("files": its path; "shards": one per
+ * shard_size bytes, as model_signing splits it; an empty file has none)
+ * appended to s->res (room: one per resource, each found once). */
+static int file_resources(onnxzip_signed *s, const onnxzip_planned_file *f, size_t *k, uint8_t *seen)
+{
+    const oz_statement *st = &s->st;
+    uint64_t step = st->shard_size, size = f->size;
+    uint64_t shards = !step ? 1 : size / step + (size % step != 0);
+    if (shards > st->n - *k) /* more than the statement has left: it cannot list them */
+        return oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' is not in the signed statement (as %llu shards): a file "
+                      "added, renamed or changed in size since signing", s->archive, f->path,
+                      (unsigned long long)shards);
+    for (uint64_t start = 0, i = 0; i < shards; i++, start += step) {
+        char name[OZ_MAX_PATH + 48];
+        if (step) snprintf(name, sizeof name, "%s:%llu:%llu", f->path, (unsigned long long)start,
+                           (unsigned long long)(size - start < step ? size : start + step));
+        const oz_resource *r = oz_statement_find(st, step ? name : f->path);
+        if (!r)
+            return oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' is not in the signed statement%s: a file added, renamed%s "
+                          "since signing", s->archive, step ? name : f->path, step ? " (a shard)" : "",
+                          step ? " or changed in size" : "");
+        seen[r - st->res] = 1;
+        s->res[(*k)++] = r;
+    }
+    return 0;
+}
+
 /* The package's files (minus ignore_paths) are the resources, by name. */
 static int check_names(onnxzip_signed *s)
 {
-    size_t n = onnxzip_file_plan_count(s->plan);
+    size_t n = onnxzip_file_plan_count(s->plan), k = 0, m = n ? n : 1;
     uint8_t *seen = calloc(s->st.n ? s->st.n : 1, 1);
-    if (!seen || !(s->res_of = calloc(n ? n : 1, sizeof *s->res_of)) || !(s->checked = calloc(n ? n : 1, 1))) {
-        free(seen);
-        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    }
-    int rc = 0;
+    s->res = calloc(s->st.n ? s->st.n : 1, sizeof *s->res);
+    s->first = calloc(m, sizeof *s->first);
+    s->count = calloc(m, sizeof *s->count);
+    s->ignored = calloc(m, 1);
+    s->checked = calloc(m, 1);
+    int rc = seen && s->res && s->first && s->count && s->ignored && s->checked ? 0 : oz_err(ONNXZIP_ENOMEM, -1,
+                                                                                          "out of memory");
     for (size_t i = 0; i < n && !rc; i++) {
-        const char *path = onnxzip_file_plan_at(s->plan, i)->path;
-        if (oz_statement_ignored(&s->st, path)) continue;
-        if (!(s->res_of[i] = oz_statement_find(&s->st, path)))
-            rc = oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' is not in the signed statement: a file added or renamed "
-                        "since signing", s->archive, path);
-        else
-            seen[s->res_of[i] - s->st.res] = 1;
+        const onnxzip_planned_file *f = onnxzip_file_plan_at(s->plan, i);
+        s->first[i] = k;
+        if (!(s->ignored[i] = (uint8_t)oz_statement_ignored(&s->st, f->path))) rc = file_resources(s, f, &k, seen);
+        s->count[i] = k - s->first[i];
     }
     for (size_t r = 0; r < s->st.n && !rc; r++)
         if (!seen[r])
@@ -120,46 +148,96 @@ static int wanted(const onnxzip_planned_file *f, const char *path)
     return !path || !strcmp(f->path, path) || (f->model && !strcmp(f->model, path));
 }
 
-static int compare(const onnxzip_signed *s, const onnxzip_planned_file *f, const oz_resource *r,
-                   const uint8_t got[32])
+/* The bytes [start, end) of planned file f, as a file of its own (a
+ * shard): its segments cut to the range (*segs: the caller frees). */
+static int slice(const onnxzip_planned_file *f, uint64_t start, uint64_t end, onnxzip_planned_file *out,
+                 onnxzip_segment **segs)
 {
-    if (!memcmp(got, r->digest, 32)) return 0;
+    *out = *f;
+    out->size = end - start;
+    out->n_segments = 0;
+    if (!(*segs = calloc(f->n_segments ? f->n_segments : 1, sizeof **segs)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    uint64_t pos = 0;
+    for (size_t i = 0; i < f->n_segments; pos += f->segments[i++].length) {
+        const onnxzip_segment *g = &f->segments[i];
+        uint64_t lo = start > pos ? start : pos, hi = end < pos + g->length ? end : pos + g->length;
+        if (lo >= hi) continue;
+        onnxzip_segment *c = &(*segs)[out->n_segments++];
+        *c = *g;
+        c->length = hi - lo;
+        if (g->kind == ONNXZIP_SEGMENT_BYTES) c->bytes = (const uint8_t *)g->bytes + (lo - pos);
+        if (g->kind == ONNXZIP_SEGMENT_ARCHIVE) {
+            c->offset += lo - pos;
+            c->entry_offset += lo - pos;
+        }
+    }
+    out->segments = *segs;
+    return 0;
+}
+
+/* What one check hashes: a resource and the file (or shard) it covers. */
+typedef struct job {
+    size_t file;                /* the planned file's index */
+    const oz_resource *r;
+    onnxzip_planned_file shard; /* "shards": the range as a file */
+    onnxzip_segment *segs;
+} job;
+
+static int compare(const onnxzip_signed *s, const job *j, const uint8_t got[32])
+{
+    if (!memcmp(got, j->r->digest, 32)) return 0;
     char hex[65];
     oz_hex32(got, hex);
     return oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' differs from the signed statement: its SHA-256 is %s, the "
-                  "signature's %s", s->archive, f->path, hex, r->hex);
+                  "signature's %s", s->archive, j->r->name, hex, j->r->hex);
+}
+
+/* The jobs of the files `path` asks for that are not checked yet. */
+static int plan_jobs(const onnxzip_signed *s, const char *path, job *jobs, size_t *n_jobs)
+{
+    size_t n = onnxzip_file_plan_count(s->plan), matched = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const onnxzip_planned_file *f = onnxzip_file_plan_at(s->plan, i);
+        if (!wanted(f, path)) continue;
+        matched++;
+        if (s->ignored[i] && path) /* a file the signature leaves out was asked for */
+            rc = oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' is not covered by the signature (the statement's "
+                        "ignore_paths leave it out)", s->archive, f->path);
+        for (size_t k = 0; !rc && !s->checked[i] && k < s->count[i]; k++) {
+            job *j = &jobs[(*n_jobs)++];
+            j->file = i;
+            j->r = s->res[s->first[i] + k];
+            rc = s->st.shard_size ? slice(f, j->r->start, j->r->end, &j->shard, &j->segs) : 0;
+        }
+    }
+    if (!rc && path && !matched)
+        rc = oz_err(ONNXZIP_ENOTFOUND, -1, "%s: no file or model '%s' in the package", s->archive, path);
+    return rc;
 }
 
 int onnxzip_signed_check(onnxzip_signed *s, onnxzip_archive *a, const char *path)
 {
     if (!s || !a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_signed_check: NULL argument");
-    size_t n = onnxzip_file_plan_count(s->plan), todo = 0, matched = 0;
-    const onnxzip_planned_file **files = calloc(n ? n : 1, sizeof *files);
-    size_t *idx = calloc(n ? n : 1, sizeof *idx);
-    uint8_t (*got)[32] = calloc(n ? n : 1, sizeof *got);
-    int rc = files && idx && got ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    for (size_t i = 0; i < n && !rc; i++) {
-        const onnxzip_planned_file *f = onnxzip_file_plan_at(s->plan, i);
-        if (!wanted(f, path)) continue;
-        matched++;
-        if (!s->res_of[i] && path) /* a file the signature leaves out was asked for */
-            rc = oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' is not covered by the signature (the statement's "
-                        "ignore_paths leave it out)", s->archive, f->path);
-        else if (s->res_of[i] && !s->checked[i]) {
-            files[todo] = f;
-            idx[todo++] = i;
-        }
-    }
-    if (!rc && path && !matched)
-        rc = oz_err(ONNXZIP_ENOTFOUND, -1, "%s: no file or model '%s' in the package", s->archive, path);
+    size_t n = onnxzip_file_plan_count(s->plan), m = s->st.n ? s->st.n : 1, todo = 0;
+    job *jobs = calloc(m, sizeof *jobs);
+    const onnxzip_planned_file **files = calloc(m, sizeof *files);
+    uint8_t (*got)[32] = calloc(m, sizeof *got), *bad = calloc(n ? n : 1, 1);
+    int rc = jobs && files && got && bad ? plan_jobs(s, path, jobs, &todo) : oz_err(ONNXZIP_ENOMEM, -1,
+                                                                                    "out of memory");
+    for (size_t k = 0; k < todo; k++)
+        files[k] = s->st.shard_size ? &jobs[k].shard : onnxzip_file_plan_at(s->plan, jobs[k].file);
     if (!rc && todo) rc = oz_plan_sha256_files(a, files, todo, got);
-    for (size_t k = 0; k < todo && !rc; k++) {
-        rc = compare(s, files[k], s->res_of[idx[k]], got[k]);
-        if (!rc) s->checked[idx[k]] = 1;
-    }
+    for (size_t k = 0; k < todo && !rc; k++)
+        if ((rc = compare(s, &jobs[k], got[k]))) bad[jobs[k].file] = 1;
+    for (size_t k = 0; k < todo && !rc; k++)
+        if (!bad[jobs[k].file]) s->checked[jobs[k].file] = 1;
+    for (size_t k = 0; jobs && k < todo; k++) free(jobs[k].segs);
+    free(jobs);
     free(files);
-    free(idx);
     free(got);
+    free(bad);
     return rc;
 }
 
@@ -183,7 +261,10 @@ void onnxzip_signed_free(onnxzip_signed **s)
     if (!s || !*s) return;
     oz_statement_free(&(*s)->st);
     onnxzip_file_plan_free(&(*s)->plan);
-    free((*s)->res_of);
+    free((*s)->res);
+    free((*s)->first);
+    free((*s)->count);
+    free((*s)->ignored);
     free((*s)->checked);
     free((*s)->archive);
     free(*s);

@@ -68,10 +68,17 @@ static int serialization(const json_t *pred, const char *what, oz_statement *st)
     int rc = oz_json_object(pred, "serialization", what, "predicate.serialization", 1, &ser);
     if (!rc) rc = oz_json_string(ser, "method", what, "predicate.serialization.method", 1, &method, NULL);
     if (rc) return rc;
-    if (!strcmp(method, "shards"))
-        return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: statement: serialization method 'shards' is not supported "
-                      "(sign with the method 'files', model_signing's default)", what);
-    if (strcmp(method, "files")) return bad(what, "serialization.method", method, "is not 'files'");
+    if (!strcmp(method, "shards")) {
+        /* a number, integral: model_signing's statement is protobuf JSON,
+         * whose numbers are doubles ("shard_size": 1000000000.0) */
+        json_t *size = json_object_get(ser, "shard_size");
+        double v = json_is_number(size) ? json_number_value(size) : 0;
+        if (!(v >= 1 && v <= 9007199254740992.0 && v == (double)(uint64_t)v))
+            return bad(what, "serialization.shard_size", NULL, "is not a positive integer (method 'shards')");
+        st->shard_size = (uint64_t)v;
+    } else if (strcmp(method, "files")) {
+        return bad(what, "serialization.method", method, "is not 'files' or 'shards'");
+    }
     if ((rc = oz_json_string(ser, "hash_type", what, "predicate.serialization.hash_type", 1, &hash, NULL))) return rc;
     if (strcmp(hash, "sha256")) {
         char shown[OZ_PRINTABLE_CAP];
@@ -92,6 +99,36 @@ static int serialization(const json_t *pred, const char *what, oz_statement *st)
     return 0;
 }
 
+/* A decimal offset of a shard's name: digits only, no sign, no overflow. */
+static int offset(const char *s, size_t n, uint64_t *v)
+{
+    *v = 0;
+    if (!n || n > 19 || (n > 1 && s[0] == '0')) return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        *v = *v * 10 + (uint64_t)(s[i] - '0');
+    }
+    return 0;
+}
+
+/* The file a resource names, and for a shard ("PATH:START:END", as
+ * model_signing splits it: exactly three parts) its byte range. */
+static int resource_path(oz_resource *res, size_t n, const oz_statement *st, size_t count, const char *what)
+{
+    size_t plen = n;
+    if (st->shard_size) {
+        char *c1 = strchr(res->name, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2 || strchr(c2 + 1, ':') || offset(c1 + 1, (size_t)(c2 - c1 - 1), &res->start) ||
+            offset(c2 + 1, strlen(c2 + 1), &res->end) || res->start >= res->end ||
+            res->end - res->start > st->shard_size)
+            return bad(what, "resource name", res->name, "is not a shard's PATH:START:END within shard_size");
+        plen = (size_t)(c1 - res->name);
+    }
+    if (!(res->path = oz_strndup(res->name, plen))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    const char *why = bad_name(res->path, plen, count == 1 || st->shard_size);
+    return why ? bad(what, "resource name", res->name, why) : 0;
+}
+
 static int resource(const json_t *r, const char *what, size_t i, size_t count, oz_statement *st)
 {
     char path[64];
@@ -103,18 +140,19 @@ static int resource(const json_t *r, const char *what, size_t i, size_t count, o
     if (!rc) rc = oz_json_string(r, "algorithm", what, "a resource's algorithm", 1, &alg, NULL);
     if (!rc) rc = oz_json_string(r, "digest", what, "a resource's digest", 1, &digest, &dn);
     if (rc) return rc;
-    const char *why = bad_name(name, n, count == 1);
-    if (why) return bad(what, "resource name", name, why);
-    if (strcmp(alg, "sha256")) {
+    oz_resource *res = &st->res[i];
+    if (!(res->name = oz_strndup(name, n))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    st->n = i + 1;
+    if ((rc = resource_path(res, n, st, count, what))) return rc;
+    char sharded[48]; /* model_signing names a shard's digest "sha256-sharded-SIZE" */
+    snprintf(sharded, sizeof sharded, "sha256-sharded-%llu", (unsigned long long)st->shard_size);
+    if (strcmp(alg, "sha256") && !(st->shard_size && !strcmp(alg, sharded))) {
         char shown[OZ_PRINTABLE_CAP];
         return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: statement: resource '%s': algorithm '%s' is not supported (only "
                       "sha256)", what, name, oz_printable(alg, strlen(alg), shown, sizeof shown));
     }
-    oz_resource *res = &st->res[i];
     if (hex_digest(digest, dn, res->digest, res->hex))
         return bad(what, "resource", name, "has a digest that is not 64 hex digits");
-    if (!(res->name = oz_strndup(name, n))) return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    st->n = i + 1;
     uint32_t old;
     rc = oz_strmap_put(&st->by_name, res->name, n, (uint32_t)i, &old);
     if (rc == 1) return bad(what, "resource", name, "is listed twice");
@@ -202,7 +240,10 @@ int oz_statement_ignored(const oz_statement *st, const char *path)
 
 void oz_statement_free(oz_statement *st)
 {
-    for (size_t i = 0; i < st->n; i++) free(st->res[i].name);
+    for (size_t i = 0; i < st->n; i++) {
+        free(st->res[i].name);
+        free(st->res[i].path);
+    }
     for (size_t i = 0; i < st->n_ignore; i++) free(st->ignore[i]);
     free(st->res);
     free(st->ignore);

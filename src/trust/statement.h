@@ -13,7 +13,9 @@
 #define OZ_PREDICATE_TYPE "https://model_signing/signature/v1.0"
 
 typedef struct oz_resource {
-    char *name;
+    char *name;         /* as the statement names it */
+    char *path;         /* the file: the name, or for a shard the part before ":START:END" */
+    uint64_t start, end; /* shards: the file's bytes [start, end) */
     uint8_t digest[32];
     char hex[65]; /* the digest in lowercase hex */
 } oz_resource;
@@ -22,6 +24,7 @@ typedef struct oz_statement {
     char *subject;          /* the subject's name (the signed folder's) */
     oz_resource *res;       /* in the statement's order */
     size_t n;
+    uint64_t shard_size;    /* method "shards": bytes per shard; 0: method "files" */
     char **ignore;          /* serialization.ignore_paths */
     size_t n_ignore;
     oz_strmap by_name;      /* resource name -> index */
@@ -33,12 +36,13 @@ typedef struct oz_statement {
  * sha256 not the SHA-256 of the resources' digests in their order), the
  * serialization, a resource (name: empty, absolute, a ".", ".." or empty
  * component, a backslash, given twice; "." only as the one resource of a
- * single file; digest: not 64 hex digits); ONNXZIP_EUNSUPPORTED for the
- * "shards" method and hash types other than sha256. On failure *st is
- * empty. */
+ * single file; digest: not 64 hex digits; method "shards": a name not
+ * PATH:START:END with START < END, END - START at most shard_size);
+ * ONNXZIP_EUNSUPPORTED for hash types other than sha256. On failure *st
+ * is empty. */
 int oz_statement_parse(const uint8_t *p, size_t n, const char *what, oz_statement *st);
 
-/* The resource named `path`, or NULL. */
+/* The resource named `path` (method "shards": "PATH:START:END"), or NULL. */
 const oz_resource *oz_statement_find(const oz_statement *st, const char *path);
 
 /* 1 when `path` is one of the ignore_paths or lies below one (as

@@ -4,9 +4,10 @@
  * status outside the documented ones; whatever is accepted keeps the
  * parsers' promises, checked here independently: a bundle has exactly one
  * non-empty signature and key material (a key, or at least one
- * certificate); a statement's resource names are relative, without empty,
- * "." or ".." components or backslashes, pairwise distinct, each findable,
- * their digests 64 lowercase hex digits, and "." only alone. */
+ * certificate); a statement's resource paths are relative, without empty,
+ * "." or ".." components or backslashes, each name findable, the digests
+ * 64 lowercase hex digits, "." only alone (but for shards of one file), a
+ * shard's range non-empty and within shard_size. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +31,10 @@ static void check_status(int rc)
         fail("unexpected status", onnxzip_status_name(rc));
 }
 
-static void check_name(const char *name, size_t n_resources)
+static void check_name(const char *name, size_t n_resources, int shards)
 {
     if (!strcmp(name, ".")) {
-        if (n_resources != 1) fail("\".\" beside other resources", name);
+        if (n_resources != 1 && !shards) fail("\".\" beside other resources", name);
         return;
     }
     if (!*name || name[0] == '/' || strchr(name, '\\') || strstr(name, "//")) fail("bad name accepted", name);
@@ -49,7 +50,9 @@ static void check_statement(const oz_statement *st)
 {
     for (size_t i = 0; i < st->n; i++) {
         const oz_resource *r = &st->res[i];
-        check_name(r->name, st->n);
+        check_name(r->path, st->n, st->shard_size != 0);
+        if (st->shard_size && (r->start >= r->end || r->end - r->start > st->shard_size)) fail("bad shard", r->name);
+        if (!st->shard_size && strcmp(r->name, r->path)) fail("path differs from the name", r->name);
         if (oz_statement_find(st, r->name) != r) fail("resource not found by its name", r->name);
         if (strlen(r->hex) != 64 || strspn(r->hex, "0123456789abcdef") != 64) fail("digest not hex", r->hex);
         for (size_t k = 0; k < 32; k++) {

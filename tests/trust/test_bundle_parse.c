@@ -239,8 +239,25 @@ static void test_statement(void)
     CHECK_MSG("SIG: statement: _type");
     CHECK_RC(parse_st(T, "https://slsa.dev/provenance/v1", "files", "sha256", names, hex, 2, 1), ONNXZIP_EBUNDLE);
     CHECK_MSG("predicateType 'https://slsa.dev/provenance/v1'");
-    CHECK_RC(parse_st(T, P, "shards", "sha256", names, hex, 2, 1), ONNXZIP_EUNSUPPORTED);
-    CHECK_MSG("'shards' is not supported");
+    /* shards: names PATH:START:END within shard_size (a number: protobuf JSON writes 100000.0) */
+    CHECK_RC(parse_st(T, P, "shards", "sha256", names, hex, 2, 1), ONNXZIP_EBUNDLE);
+    CHECK_MSG("serialization.shard_size is not a positive integer");
+    const char *shards[] = { "a/w.bin:0:100", "a/w.bin:100:150" }, *too_big[] = { "a/w.bin:0:101", "b:0:1" };
+    const char *no_range[] = { "a/w.bin:5:5", "b:0:1" }, *odd_num[] = { "a/w.bin:00:1", "b:0:1" };
+    const char *dotdot_shard[] = { "../w.bin:0:1", "b:0:1" }, *four[] = { "a:b:0:1", "b:0:1" };
+    CHECK_RC(parse_st(T, P, "shards\",\"shard_size\":100.0,\"x\":\"", "sha256", shards, hex, 2, 1), 0);
+    CHECK_RC(parse_st(T, P, "shards\",\"shard_size\":100,\"x\":\"", "sha256", shards, hex, 2, 1), 0);
+    CHECK_RC(parse_st(T, P, "shards\",\"shard_size\":100.5,\"x\":\"", "sha256", shards, hex, 2, 1), ONNXZIP_EBUNDLE);
+    CHECK_RC(parse_st(T, P, "shards\",\"shard_size\":-1,\"x\":\"", "sha256", shards, hex, 2, 1), ONNXZIP_EBUNDLE);
+    CHECK_RC(parse_st(T, P, "shards\",\"shard_size\":100,\"x\":\"", "sha256", too_big, hex, 2, 1), ONNXZIP_EBUNDLE);
+    CHECK_MSG("'a/w.bin:0:101' is not a shard's PATH:START:END within shard_size");
+    CHECK_RC(parse_st(T, P, "shards\",\"shard_size\":100,\"x\":\"", "sha256", no_range, hex, 2, 1), ONNXZIP_EBUNDLE);
+    CHECK_RC(parse_st(T, P, "shards\",\"shard_size\":100,\"x\":\"", "sha256", odd_num, hex, 2, 1), ONNXZIP_EBUNDLE);
+    CHECK_RC(parse_st(T, P, "shards\",\"shard_size\":100,\"x\":\"", "sha256", four, hex, 2, 1), ONNXZIP_EBUNDLE);
+    CHECK_RC(parse_st(T, P, "shards\",\"shard_size\":100,\"x\":\"", "sha256", dotdot_shard, hex, 2, 1),
+             ONNXZIP_EBUNDLE);
+    CHECK_MSG("'../w.bin:0:1' has a \"..\" component");
+    CHECK_RC(parse_st(T, P, "shards\",\"shard_size\":100,\"x\":\"", "sha256", names, hex, 2, 1), ONNXZIP_EBUNDLE);
     CHECK_RC(parse_st(T, P, "digest", "sha256", names, hex, 2, 1), ONNXZIP_EBUNDLE);
     CHECK_MSG("serialization.method 'digest'");
     CHECK_RC(parse_st(T, P, "files", "blake2", names, hex, 2, 1), ONNXZIP_EUNSUPPORTED);

@@ -7,6 +7,7 @@
  * signature itself: wrong key, another root, an expired or non-signing
  * leaf, curves and key types refused, tampered, extra and missing files. */
 #include <jansson.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,6 +450,130 @@ static void test_forged(void)
     free(b);
 }
 
+/* A bundle of `statement` (JSON text) signed by p256.key through the
+ * openssl command (the PAE written here, the signature and base64 by
+ * openssl, the key hint sha256sum's of p256.pub), into file `out`. */
+static void openssl_bundle(const char *statement, const char *out)
+{
+    size_t n = strlen(statement);
+    char head[96];
+    int h = snprintf(head, sizeof head, "DSSEv1 28 application/vnd.in-toto+json %zu ", n);
+    FILE *f = fopen(tu_path(dir, "pae.bin"), "wb");
+    fwrite(head, 1, (size_t)h, f);
+    fwrite(statement, 1, n, f);
+    fclose(f);
+    spit("st.json", statement, n);
+    CHECK(!sh("openssl dgst -sha256 -sign p256.key -out s.der pae.bin && openssl base64 -A -in s.der -out s.b64 && "
+              "openssl base64 -A -in st.json -out st.b64 && sha256sum p256.pub | cut -c1-64 | tr -d '\\n' > hint"));
+    size_t ls, lp, lh;
+    char *sig = (char *)slurp("s.b64", &ls), *pay = (char *)slurp("st.b64", &lp), *hint = (char *)slurp("hint", &lh);
+    size_t cap = ls + lp + lh + 512;
+    char *b = malloc(cap);
+    int len = snprintf(b, cap, "{\"mediaType\":\"application/vnd.dev.sigstore.bundle.v0.3+json\",\"verificationMaterial\":"
+                       "{\"publicKey\":{\"hint\":\"%s\"},\"tlogEntries\":[]},\"dsseEnvelope\":{\"payload\":\"%s\","
+                       "\"payloadType\":\"application/vnd.in-toto+json\",\"signatures\":[{\"sig\":\"%s\"}]}}",
+                       hint, pay, sig);
+    spit(out, b, (size_t)len);
+    free(b), free(sig), free(pay), free(hint);
+}
+
+/* SHA-256 (libcrypto's, the oracle) of bytes [start, end) of a file. */
+static void range_sha256(const uint8_t *p, uint64_t start, uint64_t end, char hex[65])
+{
+    uint8_t d[32];
+    unsigned len = 32;
+    EVP_Digest(p + start, (size_t)(end - start), d, &len, EVP_sha256(), NULL);
+    for (int i = 0; i < 32; i++) sprintf(hex + 2 * i, "%02x", d[i]);
+}
+
+/* The statement of the folder pkg unpacks to (files read back here), by
+ * shards of `shard` bytes (0: by files), with `extra` resource text. */
+static char *statement_of(const char *pkg, uint64_t shard, const char *extra)
+{
+    char out[1024];
+    snprintf(out, sizeof out, "%s", tu_path(dir, "unpacked"));
+    tu_rmtree(out);
+    CHECK_RC(onnxzip_unpack_dir(tu_path(dir, pkg), out, NULL), 0);
+    CHECK(!sh("cd unpacked && find . -type f ! -name model.sig | cut -c3- | LC_ALL=C sort > ../list"));
+    size_t ln;
+    char *list = (char *)slurp("list", &ln), *res = calloc(1, 65536), *save = NULL;
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(c, EVP_sha256(), NULL);
+    for (char *name = strtok_r(list, "\n", &save); name; name = strtok_r(NULL, "\n", &save)) {
+        char rel[1024], hex[65], item[1400];
+        snprintf(rel, sizeof rel, "unpacked/%s", name);
+        size_t n;
+        uint8_t *p = slurp(rel, &n), raw[32];
+        for (uint64_t start = 0; start < n || (!shard && start == 0); start += shard ? shard : n + 1) {
+            uint64_t end = shard && n - start > shard ? start + shard : n;
+            range_sha256(p, start, end, hex);
+            for (int k = 0; k < 32; k++) sscanf(hex + 2 * k, "%2hhx", &raw[k]);
+            EVP_DigestUpdate(c, raw, 32);
+            if (shard) snprintf(item, sizeof item, "%s{\"name\":\"%s:%llu:%llu\",\"algorithm\":\"sha256\",\"digest\":"
+                                "\"%s\"}", *res ? "," : "", name, (unsigned long long)start, (unsigned long long)end, hex);
+            else snprintf(item, sizeof item, "%s{\"name\":\"%s\",\"algorithm\":\"sha256\",\"digest\":\"%s\"}",
+                          *res ? "," : "", name, hex);
+            strcat(res, item);
+        }
+        free(p);
+    }
+    uint8_t d[32];
+    char dh[65];
+    EVP_DigestFinal_ex(c, d, NULL);
+    EVP_MD_CTX_free(c);
+    for (int k = 0; k < 32; k++) sprintf(dh + 2 * k, "%02x", d[k]);
+    char *st = malloc(70000);
+    snprintf(st, 70000, "{\"_type\":\"https://in-toto.io/Statement/v1\",\"subject\":[{\"name\":\"pkg\",\"digest\":"
+             "{\"sha256\":\"%s\"}}],\"predicateType\":\"https://model_signing/signature/v1.0\",\"predicate\":"
+             "{\"serialization\":{\"method\":\"%s\",\"hash_type\":\"sha256\",\"shard_size\":%llu.0,"
+             "\"allow_symlinks\":false,\"ignore_paths\":[\"model.sig\"]},\"resources\":[%s%s]}}", dh,
+             shard ? "shards" : "files", (unsigned long long)shard, res, extra ? extra : "");
+    free(list);
+    free(res);
+    tu_rmtree(out);
+    return st;
+}
+
+/* Statements the library did not write, signed by openssl: model_signing's
+ * shards (a weight changed: its shard named), and validly signed
+ * statements that are malformed (a '..' name, another folder's subject). */
+static void test_crafted(void)
+{
+    make_pkg("pkg.onnxzip", (pkg_opts){ 0 });
+    char *st = statement_of("pkg.onnxzip", 0, NULL);
+    openssl_bundle(st, "c.sig");
+    free(st);
+    CHECK_RC(verify_with("pkg.onnxzip", "p256.pub", NULL, "c.sig"), 0);
+    st = statement_of("pkg.onnxzip", 1000, NULL);
+    openssl_bundle(st, "c.sig");
+    free(st);
+    CHECK_RC(verify_with("pkg.onnxzip", "p256.pub", NULL, "c.sig"), 0);
+    onnxzip_trust *t = trust_of("p256.pub", NULL, "c.sig");
+    CHECK_RC(verify("pkg.onnxzip", t, "config.json"), 0);
+    make_pkg("flip.onnxzip", (pkg_opts){ .flip = 1 });
+    CHECK_RC(verify("flip.onnxzip", t, "config.json"), 0);
+    CHECK_RC(verify("flip.onnxzip", t, NULL), ONNXZIP_EMISMATCH);
+    CHECK_MSG("'m.onnx:"); /* the shard holding the changed byte */
+    make_pkg("extra.onnxzip", (pkg_opts){ .extra = "notes.txt" });
+    CHECK_RC(verify("extra.onnxzip", t, NULL), ONNXZIP_EMISMATCH);
+    CHECK_MSG("'notes.txt"); /* as a shard, or as more shards than the statement has left */
+    CHECK_MSG("is not in the signed statement");
+    onnxzip_trust_free(&t);
+    st = statement_of("pkg.onnxzip", 0, ",{\"name\":\"../up.txt\",\"algorithm\":\"sha256\",\"digest\":"
+                                        "\"0000000000000000000000000000000000000000000000000000000000000000\"}");
+    openssl_bundle(st, "c.sig");
+    free(st);
+    CHECK_RC(verify_with("pkg.onnxzip", "p256.pub", NULL, "c.sig"), ONNXZIP_EBUNDLE);
+    CHECK_MSG("'../up.txt' has a \"..\" component");
+    st = statement_of("pkg.onnxzip", 0, NULL);
+    char *sha = strstr(st, "\"sha256\":\"") + 10;
+    *sha = *sha == '0' ? '1' : '0'; /* the subject of another folder */
+    openssl_bundle(st, "c.sig");
+    free(st);
+    CHECK_RC(verify_with("pkg.onnxzip", "p256.pub", NULL, "c.sig"), ONNXZIP_EBUNDLE);
+    CHECK_MSG("does not match the resources");
+}
+
 int main(void)
 {
     dir = tu_tmpdir();
@@ -465,6 +590,7 @@ int main(void)
     test_single_model();
     test_keys_refused();
     test_forged();
+    test_crafted();
     tu_rmtree(dir);
     return tu_finish("sign_verify");
 }
