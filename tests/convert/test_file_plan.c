@@ -107,6 +107,13 @@ static void check_package(const char *pkg)
         CHECK(m->segments[0].kind == ONNXZIP_SEGMENT_BYTES && m->size > sizeof w_bytes);
         CHECK(tu_memmem(m->segments[0].bytes, (size_t)m->size, w_bytes, sizeof w_bytes) != NULL);
     }
+    CHECK_RC(onnxzip_file_plan_names(a, &q), 0); /* the same names, no bytes planned */
+    CHECK(onnxzip_file_plan_count(q) == onnxzip_file_plan_count(p));
+    for (size_t i = 0; i < onnxzip_file_plan_count(q) && i < onnxzip_file_plan_count(p); i++)
+        CHECK(!strcmp(onnxzip_file_plan_at(q, i)->path, onnxzip_file_plan_at(p, i)->path) &&
+              onnxzip_file_plan_at(q, i)->n_segments == 0);
+    onnxzip_file_plan_free(&q);
+    CHECK_RC(onnxzip_file_plan_names(NULL, &q), ONNXZIP_EINVAL);
     CHECK_RC(onnxzip_file_plan_create(a, "onnx/nope.bin", &q), ONNXZIP_ENOTFOUND);
     CHECK(q == NULL && strstr(onnxzip_last_error()->message, "onnx/nope.bin"));
     CHECK_RC(onnxzip_file_plan_create(a, "onnx/b.onnx", &q), 0);
@@ -129,6 +136,9 @@ static void check_package(const char *pkg)
     CHECK_RC(onnxzip_open_host(&src, &h, &need), 0);
     CHECK_RC(onnxzip_file_plan_create(h, "onnx/a.onnx", &q), ONNXZIP_EUNSUPPORTED);
     CHECK(q == NULL);
+    CHECK_RC(onnxzip_file_plan_names(h, &q), 0); /* names: nothing read */
+    CHECK(onnxzip_file_plan_count(q) == 3);
+    onnxzip_file_plan_free(&q);
     CHECK_RC(onnxzip_file_plan_create(h, "config.json", &q), 0); /* a plain file needs no read */
     CHECK(onnxzip_file_plan_count(q) == 1);
     onnxzip_file_plan_free(&q);
