@@ -1524,6 +1524,19 @@ typedef struct onnxzip_file_plan onnxzip_file_plan;
  * model). */
 ONNXZIP_API int onnxzip_file_plan_create(onnxzip_archive *a, const char *path, onnxzip_file_plan **out);
 
+/* The paths of every file onnxzip_unpack_dir() writes, in the order
+ * onnxzip_file_plan_create(a, NULL) lists them, without planning their
+ * bytes where the manifest says them: a model's data files are the names
+ * its manifest records when the original layout takes them (plain names
+ * beside the model), and no model entry is read; a model whose data files
+ * the layout refuses is planned (its entry read) to name what unpack writes
+ * instead. Files listed by their names only have no segments and size 0.
+ * (A manifest whose places the original layout refuses, which pack never
+ * writes, is known only by planning: its model's plan then lacks a name
+ * listed here, and onnxzip_file_plan_create() of that name is
+ * ONNXZIP_ENOTFOUND.) Returns and frees as onnxzip_file_plan_create(). */
+ONNXZIP_API int onnxzip_file_plan_names(onnxzip_archive *a, onnxzip_file_plan **out);
+
 /* The number of files planned (0 for NULL). */
 ONNXZIP_API size_t onnxzip_file_plan_count(const onnxzip_file_plan *p);
 

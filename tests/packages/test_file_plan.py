@@ -110,9 +110,16 @@ def _models(want: dict) -> list:
     return sorted(p for p in want if p.endswith(".onnx"))
 
 
+def _names(target: str) -> list:
+    got = subprocess.run([PLAN, "--names", target], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr
+    return got.stdout.splitlines()
+
+
 def test_every_file_local(unpacked):
     package, want = unpacked
     assert _planned(str(package)) == want
+    assert sorted(_names(str(package))) == sorted(want)  # the names alone, from the manifest
     # a handle holding another model plans the others through itself
     assert _planned(str(package), model=_models(want)[-1]) == want
 
@@ -132,6 +139,7 @@ def test_every_file_by_url(unpacked):
     with Nginx(str(package.parent)) as ng:
         url = ng.url("files", package.name)
         assert _planned(url) == want
+        assert sorted(_names(url)) == sorted(want)
         assert _planned(url, model=_models(want)[0]) == want
         data = [p for p in want if p.endswith((".data", ".onnx_data", ".bin"))]
         for path in data[:2]:
