@@ -65,10 +65,10 @@ static int verify_signed(verify_args *va)
     if (!rc) {
         size_t n = onnxzip_signed_resource_count(s);
         if (model)
-            cli_line(stdout, "OK: %s: signature verified (%zu files signed); model %s: its files match the "
+            cli_line(stdout, "OK: %s: signature verified (%zu resources signed); model %s: its files match the "
                      "signed digests (SHA-256)", path, n, model);
-        else
-            cli_line(stdout, "OK: %s: signature verified; all %zu signed files present and matching their "
+        else /* resources: files, or shards of files (method 'shards') */
+            cli_line(stdout, "OK: %s: signature verified; all %zu signed resources present and matching their "
                      "digests (SHA-256)", path, n);
     }
     onnxzip_signed_free(&s);

@@ -4,6 +4,7 @@ certificate, model.sig inside or detached), packages `onnxzip sign` signs
 verify with it once unpacked, a single-model archive is OMS's single-file
 model, and `verify --model M` reads M's files only."""
 import json
+import pathlib
 import zipfile
 
 import make_repos
@@ -174,3 +175,25 @@ def test_extract_file_checked_before_written(repos, pki, model_signing, onnxzip_
     # another file's change does not stop this one
     ok(run(onnxzip_cli, "extract", bad, "--file", "genai_config.json", "-o", tmp_path / "g.json",
            "--public-key", pki.pub))
+
+
+def test_shards_signed_by_model_signing_api(repos, pki, onnxzip_cli, tmp_path):
+    """model_signing's method 'shards' (its Python API only: the CLI signs
+    with 'files'), shards of 100000 bytes: the package verifies, whole and
+    per model; a byte of a tensor changed fails naming the data file."""
+    from model_signing import hashing, signing
+    d = copy_repo(repos["genai"], tmp_path / "repo")
+    signing.Config().use_elliptic_key_signer(private_key=pki.key).set_hashing_config(
+        hashing.Config().use_shard_serialization(shard_size=100000).set_ignored_paths(
+            paths=[pathlib.Path("model.sig")], ignore_git_paths=True)).sign(d, d / "model.sig")
+    assert json.loads(statement_text(d / "model.sig"))["predicate"]["serialization"]["method"] == "shards"
+    pkg = pack(onnxzip_cli, d, tmp_path / "p.onnxzip")
+    ok(run(onnxzip_cli, "verify", pkg, "--public-key", pki.pub))
+    ok(run(onnxzip_cli, "verify", pkg, "--model", "model.onnx", "--public-key", pki.pub))
+    bad = rewrite(pkg, tmp_path / "bad.onnxzip", {"model_embed_tokens_weight": flip(70000)})
+    refused(run(onnxzip_cli, "verify", bad, "--public-key", pki.pub), "EMISMATCH", "model.onnx.data")
+
+
+def statement_text(sig):
+    import base64
+    return base64.b64decode(json.loads(pathlib.Path(sig).read_text())["dsseEnvelope"]["payload"])
