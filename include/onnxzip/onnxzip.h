@@ -1830,18 +1830,20 @@ typedef struct onnxzip_sign_options {
 /* Signs the package (or single-model archive) at `archive_path` as
  * `model_signing sign` signs the folder it unpacks to: every file hashed
  * (SHA-256 of the bytes unpack would write), the resources sorted by name,
- * ignore_paths "model.sig", ".git", ".github", ".gitattributes",
- * ".gitignore" (files under those names are left out, as model_signing
- * leaves them out), the subject named after the file's name without its
- * extension. The bundle is written as model_signing writes it (v0.3 media
+ * method "files", ignore_paths "model.sig", ".git", ".github",
+ * ".gitattributes", ".gitignore" (files under those names are left out, as
+ * model_signing leaves them out, also with a detached signature), the
+ * subject named after the file's name without its extension. The bundle is written as model_signing writes it (v0.3 media
  * type; key: publicKey.hint = SHA-256 hex of the public key's PEM, and
  * tlogEntries []; certificate: x509CertificateChain leaf first), so that
  * `model_signing verify` accepts the unpacked folder. With signature_path
  * NULL the package is rewritten with model.sig (replacing one it has) as
- * set-model rewrites packages: a temporary file renamed over it under the
- * update lock (ONNXZIP_EBUSY while another process updates it); a
- * single-model archive cannot hold its signature: ONNXZIP_EINVAL saying to
- * give signature_path. A key or certificate that cannot be read or used:
+ * onnxzip_update_package_model() rewrites packages: every entry copied
+ * (checked against its CRC-32 and XXH3) into a temporary file beside it,
+ * renamed over it when complete (readers that have it open keep the old
+ * file; a crash leaves the old one); a detached signature is written the
+ * same way (temporary file + rename). A single-model archive cannot hold
+ * its signature: ONNXZIP_EINVAL saying to give signature_path. A key or certificate that cannot be read or used:
  * ONNXZIP_EIO / ONNXZIP_EBUNDLE naming the file; a certificate whose key is
  * not the private key's: ONNXZIP_EINVAL. Nothing is changed on failure. */
 ONNXZIP_API int onnxzip_sign(const char *archive_path, const onnxzip_sign_options *o);

@@ -75,22 +75,18 @@ int oz_pem_public_keys(const void *pem, size_t len, const char *what, EVP_PKEY *
     BIO *b;
     int rc = pem_open(pem, len, what, &b);
     if (rc) return rc;
-    size_t found = 0;
-    EVP_PKEY *k;
-    while (!rc && (k = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL))) {
-        EVP_PKEY **grown = realloc(*keys, (*n + 1) * sizeof **keys);
-        if (!grown || (rc = oz_ec_check(k, what))) {
-            EVP_PKEY_free(k);
-            rc = rc ? rc : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-            if (grown) *keys = grown;
-            break;
-        }
-        *keys = grown;
-        (*keys)[(*n)++] = k;
-        found++;
+    size_t found = 0, want = pem_blocks(pem, len, "PUBLIC KEY");
+    EVP_PKEY **all = realloc(*keys, (*n + want + 1) * sizeof **keys), *k; /* room first: all or none are added */
+    if (!all) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    else *keys = all;
+    while (!rc && found < want && (k = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL))) {
+        all[*n + found++] = k;
+        rc = oz_ec_check(k, what);
     }
-    if (!rc) rc = pem_done(pem_blocks(pem, len, "PUBLIC KEY"), found, what, "public key",
-                           "-----BEGIN PUBLIC KEY-----");
+    if (!rc) rc = pem_done(want, found, what, "public key", "-----BEGIN PUBLIC KEY-----");
+    if (rc)
+        while (found) EVP_PKEY_free(all[*n + --found]);
+    *n += found;
     BIO_free(b);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include "convert/plan_sha256.h"
 #include "trust/bundle_write.h"
 #include "trust/crypto.h"
+#include "trust/statement.h"
 
 #define OZ_KEY_FILE_MAX ((size_t)1 << 20)
 
@@ -85,15 +86,6 @@ static int by_path(const void *x, const void *y)
     return strcmp((*(const onnxzip_planned_file *const *)x)->path, (*(const onnxzip_planned_file *const *)y)->path);
 }
 
-static int ignored(const char *path)
-{
-    for (size_t i = 0; i < sizeof oz_sign_ignore / sizeof *oz_sign_ignore; i++) {
-        size_t n = strlen(oz_sign_ignore[i]);
-        if (!strncmp(path, oz_sign_ignore[i], n) && (path[n] == 0 || path[n] == '/')) return 1;
-    }
-    return 0;
-}
-
 /* Every file of the folder but the ignored ones, sorted, hashed. */
 static int hash_files(signer *s)
 {
@@ -103,7 +95,8 @@ static int hash_files(signer *s)
         rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     for (size_t i = 0; i < n && !rc; i++) {
         const onnxzip_planned_file *f = onnxzip_file_plan_at(s->plan, i);
-        if (onnxzip_member_count(s->a) == 0 || !ignored(f->path)) s->files[s->n++] = f;
+        if (!oz_path_ignored(f->path, oz_sign_ignore, sizeof oz_sign_ignore / sizeof *oz_sign_ignore))
+            s->files[s->n++] = f;
     }
     if (!rc) qsort(s->files, s->n, sizeof *s->files, by_path);
     return rc || !s->n ? rc : oz_plan_sha256_files(s->a, s->files, s->n, s->digests);

@@ -228,14 +228,19 @@ const oz_resource *oz_statement_find(const oz_statement *st, const char *path)
     return oz_strmap_get(&st->by_name, path, strlen(path), &i) ? NULL : &st->res[i];
 }
 
-int oz_statement_ignored(const oz_statement *st, const char *path)
+int oz_path_ignored(const char *path, const char *const *ignore, size_t n_ignore)
 {
-    for (size_t i = 0; i < st->n_ignore; i++) {
-        size_t n = strlen(st->ignore[i]);
-        while (n && st->ignore[i][n - 1] == '/') n--; /* "dir/" is "dir" */
-        if (n && !strncmp(path, st->ignore[i], n) && (path[n] == 0 || path[n] == '/')) return 1;
+    for (size_t i = 0; i < n_ignore; i++) {
+        size_t n = strlen(ignore[i]);
+        while (n && ignore[i][n - 1] == '/') n--; /* "dir/" is "dir" */
+        if (n && !strncmp(path, ignore[i], n) && (path[n] == 0 || path[n] == '/')) return 1;
     }
     return 0;
+}
+
+int oz_statement_ignored(const oz_statement *st, const char *path)
+{
+    return oz_path_ignored(path, (const char *const *)st->ignore, st->n_ignore);
 }
 
 void oz_statement_free(oz_statement *st)

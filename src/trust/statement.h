@@ -45,8 +45,12 @@ int oz_statement_parse(const uint8_t *p, size_t n, const char *what, oz_statemen
 /* The resource named `path` (method "shards": "PATH:START:END"), or NULL. */
 const oz_resource *oz_statement_find(const oz_statement *st, const char *path);
 
-/* 1 when `path` is one of the ignore_paths or lies below one (as
- * model_signing leaves files out: ".git" covers ".git/config"). */
+/* 1 when `path` is one of the n paths `ignore` or lies below one (as
+ * model_signing leaves files out: ".git" covers ".git/config"; "dir/" is
+ * "dir"; "" and "." cover nothing). */
+int oz_path_ignored(const char *path, const char *const *ignore, size_t n_ignore);
+
+/* oz_path_ignored() with the statement's ignore_paths. */
 int oz_statement_ignored(const oz_statement *st, const char *path);
 
 void oz_statement_free(oz_statement *st);

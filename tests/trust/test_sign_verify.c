@@ -65,6 +65,18 @@ static void spit(const char *name, const void *p, size_t n)
     fclose(f);
 }
 
+/* pae.bin: DSSE's pre-authentication encoding of an in-toto payload,
+ * written here by hand (the oracle's, not the library's). */
+static void write_pae(const void *body, size_t n)
+{
+    char head[96];
+    int h = snprintf(head, sizeof head, "DSSEv1 28 application/vnd.in-toto+json %zu ", n);
+    FILE *f = fopen(tu_path(dir, "pae.bin"), "wb");
+    fwrite(head, 1, (size_t)h, f);
+    fwrite(body, 1, n, f);
+    fclose(f);
+}
+
 /* config.json, tok/vocab.txt, model m.onnx with its weight w0; `extra`: one file more; `flip`: one weight byte changed;
  * `drop_vocab`: without tok/vocab.txt; `sig`: a model.sig of these bytes. */
 typedef struct pkg_opts {
@@ -207,19 +219,11 @@ static void oracle_signature(const char *bundle_file, const char *pub, const cha
     CHECK(!sh("openssl base64 -d -A -in payload.b64 -out payload.json && openssl base64 -d -A -in sig.b64 -out sig.der"));
     size_t n;
     uint8_t *body = slurp("payload.json", &n);
-    char head[128];
-    int h = snprintf(head, sizeof head, "DSSEv1 28 application/vnd.in-toto+json %zu ", n);
-    FILE *f = fopen(tu_path(dir, "pae.bin"), "wb");
-    fwrite(head, 1, (size_t)h, f);
-    fwrite(body, 1, n, f);
-    fclose(f);
+    write_pae(body, n);
     CHECK(!sh("openssl dgst -%s -verify %s -signature sig.der pae.bin", md, pub));
     /* a byte changed: refused by the oracle too */
     body[n / 2] ^= 1;
-    f = fopen(tu_path(dir, "pae.bin"), "wb");
-    fwrite(head, 1, (size_t)h, f);
-    fwrite(body, 1, n, f);
-    fclose(f);
+    write_pae(body, n);
     CHECK(sh("openssl dgst -%s -verify %s -signature sig.der pae.bin", md, pub) == 1);
     free(body);
     json_decref(b);
@@ -276,6 +280,17 @@ static void test_key_signing(void)
     CHECK_RC(sign("pkg.onnxzip", "p256.key", NULL, NULL, NULL), 0);
     CHECK(!sh("cat other.pub p256.pub > two.pub"));
     CHECK_RC(verify_with("pkg.onnxzip", "two.pub", NULL, NULL), 0);
+    /* keys are added all or none: p256's is not kept beside a refused one */
+    onnxzip_trust *mixed = trust_of(NULL, NULL, NULL);
+    size_t n;
+    CHECK(!sh("cat p256.pub k1.pub > mixed.pub"));
+    uint8_t *p = slurp("mixed.pub", &n);
+    CHECK_RC(onnxzip_trust_add_public_key(mixed, p, n), ONNXZIP_EBUNDLE);
+    CHECK_MSG("secp256k1");
+    free(p);
+    CHECK_RC(verify("pkg.onnxzip", mixed, NULL), ONNXZIP_ESIGNATURE);
+    CHECK_MSG("no public key is trusted");
+    onnxzip_trust_free(&mixed);
     /* only certificates trusted */
     CHECK_RC(verify_with("pkg.onnxzip", NULL, "ca1.pem", NULL), ONNXZIP_ESIGNATURE);
     CHECK_MSG("no public key is trusted");
@@ -456,12 +471,7 @@ static void test_forged(void)
 static void openssl_bundle(const char *statement, const char *out)
 {
     size_t n = strlen(statement);
-    char head[96];
-    int h = snprintf(head, sizeof head, "DSSEv1 28 application/vnd.in-toto+json %zu ", n);
-    FILE *f = fopen(tu_path(dir, "pae.bin"), "wb");
-    fwrite(head, 1, (size_t)h, f);
-    fwrite(statement, 1, n, f);
-    fclose(f);
+    write_pae(statement, n);
     spit("st.json", statement, n);
     CHECK(!sh("openssl dgst -sha256 -sign p256.key -out s.der pae.bin && openssl base64 -A -in s.der -out s.b64 && "
               "openssl base64 -A -in st.json -out st.b64 && sha256sum p256.pub | cut -c1-64 | tr -d '\\n' > hint"));
