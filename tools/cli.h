@@ -30,6 +30,7 @@ int cmd_extract(int argc, char **argv);
 int cmd_set_model(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
 
 /* Prints "onnxzip: <last error message> [<status name>]" for a library
  * failure that returned `status`; returns CLI_EXIT_FAIL. */
@@ -129,5 +130,56 @@ int cli_open(const char *path, const onnxzip_remote_options *o, onnxzip_archive 
  * into buf (CLI_COUNTS bytes hold any two counts); returns buf. */
 #define CLI_COUNTS 64
 const char *cli_package_counts(const onnxzip_archive *a, char *buf, size_t cap);
+
+/* Signed packages (cli_trust.c): the trust options, in a command's own
+ * table through CLI_TRUST_OPTIONS (a command has one shared group, the
+ * remote one), and cli_trust_usage in its help. */
+typedef struct cli_trust_args {
+    const char *public_key, *chain, *signature;
+} cli_trust_args;
+
+#define CLI_TRUST_OPTIONS(type, field)                                                                     \
+    { .name = "public-key", .kind = CLI_TEXT, .at = CLI_AT(type, field.public_key), .flags = CLI_ONCE },  \
+    { .name = "certificate-chain", .kind = CLI_TEXT, .at = CLI_AT(type, field.chain), .flags = CLI_ONCE }, \
+    { .name = "signature", .kind = CLI_TEXT, .at = CLI_AT(type, field.signature), .flags = CLI_ONCE }
+
+extern const char cli_trust_usage[];
+
+/* 1 when any trust option was given: the command checks the signature. */
+int cli_trust_given(const cli_trust_args *ta);
+
+/* The trust the options name: their files read and added (a usage error
+ * for --signature alone). 0 with *out set, or the exit status after
+ * printing why, naming the option and its file. */
+int cli_trust_make(const cli_trust_args *ta, const char *cmd, void (*usage)(FILE *), onnxzip_trust **out);
+
+/* Opens the signature of the package `a` against `t` (onnxzip_signed_open)
+ * and checks `path`'s files (a plain file, a model and its data files, or
+ * NULL: every file) against it. 0 with *out set (when out is not NULL), or
+ * CLI_EXIT_FAIL after printing the library's error. */
+int cli_trust_check(onnxzip_archive *a, const onnxzip_trust *t, const char *path, onnxzip_signed **out);
+
+/* Outputs with a trust are written as OUT.unverified and renamed to OUT
+ * once checked (removed otherwise), so that OUT appears verified or not at
+ * all: the temporary name (free() it; NULL after saying why: out of memory,
+ * OUT an existing directory, FIFO or device, or the file `input` (NULL:
+ * none) itself), and
+ * the end: rc 0: tmp renamed to out, else tmp removed; frees tmp, returns
+ * rc (or the rename's failure). */
+char *cli_unverified_path(const char *out, const char *input);
+int cli_settle(char *tmp, const char *out, int rc);
+
+/* extract --file F with a trust (cli_written.c): the SHA-256 of the file
+ * `written` against the statement's digest of the package's file `path`
+ * (`archive` names the package in messages). 0, or CLI_EXIT_FAIL after
+ * printing why (ONNXZIP_EMISMATCH naming the file). */
+int cli_check_written(const onnxzip_signed *s, const char *path, const char *written, const char *archive);
+
+/* fetch --model M with a trust (cli_written.c): the SHA-256 of M's files,
+ * planned from the package `pkg` (a URL handle holding M) and read from
+ * `fetched` (the single-model archive onnxzip_fetch_tensors() wrote of M),
+ * against the statement `s`. 0, or CLI_EXIT_FAIL after printing why
+ * (ONNXZIP_EMISMATCH naming the file). */
+int cli_check_fetched(onnxzip_archive *pkg, const onnxzip_signed *s, const char *model, const char *fetched);
 
 #endif /* ONNXZIP_TOOLS_CLI_H */

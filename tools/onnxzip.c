@@ -19,7 +19,9 @@ static const command commands[] = {
     { "pack",   cmd_pack,   "convert a classic .onnx model into an onnxzip archive;\n"
                             "           pack DIR: a repository folder (models, tokenizer...) into a package" },
     { "ls",     cmd_ls,     "list an archive's entries and tensors, a package's models (--json)" },
-    { "verify", cmd_verify, "check every entry's CRC-32 and XXH3 digest" },
+    { "verify", cmd_verify, "check every entry's CRC-32 and XXH3 digest;\n"
+                            "           with --public-key or --certificate-chain, the package's signature" },
+    { "sign",   cmd_sign,   "sign a package (OpenSSF Model Signing) into its model.sig" },
     { "unpack", cmd_unpack, "convert an archive back to a classic .onnx model (+ data files);\n"
                             "           a package back to its folder" },
     { "repack", cmd_repack, "rewrite any zip of an onnxzip model (e.g. deflated) as an aligned archive" },
@@ -51,6 +53,8 @@ static void usage(FILE *f)
           "  onnxzip ls model.onnxzip [--json]\n"
           "  onnxzip ls repo.onnxzip [--model onnx/model.onnx]\n"
           "  onnxzip verify model.onnxzip\n"
+          "  onnxzip sign repo.onnxzip --private-key key.pem\n"
+          "  onnxzip verify repo.onnxzip --public-key pub.pem [--model onnx/model.onnx]\n"
           "  onnxzip unpack model.onnxzip -o dir/model.onnx [--layout single|per-tensor|inline]\n"
           "  onnxzip unpack repo.onnxzip repo-again/\n"
           "  onnxzip view model.onnxzip -o model.view.onnx\n"
@@ -66,9 +70,11 @@ static void version(void)
     printf("onnxzip %d.%d.%d (library %s, archive format %d.%d)\n",
            ONNXZIP_VERSION_MAJOR, ONNXZIP_VERSION_MINOR, ONNXZIP_VERSION_PATCH,
            onnxzip_version(), ONNXZIP_FORMAT_VERSION_MAJOR, ONNXZIP_FORMAT_VERSION_MINOR);
-    printf("features: model_proto (protobuf-c) %s, repack (libzip) %s, CRC-32 by %s\n",
+    printf("features: model_proto (protobuf-c) %s, repack (libzip) %s, signing (libcrypto, jansson) %s, "
+           "CRC-32 by %s\n",
            onnxzip_has_feature(ONNXZIP_FEATURE_MODEL_PROTO) ? "yes" : "no",
            onnxzip_has_feature(ONNXZIP_FEATURE_REPACK) ? "yes" : "no",
+           onnxzip_has_feature(ONNXZIP_FEATURE_SIGNING) ? "yes" : "no",
            onnxzip_has_feature(ONNXZIP_FEATURE_LIBDEFLATE) ? "libdeflate" : "zlib");
 }
 

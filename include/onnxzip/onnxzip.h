@@ -1354,6 +1354,15 @@ ONNXZIP_API int onnxzip_pack(const char *in_path, const char *out_path,
  * external data (ONNXZIP_ENOTFOUND) or data outside the folder
  * (ONNXZIP_EPATH, the rules of onnxzip_pack()); `out_path` inside `dir`
  * (ONNXZIP_EINVAL); anything but files and directories (ONNXZIP_ENOTREG).
+ * A folder with "model.sig" at its top is signed (OpenSSF Model Signing
+ * signs the folder's bytes): the package is written beside `out_path` and
+ * takes its name only when every model file and data file unpacks from it
+ * (onnxzip_file_plan_create()) byte for byte as the folder holds it, and
+ * every data file of the folder is one that unpack writes; else nothing is
+ * written and ONNXZIP_EMISMATCH names the first file that would differ
+ * (e.g. a data file outside its model's directory, non-zero bytes between
+ * two tensors of a data file): its signature could never verify. model.sig
+ * itself is stored as a plain file.
  * onnxzip_pack() of a directory calls this. */
 ONNXZIP_API int onnxzip_pack_dir(const char *dir, const char *out_path, const onnxzip_pack_options *opts);
 
@@ -1502,8 +1511,11 @@ typedef struct onnxzip_file_plan onnxzip_file_plan;
  *
  * Planning a model reads its model entry (and, through a handle without a
  * mapping, the entries of tensors that unpack writes inline in the model
- * file, each checked against its CRC-32 and XXH3); it never reads a data
- * file's bytes. Bytes of ARCHIVE segments are not read: a mapped handle's
+ * file, e.g. a tensor the folder held inline, each checked against its
+ * CRC-32 and XXH3); it never reads a data file's bytes. A host handle
+ * without `read` (onnxzip_open_host()) cannot plan a model that has such
+ * tensors: ONNXZIP_EUNSUPPORTED as its onnxzip_tensor_read() says, never a
+ * plan of other bytes. Bytes of ARCHIVE segments are not read: a mapped handle's
  * caller hashes them in place, others read them (checked) through the
  * source. 0 with *out set (free with onnxzip_file_plan_free(); it does not
  * borrow from `a`, but its offsets are `a`'s file's); else *out NULL and
@@ -1511,6 +1523,19 @@ typedef struct onnxzip_file_plan onnxzip_file_plan;
  * of the folder, named), or the status unpack would fail with (naming the
  * model). */
 ONNXZIP_API int onnxzip_file_plan_create(onnxzip_archive *a, const char *path, onnxzip_file_plan **out);
+
+/* The paths of every file onnxzip_unpack_dir() writes, in the order
+ * onnxzip_file_plan_create(a, NULL) lists them, without planning their
+ * bytes where the manifest says them: a model's data files are the names
+ * its manifest records when the original layout takes them (plain names
+ * beside the model), and no model entry is read; a model whose data files
+ * the layout refuses is planned (its entry read) to name what unpack writes
+ * instead. Files listed by their names only have no segments and size 0.
+ * (A manifest whose places the original layout refuses, which pack never
+ * writes, is known only by planning: its model's plan then lacks a name
+ * listed here, and onnxzip_file_plan_create() of that name is
+ * ONNXZIP_ENOTFOUND.) Returns and frees as onnxzip_file_plan_create(). */
+ONNXZIP_API int onnxzip_file_plan_names(onnxzip_archive *a, onnxzip_file_plan **out);
 
 /* The number of files planned (0 for NULL). */
 ONNXZIP_API size_t onnxzip_file_plan_count(const onnxzip_file_plan *p);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "convert/file_plan.h"
-#include "convert/unpack_plan.h"
+#include "convert/unpack_origin.h"
 
 static int keep(onnxzip_file_plan *p, void *x)
 {
@@ -26,15 +26,21 @@ static int keep(onnxzip_file_plan *p, void *x)
  * each write it whole, the same bytes). */
 static int add_file(onnxzip_file_plan *p, char *path, const char *model, onnxzip_segment *seg, size_t n)
 {
-    int rc = keep(p, path);
-    if (!rc) rc = keep(p, seg);
+    char *own = model ? strdup(model) : NULL; /* the plan borrows nothing from the handle */
+    int rc = path && (own || !model) ? keep(p, path) : oz_unpack_nomem();
     if (rc) {
-        if (p->nowned && p->owned[p->nowned - 1] == path) p->nowned--; /* freed here, not twice */
         free(path);
+        free(own);
         free(seg);
         return rc;
     }
-    onnxzip_planned_file f = { .path = path, .model = model, .segments = seg, .n_segments = n };
+    if ((rc = keep(p, seg)) || (rc = keep(p, own))) { /* path is the plan's now */
+        free(own);
+        if (p->nowned && p->owned[p->nowned - 1] == seg) p->nowned--;
+        free(seg);
+        return rc;
+    }
+    onnxzip_planned_file f = { .path = path, .model = own, .segments = seg, .n_segments = n };
     for (size_t i = 0; i < n; i++) f.size += seg[i].length;
     for (size_t i = 0; i < p->n; i++)
         if (!strcmp(p->files[i].path, path)) {
@@ -103,8 +109,9 @@ static int take_files(onnxzip_file_plan *p, unpack *u, const onnxzip_member *m, 
     return rc;
 }
 
+/* *refused: the original layout refused the manifest (not a read that failed). */
 static int plan_layout(onnxzip_file_plan *p, onnxzip_archive *ma, const onnxzip_member *m,
-                       const onnxzip_unpack_options *o, const char *only)
+                       const onnxzip_unpack_options *o, const char *only, int *refused)
 {
     const char *slash = strrchr(m->path, '/');
     unpack u = { .o = o, .a = ma, .archive_path = ma->path, .model_path = m->path, .name = slash ? slash + 1 : m->path,
@@ -115,6 +122,7 @@ static int plan_layout(onnxzip_file_plan *p, onnxzip_archive *ma, const onnxzip_
     if (!rc) rc = oz_unpack_build(&u, &model);
     if (!rc) rc = oz_unpack_segments(&u);
     if (!rc) rc = take_files(p, &u, m, &model, only);
+    *refused = u.og_refused;
     oz_buf_free(&model);
     oz_unpack_plan_free(&u);
     return rc;
@@ -135,10 +143,11 @@ static int plan_model(onnxzip_file_plan *p, onnxzip_archive *a, const onnxzip_me
     onnxzip_unpack_options_init(&o);
     o.layout = ONNXZIP_UNPACK_ORIGINAL;
     o.model = m->path;
-    if (!rc) rc = plan_layout(p, ma, m, &o, only);
-    if (rc == ONNXZIP_EUNSUPPORTED) { /* as onnxzip_unpack_dir() */
+    int refused = 0;
+    if (!rc) rc = plan_layout(p, ma, m, &o, only, &refused);
+    if (rc == ONNXZIP_EUNSUPPORTED && refused) { /* as onnxzip_unpack_dir() */
         o.layout = oz_unpack_fallback(ONNXZIP_UNPACK_ORIGINAL);
-        rc = plan_layout(p, ma, m, &o, only);
+        rc = plan_layout(p, ma, m, &o, only, &refused);
     }
     if (ma != a) oz_archive_view_free(&view);
     return rc;
@@ -188,6 +197,34 @@ static int plan(onnxzip_file_plan *p, onnxzip_archive *a, const char *path)
     }
     const onnxzip_member *m = oz_package_find(&a->pkg, path);
     return m ? plan_member(p, a, m, m->kind == ONNXZIP_MEMBER_MODEL ? NULL : path) : plan_data_file(p, a, path);
+}
+
+/* Model i's files by name: those the manifest records when the original
+ * layout takes them, else the model planned (its entry read). */
+static int names_of_model(onnxzip_file_plan *p, onnxzip_archive *a, size_t i)
+{
+    const onnxzip_member *m = &a->pkg.members[i];
+    const oz_pkg_model *r = &a->pkg.models[i];
+    const char *slash = strrchr(m->path, '/');
+    if (oz_og_names_ok(r, slash ? slash + 1 : m->path) < r->n_data) return plan_model(p, a, m, NULL);
+    int rc = add_file(p, strdup(m->path), m->path, NULL, 0);
+    for (size_t k = 0; k < r->n_data && !rc; k++) rc = add_file(p, beside(m->path, r->data[k]), m->path, NULL, 0);
+    return rc;
+}
+
+int onnxzip_file_plan_names(onnxzip_archive *a, onnxzip_file_plan **out)
+{
+    if (out) *out = NULL;
+    if (!a || !out) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_file_plan_names: NULL argument");
+    onnxzip_file_plan *p = calloc(1, sizeof *p);
+    int rc = p ? 0 : oz_unpack_nomem();
+    if (!rc && !a->pkg.n) rc = add_file(p, strdup("."), NULL, NULL, 0);
+    for (size_t i = 0; i < a->pkg.n && !rc; i++)
+        rc = a->pkg.members[i].kind == ONNXZIP_MEMBER_MODEL ? names_of_model(p, a, i)
+                                                            : add_file(p, strdup(a->pkg.members[i].path), NULL, NULL, 0);
+    if (rc) onnxzip_file_plan_free(&p);
+    *out = p;
+    return rc;
 }
 
 int onnxzip_file_plan_create(onnxzip_archive *a, const char *path, onnxzip_file_plan **out)

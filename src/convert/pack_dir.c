@@ -9,6 +9,7 @@
 #include "common/package_path.h"
 #include "common/sys.h"
 #include "convert/pack_model.h"
+#include "convert/pack_signed.h"
 #include "write/package_writer.h"
 #include "write/zip_writer.h"
 
@@ -341,6 +342,37 @@ static int write_package(packer *k, const char *out)
     return rc;
 }
 
+/* A folder holding model.sig at its top is signed: the package is written
+ * beside `out` and takes its name only once it is known to unpack to the
+ * bytes that were signed (pack_signed.h). */
+static int write_signed(packer *k, const char *out)
+{
+    size_t n = 0, cap = strlen(out) + 32;
+    const char **rels = malloc((k->w.n ? k->w.n : 1) * sizeof *rels);
+    char *tmp = malloc(cap);
+    int rc = rels && tmp ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    for (size_t i = 0; i < k->w.n; i++)
+        if (k->w.v[i].kind != PLAIN) rels[n++] = k->w.v[i].rel;
+    if (!rc) snprintf(tmp, cap, "%s.signed-%08llx", out, (unsigned long long)(oz_sys_nonce() & 0xffffffffu));
+    if (!rc) rc = write_package(k, tmp);
+    if (!rc) rc = oz_pack_check_signed(k->w.root, tmp, rels, n);
+    if (!rc && oz_sys_rename_at(OZ_AT_CWD, tmp, OZ_AT_CWD, out))
+        rc = oz_err_sys(ONNXZIP_EIO, -1, out, "%s: cannot rename the package into place: %s", out, strerror(errno));
+    else if (!rc && !(k->opts.flags & ONNXZIP_PACK_NO_SYNC))
+        oz_sys_sync_parent(out);
+    if (rc && tmp) oz_sys_unlink_at(OZ_AT_CWD, tmp, 0);
+    free(tmp);
+    free(rels);
+    return rc;
+}
+
+static int is_signed(const packer *k)
+{
+    for (size_t i = 0; i < k->w.n; i++)
+        if (k->w.v[i].kind == PLAIN && !strcmp(k->w.v[i].rel, "model.sig")) return 1;
+    return 0;
+}
+
 int onnxzip_pack_dir(const char *dir, const char *out_path, const onnxzip_pack_options *opts)
 {
     if (!dir || !out_path) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_pack_dir: NULL path");
@@ -358,7 +390,7 @@ int onnxzip_pack_dir(const char *dir, const char *out_path, const onnxzip_pack_o
     char **prefixes = calloc(k.w.n ? k.w.n : 1, sizeof *prefixes);
     if (!rc && !prefixes) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     if (!rc) rc = check_all(&k, out_path, prefixes);
-    if (!rc) rc = write_package(&k, out_path);
+    if (!rc) rc = is_signed(&k) ? write_signed(&k, out_path) : write_package(&k, out_path);
     for (size_t i = 0; i < k.w.n; i++) {
         oz_pack_close(k.w.v[i].pack);
         free(k.w.v[i].path);

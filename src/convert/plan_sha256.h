@@ -1,6 +1,6 @@
 /* SHA-256 of the files a package unpacks to (convert/file_plan.h's plans),
  * through OpenSSL's libcrypto (EVP: SHA-NI where the CPU has it). Built only
- * with libcrypto (ONNXZIP_HAVE_LIBCRYPTO); the signing layer (trust/) checks
+ * with signing (-Dsigning: ONNXZIP_HAVE_SIGNING); the signing layer (trust/) checks
  * a statement's digests with it. */
 #ifndef ONNXZIP_PLAN_SHA256_H
 #define ONNXZIP_PLAN_SHA256_H
@@ -13,8 +13,9 @@
  * paths[i] (a plain file, a model file or a data file of the folder; "."
  * for a single-model archive: its file), computed without writing them.
  * Each model that owns one of the paths is planned once. A mapped handle's
- * files are hashed in place on all cores (one file per thread: SHA-256 is
- * sequential within a file, so one big file takes one core); a URL's or a
+ * files are hashed on all cores (one file per thread: SHA-256 is sequential
+ * within a file, so one big file takes one core), read from the file in
+ * pieces (cheaper than the mapping's page faults); a URL's or a
  * host's ranges are read through the source in parallel batches, each
  * entry checked against its CRC-32 and XXH3, and hashed in order. 0, or
  * ONNXZIP_ENOTFOUND naming a path that is no file of the folder, a read's

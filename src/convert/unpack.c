@@ -17,15 +17,6 @@
 
 #define MAX_ALIGN 65536u
 
-void onnxzip_unpack_options_init(onnxzip_unpack_options *opts)
-{
-    if (!opts) return;
-    memset(opts, 0, sizeof *opts);
-    opts->layout = ONNXZIP_UNPACK_SINGLE;
-    opts->alignment = 4096;
-    opts->size_threshold = 1024;
-}
-
 static const uint8_t zeros[MAX_ALIGN]; /* written in pieces of at most this */
 
 static int check_options(const onnxzip_unpack_options *o)

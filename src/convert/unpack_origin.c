@@ -124,15 +124,24 @@ static const oz_pkg_model *record_of(const onnxzip_archive *a)
     return NULL;
 }
 
+size_t oz_og_names_ok(const oz_pkg_model *m, const char *name)
+{
+    size_t f = 0;
+    while (f < m->n_data && !strchr(m->data[f], '/') && !oz_unpack_same_folded(m->data[f], name)) f++;
+    return f;
+}
+
 int oz_og_plan(unpack *u)
 {
     const oz_pkg_model *m = record_of(u->a);
     if (!m) return oz_err(ONNXZIP_EINVAL, -1, "%s: the original layout needs a package's model; this is a "
                           "single-model archive", u->archive_path);
-    for (size_t f = 0; f < m->n_data; f++)
-        if (strchr(m->data[f], '/') || oz_unpack_same_folded(m->data[f], u->name))
-            return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: model '%s': data file '%s' is not a plain name beside the "
-                          "model; choose a layout", u->archive_path, onnxzip_model_path(u->a), m->data[f]);
+    size_t bad = oz_og_names_ok(m, u->name);
+    if (bad < m->n_data) {
+        u->og_refused = 1;
+        return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: model '%s': data file '%s' is not a plain name beside the "
+                      "model; choose a layout", u->archive_path, onnxzip_model_path(u->a), m->data[bad]);
+    }
     if (!(u->og = calloc(1, sizeof *u->og))) return oz_unpack_nomem();
     oz_og *g = u->og;
     g->m = m;
@@ -185,8 +194,9 @@ static int file_segments(unpack *u, size_t f, size_t *j)
 
 #define GAP_PER_TENSOR ((uint64_t)1 << 16) /* the largest alignment padding */
 
-static int bad_places(const unpack *u, const og_job *x, const char *why)
+static int bad_places(unpack *u, const og_job *x, const char *why)
 {
+    u->og_refused = 1;
     return oz_err(ONNXZIP_EUNSUPPORTED, -1, "%s: model '%s': the manifest places tensors in data file '%s' %s "
                   "(offset %llu)", u->archive_path, onnxzip_model_path(u->a), u->og->m->data[x->file], why,
                   (unsigned long long)x->offset);
@@ -200,7 +210,7 @@ static int bad_places(const unpack *u, const og_job *x, const char *why)
  * trusted (ONNXZIP_EUNSUPPORTED: onnxzip_unpack_dir() falls back to a plain
  * layout): never a model whose tensors read other tensors' bytes, never a
  * file of terabytes of zeros. */
-static int check_places(const unpack *u)
+static int check_places(unpack *u)
 {
     const oz_og *g = u->og;
     uint64_t end = 0, zeros = 0, bytes = 0, count = 0;

@@ -5,6 +5,10 @@
 #include "convert/unpack_plan.h"
 
 typedef struct oz_og oz_og;
+/* The data file names of record `m` (of the model file `name`) that the
+ * original layout takes: plain names beside the model, not its own. The
+ * index of the first it refuses, or m->n_data. */
+size_t oz_og_names_ok(const oz_pkg_model *m, const char *name);
 /* The data files and places the manifest records (into u->files). */
 int oz_og_plan(unpack *u);
 /* Tensor v, the `ordinal`-th of the walk (ordinals rising): at its place,

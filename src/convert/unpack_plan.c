@@ -29,6 +29,15 @@ void oz_unpack_progress(unpack *u, uint64_t n)
     }
 }
 
+void onnxzip_unpack_options_init(onnxzip_unpack_options *opts)
+{
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->layout = ONNXZIP_UNPACK_SINGLE;
+    opts->alignment = 4096;
+    opts->size_threshold = 1024;
+}
+
 onnxzip_unpack_layout oz_unpack_fallback(onnxzip_unpack_layout asked)
 {
     return asked == ONNXZIP_UNPACK_ORIGINAL ? ONNXZIP_UNPACK_SINGLE : asked;

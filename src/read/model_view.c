@@ -7,7 +7,7 @@
 
 int oz_archive_view_model(onnxzip_archive *a, const onnxzip_member *m, onnxzip_archive *view)
 {
-    *view = *a;
+    *view = *a; /* its source copied: reads leave it as it is (only the open widens the window) */
     view->model_copy = NULL;
     view->parsed = NULL;
     view->want_model = NULL;

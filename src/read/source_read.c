@@ -45,6 +45,33 @@ int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void
     return rc;
 }
 
+int oz_entries_read(onnxzip_archive *a, const size_t *idx, size_t n, uint8_t *const *dst)
+{
+    oz_range *r = calloc(2 * n + 1, sizeof *r);
+    uint8_t **hdr = calloc(n + 1, sizeof *hdr);
+    int rc = r && hdr ? 0 : oz_err(ONNXZIP_ENOMEM, -1, "out of memory (reading %zu entries)", n);
+    size_t nr = 0;
+    for (size_t k = 0; k < n && !rc; k++) {
+        const oz_zentry *e = &a->zip.entries[idx[k]];
+        uint64_t hlen = e->pub.data_offset - e->pub.header_offset;
+        if (a->checked && !atomic_load(&a->checked[idx[k]])) { /* its local header, in the same batch */
+            if (!(hdr[k] = malloc((size_t)hlen))) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+            else r[nr++] = (oz_range){ e->pub.header_offset, hlen, hdr[k] };
+        }
+        r[nr++] = (oz_range){ e->pub.data_offset, e->pub.size, dst[k] };
+    }
+    if (!rc) rc = oz_source_readv(&a->src, r, nr);
+    for (size_t k = 0; k < n && !rc; k++) {
+        const oz_zentry *e = &a->zip.entries[idx[k]];
+        if (hdr[k]) rc = oz_entry_check_header(a, idx[k], hdr[k]);
+        if (!rc && a->src.defer_headers) rc = oz_entry_check_data(e, a->path, dst[k]);
+    }
+    for (size_t k = 0; hdr && k < n; k++) free(hdr[k]);
+    free(hdr);
+    free(r);
+    return rc;
+}
+
 int oz_entry_stream(onnxzip_archive *a, size_t i, oz_sink_fn sink, void *ctx)
 {
     const oz_zentry *e = &a->zip.entries[i];

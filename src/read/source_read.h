@@ -15,6 +15,12 @@ int oz_tensor_read_unmapped(onnxzip_archive *a, const onnxzip_tensor *t, uint64_
  * as open.c checks its model. */
 int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst);
 
+/* Entries idx[0..n) whole, each into dst[k] (its size), in one
+ * oz_source_readv() (in parallel where the source can): each local header
+ * checked on the entry's first read, a remote archive's entries against
+ * their CRC-32 and XXH3, as oz_entry_read() of a whole entry. */
+int oz_entries_read(onnxzip_archive *a, const size_t *idx, size_t n, uint8_t *const *dst);
+
 /* Entry i's whole data to `sink` in order, a window (oz_spans_window()) at
  * a time, hashed as it arrives: 0, the sink's or a read's status, or, a
  * remote archive's after the last byte was handed on, ONNXZIP_ECRC /

@@ -4,8 +4,11 @@
     readme_examples.py ONNXZIP_EXE [VENV_PYTHON]
 
 Every line of README.md's ```sh blocks that runs `onnxzip` (the "Command
-line" and "Running an archive" sections) runs through bash, in order, in a
-fresh directory, with the built CLI first on PATH, and must exit 0. The
+line" and "Running an archive" sections), `openssl` or `model_signing` (the
+"Signed packages" section) runs through bash, in order, in a fresh
+directory, with the built CLI first on PATH and the venv's bin/ (where
+model_signing is) after it, and must exit 0; a `model_signing verify` line
+must say "Verification succeeded". The
 directory starts with what a reader of the README has: model.onnx (the demo's
 tiny MLP, tools/make_example_model.py) and big/model.onnx whose external data
 lies in weights/ (the `--data-dir` example). Files the examples take as given
@@ -14,7 +17,8 @@ new.onnx is the archive's __MODEL_PROTO read with Python's zipfile (its
 producer_version changed, so set-model is seen to take effect), rezipped.zip
 is model.onnxzip deflated by zipfile; tf2onnx.zip and torch.zip are model.onnx
 zipped by zipfile as tf2onnx's large-model export and PyTorch's ZIP_ARCHIVE
-export lay it out (foreign_zip()).
+export lay it out (foreign_zip()); leaf.key, leaf.pem, intermediate.pem and
+root.pem are made by the openssl command (tests/sign/pki.py).
 
 Placeholders are filled in, and only these: `[--json]` -> `--json`,
 `TENSOR` -> `fc1.weight`, `[--tensors 'PATTERN']` dropped. Lines naming an
@@ -48,11 +52,16 @@ from onnx import numpy_helper
 
 import ozcommon
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "sign"))
+import pki  # noqa: E402  (tests/sign/pki.py: certificates made by openssl)
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 # The sections whose ```python block runs (with VENV_PYTHON), after every sh line.
 PYTHON_SECTIONS = ("Running an archive (views)", "ONNX Runtime")
 SUBST = [("[--json]", "--json"), (" TENSOR ", " fc1.weight "), (" [--tensors 'PATTERN']", "")]
+# The "Signed packages" lines, which a build without signing (ONNXZIP_SIGNING=0) cannot run.
+SIGNING = re.compile(r"^openssl |model_signing |^onnxzip sign |--public-key|--certificate-chain")
 TALLY = ozcommon.Tally()
 check = TALLY.check
 
@@ -78,7 +87,7 @@ def cli_lines():
     lines = []
     for _, text in blocks("sh"):
         for line in text.replace("\\\n", " ").splitlines():
-            if line.startswith("onnxzip "):
+            if line.startswith(("onnxzip ", "openssl ", "model_signing ")):
                 lines.append(line)
     return lines
 
@@ -134,6 +143,11 @@ def before(line, work):
         (work / "new.onnx").write_bytes(model.SerializeToString())
     if " repack tf2onnx.zip" in line or " repack torch.zip" in line:
         foreign_zip(work, "tf2onnx" if "tf2onnx" in line else "torch")
+    if "--certificate leaf.pem" in line and not (work / "leaf.pem").exists():
+        made = pki.Pki(work / "pki")
+        for src, dst in ((made.leaf_key, "leaf.key"), (made.leaf, "leaf.pem"), (made.intermediate, "intermediate.pem"),
+                         (made.ca, "root.pem")):
+            shutil.copy(src, work / dst)
     if " repack rezipped.zip" in line:
         with zipfile.ZipFile(work / "model.onnxzip") as src, \
                 zipfile.ZipFile(work / "rezipped.zip", "w", zipfile.ZIP_DEFLATED) as dst:
@@ -156,6 +170,8 @@ def after(line, work, env):
         back = sorted(p.relative_to(work / "repo2") for p in (work / "repo2").rglob("*") if p.is_file())
         check(files == back and all((work / "repo" / f).read_bytes() == (work / "repo2" / f).read_bytes()
                                     for f in files), "unpack repo: the folder again, every file byte for byte")
+    elif " unpack repo.onnxzip signed " in line:
+        check((work / "signed" / "model.sig").is_file(), "unpack of a signed package: signed/model.sig")
     elif " extract repo.onnxzip --file " in line:
         check((work / "tokenizer.json").read_bytes() == (work / "repo" / "tokenizer.json").read_bytes(),
               "extract --file: tokenizer.json's bytes")
@@ -238,7 +254,9 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     exe = pathlib.Path(argv[1]).resolve()
-    env = dict(os.environ, PATH=f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    python = os.path.abspath(argv[2]) if len(argv) == 3 else None
+    venv_bin = [os.path.dirname(python)] if python and os.access(python, os.X_OK) else []
+    env = dict(os.environ, PATH=os.pathsep.join([str(exe.parent)] + venv_bin + [os.environ.get("PATH", "")]))
     if exe.name != "onnxzip":  # the examples call it by name
         print(f"readme_examples: {exe}: expected the onnxzip executable", file=sys.stderr)
         return 2
@@ -250,6 +268,12 @@ def main(argv):
         for line in lines:
             if "https://" in line or "s3://" in line:
                 continue
+            if os.environ.get("ONNXZIP_SIGNING") == "0" and SIGNING.search(line):
+                print(f"readme_examples: skipped '{line}': this build has no signing (-Dsigning)")
+                continue
+            if "model_signing " in line and not venv_bin:
+                print(f"readme_examples: skipped '{line}': no venv python ({python or 'not given'}) with model_signing")
+                continue
             for a, b in SUBST:
                 line = line.replace(a, b)
             before(line, work)
@@ -257,7 +281,8 @@ def main(argv):
                                   stderr=subprocess.STDOUT, text=True, timeout=120)
             if check(proc.returncode == 0, f"$ {line}", f"exit {proc.returncode}:\n{proc.stdout[-2000:]}"):
                 after(line, work, env)
-        python = os.path.abspath(argv[2]) if len(argv) == 3 else None
+            if "model_signing verify" in line:
+                check("Verification succeeded" in proc.stdout, f"$ {line}: model_signing says so", proc.stdout[-2000:])
         for section in PYTHON_SECTIONS:
             run_python_block(work, python, section)
         run_genai_block(work, python)

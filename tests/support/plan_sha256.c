@@ -1,7 +1,8 @@
-/* plan_sha256 [--model M] ARCHIVE|URL [PATH...]: the SHA-256 of the files
+/* plan_sha256 [--names] [--model M] ARCHIVE|URL [PATH...]: the SHA-256 of the files
  * `onnxzip unpack ARCHIVE DIR` writes, from their plans
  * (onnxzip_file_plan_*, oz_plan_sha256) without writing them, one line per
- * file: "HEX SIZE PATH" (every file of the folder, or the PATHs given). A
+ * file: "HEX SIZE PATH" (every file of the folder, or the PATHs given);
+ * --names: only the paths, from onnxzip_file_plan_names(). A
  * URL (http://) is read through onnxzip_open_url(); --model opens the
  * handle holding model M (the others are then read through it). For the
  * tests (tests/packages/test_file_plan.py) and the benchmark
@@ -23,13 +24,14 @@ static int fail(int rc)
 int main(int argc, char **argv)
 {
     const char *model = NULL;
-    int i = 1;
-    if (argc > 2 && !strcmp(argv[1], "--model")) {
-        model = argv[2];
-        i = 3;
+    int i = 1, names = 0;
+    if (argc > 1 && !strcmp(argv[1], "--names")) names = i++;
+    if (argc > i + 1 && !strcmp(argv[i], "--model")) {
+        model = argv[i + 1];
+        i += 2;
     }
     if (i >= argc) {
-        fputs("usage: plan_sha256 [--model M] ARCHIVE|URL [PATH...]\n", stderr);
+        fputs("usage: plan_sha256 [--names] [--model M] ARCHIVE|URL [PATH...]\n", stderr);
         return 2;
     }
     onnxzip_archive *a = NULL;
@@ -45,6 +47,13 @@ int main(int argc, char **argv)
     }
     if (rc) return fail(rc);
     onnxzip_file_plan *p = NULL;
+    if (names) {
+        if ((rc = onnxzip_file_plan_names(a, &p))) return fail(rc);
+        for (size_t k = 0; k < onnxzip_file_plan_count(p); k++) printf("%s\n", onnxzip_file_plan_at(p, k)->path);
+        onnxzip_file_plan_free(&p);
+        onnxzip_close(&a);
+        return 0;
+    }
     size_t n = (size_t)(argc - i - 1);
     const char **paths = (const char **)argv + i + 1;
     if (!n) { /* every file */

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Digest benchmark (issue 36): the SHA-256 of every file a package unpacks
+to, from its plans (tests/plan_sha256 of the build: the hasher `onnxzip
+verify --public-key` runs, until the CLI has it), against peers in the same
+run: `sha256sum` of the folder's files, `model_signing verify key` of the
+folder (signed first with a fresh P-256 key; --model-signing names its
+command, e.g. a venv's bin/model_signing with model-signing 1.1.1), and the
+machine's SHA-256 throughput (`openssl speed -evp sha256`, one core) times
+its cores.
+
+Usage:
+    build/pyvenv/bin/python tools/bench/bench_digest.py --plan build/tests/plan_sha256
+        [--cli build/tools/onnxzip] [--model-signing CMD] [--gib 1] [--repeat 3]
+        [--dir DIR]
+
+Generates in DIR (default a new directory under /var/tmp, removed after) a
+folder of two models of GIB/2 GiB of random float weights each, in their own
+data files, plus a config file; packs it; then times (warm page cache, each
+input read once first; medians of --repeat):
+
+  plan      plan_sha256 PKG            (every file, all cores)
+  model     plan_sha256 PKG a.onnx a.onnx.data  (one model: its files alone)
+  sha256sum sha256sum of the folder's files (one process, one core)
+  oms       model_signing verify key DIR --signature SIG --public_key PUB
+            (when --model-signing runs)
+
+and prints each time, its GB/s, and the ratios plan/peer; the target is
+plan <= 1.0x model_signing's time and plan's GB/s >= 0.9x openssl's one-core
+GB/s x cores.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def make_folder(root, gib):
+    half = int(gib * (1 << 30)) // 2
+    rng = np.random.default_rng(1)
+    for name in ("a", "b"):
+        w = rng.standard_normal(half // 4, dtype=np.float32).reshape(-1, 1024)
+        t = numpy_helper.from_array(w, "W")
+        graph = helper.make_graph([helper.make_node("Identity", ["W"], ["y"])], name, [],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(w.shape))], [t])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        onnx.save(model, os.path.join(root, f"{name}.onnx"), save_as_external_data=True,
+                  location=f"{name}.onnx.data", size_threshold=1024)
+        del w, t, model
+    with open(os.path.join(root, "config.json"), "w") as f:
+        f.write('{"bench": true}\n')
+
+
+def timed(cmd, repeat):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)  # warm
+    runs = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        runs.append(time.perf_counter() - t)
+    return statistics.median(runs)
+
+
+def openssl_gbps():
+    out = subprocess.run(["openssl", "speed", "-evp", "sha256", "-bytes", "1048576", "-seconds", "2"],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"^sha256\s+([\d.]+)k", out, re.M)
+    return float(m.group(1)) * 1000 / 1e9 if m else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--plan", required=True)
+    ap.add_argument("--cli", default="build/tools/onnxzip")
+    ap.add_argument("--model-signing", default="model_signing")
+    ap.add_argument("--gib", type=float, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--dir")
+    a = ap.parse_args()
+    base = a.dir or tempfile.mkdtemp(prefix="bench_digest-", dir="/var/tmp")
+    try:
+        folder, pkg = os.path.join(base, "repo"), os.path.join(base, "repo.onnxzip")
+        os.makedirs(folder, exist_ok=True)
+        make_folder(folder, a.gib)
+        subprocess.run([a.cli, "pack", folder, "-o", pkg, "-q", "--no-sync"], check=True)
+        files = sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs)
+        size = sum(os.path.getsize(f) for f in files)
+        t = {"plan": timed([a.plan, pkg], a.repeat),
+             "model": timed([a.plan, pkg, "a.onnx", "a.onnx.data"], a.repeat),
+             "sha256sum": timed(["sha256sum", *files], a.repeat)}
+        if a.model_signing and shutil.which(a.model_signing):
+            key, pub, sig = (os.path.join(base, n) for n in ("key.pem", "pub.pem", "model.sig"))
+            subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key], check=True)
+            subprocess.run(["openssl", "ec", "-in", key, "-pubout", "-out", pub], check=True, capture_output=True)
+            subprocess.run([a.model_signing, "sign", "key", folder, "--private_key", key, "--signature", sig],
+                           check=True, capture_output=True)
+            t["oms"] = timed([a.model_signing, "verify", "key", folder, "--signature", sig, "--public_key", pub],
+                             a.repeat)
+        else:
+            print("model_signing: no --model-signing command (pip install model-signing==1.1.1): no oms peer")
+        one = openssl_gbps()
+        cores = os.cpu_count()
+        print(f"folder {size / 1e9:.2f} GB, {len(files)} files, {cores} cores, load {os.getloadavg()[0]:.1f}")
+        for k, v in t.items():
+            print(f"{k:10s} {v:7.2f} s  {size / v / 1e9 if k != 'model' else size / 2 / v / 1e9:6.2f} GB/s")
+        for peer in ("sha256sum", "oms"):
+            if peer in t:
+                print(f"plan / {peer}: {t['plan'] / t[peer]:.2f}x the time")
+        print(f"model / plan: {t['model'] / t['plan']:.2f}x the time (half the bytes)")
+        if one:
+            print(f"openssl one core {one:.2f} GB/s x {cores} = {one * cores:.2f} GB/s; "
+                  f"plan {size / t['plan'] / 1e9 / (one * cores):.2f}x that")
+    finally:
+        if not a.dir:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
