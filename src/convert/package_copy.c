@@ -76,6 +76,20 @@ static int copy_models(const onnxzip_archive *a, onnxzip_writer *w, const packag
     return rc;
 }
 
+/* A package rewritten in place keeps its alignment: the smallest of its
+ * entries' (64 at least, the format's), so that a package packed with
+ * --align 4096 stays page-aligned after sign or set-model. */
+static uint32_t package_alignment(const onnxzip_archive *a)
+{
+    uint32_t align = 65536;
+    for (size_t i = 0; i < onnxzip_entry_count(a); i++) {
+        const onnxzip_entry *e = onnxzip_entry_at(a, i);
+        uint32_t ea = oz_alignment_of(e->data_offset);
+        if (e->size && ea < align) align = ea;
+    }
+    return align < 64 ? 64 : align;
+}
+
 static int package_copy(const char *in_path, const char *out_path, const onnxzip_write_options *opts,
                         const package_edit *ed)
 {
@@ -86,6 +100,7 @@ static int package_copy(const char *in_path, const char *out_path, const onnxzip
     onnxzip_write_options o;
     onnxzip_write_options_init(&o);
     if (opts) o = *opts;
+    else o.alignment = package_alignment(a);
     o.flags |= ONNXZIP_WRITE_PACKAGE;
     oz_input in = { .dev = a->st_dev, .ino = a->st_ino, .role = "the input archive", .path = in_path };
     onnxzip_writer *w = NULL;

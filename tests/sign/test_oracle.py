@@ -197,3 +197,28 @@ def test_shards_signed_by_model_signing_api(repos, pki, onnxzip_cli, tmp_path):
 def statement_text(sig):
     import base64
     return base64.b64decode(json.loads(pathlib.Path(sig).read_text())["dsseEnvelope"]["payload"])
+
+
+def data_offsets(pkg):
+    """Each entry's data offset, from its local header (zipfile, not onnxzip)."""
+    with zipfile.ZipFile(pkg) as z, open(pkg, "rb") as f:
+        out = {}
+        for i in z.infolist():
+            f.seek(i.header_offset)
+            h = f.read(30)
+            out[i.filename] = i.header_offset + 30 + int.from_bytes(h[26:28], "little") + \
+                int.from_bytes(h[28:30], "little")
+        return out
+
+
+def test_sign_keeps_the_package_alignment(repos, pki, model_signing, onnxzip_cli, tmp_path):
+    """A package packed page-aligned stays so once signed in place (sign
+    rewrites it whole): every entry's data still at a multiple of 4096."""
+    pkg = tmp_path / "p.onnxzip"
+    ok(run(onnxzip_cli, "pack", repos["genai"], "-o", pkg, "--align", "4096", "-q"))
+    assert all(o % 4096 == 0 for o in data_offsets(pkg).values())
+    ok(run(onnxzip_cli, "sign", pkg, "--private-key", pki.key))
+    offsets = data_offsets(pkg)
+    assert "model.sig" in offsets
+    assert {n: o % 4096 for n, o in offsets.items() if o % 4096} == {}
+    ok(run(onnxzip_cli, "verify", pkg, "--public-key", pki.pub))
