@@ -19,6 +19,7 @@ struct onnxzip_signed {
     size_t *first, *count;      /* per planned file: where its resources start in res, how many */
     uint8_t *ignored;           /* per planned file: left out by ignore_paths */
     uint8_t *checked;           /* per planned file: its digests found equal */
+    int own_signature;          /* the signature read is the package's model.sig */
     char *archive;              /* names the package in messages */
 };
 
@@ -53,7 +54,8 @@ static int signature_bytes(onnxzip_archive *a, const onnxzip_trust *t, const cha
 }
 
 /* The statement of the signature `t` trusts, verified. */
-static int verified_statement(onnxzip_archive *a, const onnxzip_trust *t, const char *arc, oz_statement *st)
+static int verified_statement(onnxzip_archive *a, const onnxzip_trust *t, const char *arc, oz_statement *st,
+                              int *own_signature)
 {
     const uint8_t *p = NULL;
     uint8_t *own = NULL;
@@ -66,8 +68,18 @@ static int verified_statement(onnxzip_archive *a, const onnxzip_trust *t, const 
         if (!rc) rc = oz_statement_parse(b.payload, b.payload_len, what, st);
         oz_bundle_free(&b);
     }
+    *own_signature = own != NULL;
     free(own);
     return rc;
+}
+
+/* Left out of the names check: what ignore_paths names, and the package's
+ * model.sig when it is the signature read, even if the statement does not
+ * name it (model_signing verify leaves out the signature it reads: a folder
+ * signed with the signature outside it, then given it as model.sig, verifies). */
+static int left_out(const onnxzip_signed *s, const char *path)
+{
+    return oz_statement_ignored(&s->st, path) || (s->own_signature && !strcmp(path, OZ_SIGNATURE_FILE));
 }
 
 /* The resources of planned file f ("files": its path; "shards": one per
@@ -112,7 +124,7 @@ static int check_names(onnxzip_signed *s)
     for (size_t i = 0; i < n && !rc; i++) {
         const onnxzip_planned_file *f = onnxzip_file_plan_at(s->plan, i);
         s->first[i] = k;
-        if (!(s->ignored[i] = (uint8_t)oz_statement_ignored(&s->st, f->path))) rc = file_resources(s, f, &k, seen);
+        if (!(s->ignored[i] = (uint8_t)left_out(s, f->path))) rc = file_resources(s, f, &k, seen);
         s->count[i] = k - s->first[i];
     }
     for (size_t r = 0; r < s->st.n && !rc; r++)
@@ -133,7 +145,7 @@ int onnxzip_signed_open(onnxzip_archive *a, const onnxzip_trust *t, onnxzip_sign
         free(s);
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     }
-    int rc = verified_statement(a, t, s->archive, &s->st);
+    int rc = verified_statement(a, t, s->archive, &s->st, &s->own_signature);
     if (!rc) rc = onnxzip_file_plan_create(a, NULL, &s->plan);
     if (!rc) rc = check_names(s);
     if (rc)

@@ -10,7 +10,7 @@ import zipfile
 import make_repos
 import pytest
 from conftest import LAYOUTS
-from signtools import (copy_repo, flip, ms_sign_cert, ms_sign_key, ms_verified, ok, pack, refused, rewrite,
+from signtools import (copy_repo, flip, ms_sign_cert, ms_sign_key, ms_verified, ok, out, pack, refused, rewrite,
                        run)
 
 
@@ -202,13 +202,13 @@ def statement_text(sig):
 def data_offsets(pkg):
     """Each entry's data offset, from its local header (zipfile, not onnxzip)."""
     with zipfile.ZipFile(pkg) as z, open(pkg, "rb") as f:
-        out = {}
+        offsets = {}
         for i in z.infolist():
             f.seek(i.header_offset)
             h = f.read(30)
-            out[i.filename] = i.header_offset + 30 + int.from_bytes(h[26:28], "little") + \
+            offsets[i.filename] = i.header_offset + 30 + int.from_bytes(h[26:28], "little") + \
                 int.from_bytes(h[28:30], "little")
-        return out
+        return offsets
 
 
 def test_sign_keeps_the_package_alignment(repos, pki, model_signing, onnxzip_cli, tmp_path):
@@ -222,3 +222,20 @@ def test_sign_keeps_the_package_alignment(repos, pki, model_signing, onnxzip_cli
     assert "model.sig" in offsets
     assert {n: o % 4096 for n, o in offsets.items() if o % 4096} == {}
     ok(run(onnxzip_cli, "verify", pkg, "--public-key", pki.pub))
+
+
+def test_the_signature_read_is_left_out(repos, pki, model_signing, onnxzip_cli, tmp_path):
+    """As model_signing verify does: a folder signed with its signature
+    outside (the statement does not name model.sig), then given that
+    signature as DIR/model.sig, verifies, the package too; with another
+    signature given, that model.sig is an extra file for both."""
+    d = copy_repo(repos["genai"], tmp_path / "repo")
+    sig = ms_sign_key(model_signing, d, pki, sig=tmp_path / "out.sig")
+    assert b"model.sig" not in statement_text(sig)
+    (d / "model.sig").write_bytes(pathlib.Path(sig).read_bytes())
+    ms_verified(run(model_signing, "verify", "key", d, "--signature", d / "model.sig", "--public_key", pki.pub))
+    pkg = pack(onnxzip_cli, d, tmp_path / "p.onnxzip")
+    ok(run(onnxzip_cli, "verify", pkg, "--public-key", pki.pub))
+    p = run(model_signing, "verify", "key", d, "--signature", sig, "--public_key", pki.pub)
+    assert p.returncode != 0 and "model.sig" in p.stdout + p.stderr, out(p)
+    refused(run(onnxzip_cli, "verify", pkg, "--public-key", pki.pub, "--signature", sig), "EMISMATCH", "model.sig")
