@@ -14,8 +14,8 @@ Usage:
         [--dir DIR]
 
 Generates in DIR (default a new directory under /var/tmp, removed after) a
-folder of two models of GIB/2 GiB of random float weights each, in their own
-data files, plus a config file; packs it; then times (warm page cache, each
+folder of two models of GIB/2 GiB of random float weights each (tensors of
+256 MiB), in their own data files, plus a config file; packs it; then times (warm page cache, each
 input read once first; medians of --repeat):
 
   plan      plan_sha256 PKG            (every file, all cores)
@@ -39,21 +39,35 @@ import time
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+
+CHUNK = 256 << 20  # one tensor's bytes: a 2 GiB model stays within protobuf's limit
 
 
 def make_folder(root, gib):
-    half = int(gib * (1 << 30)) // 2
+    """Two models of gib/2 GiB of random float32 weights each, written
+    straight into their data files (tensors of 256 MiB at most)."""
+    half = int(gib * (1 << 30)) // 2 // 4096 * 4096
     rng = np.random.default_rng(1)
     for name in ("a", "b"):
-        w = rng.standard_normal(half // 4, dtype=np.float32).reshape(-1, 1024)
-        t = numpy_helper.from_array(w, "W")
-        graph = helper.make_graph([helper.make_node("Identity", ["W"], ["y"])], name, [],
-                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(w.shape))], [t])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-        onnx.save(model, os.path.join(root, f"{name}.onnx"), save_as_external_data=True,
-                  location=f"{name}.onnx.data", size_threshold=1024)
-        del w, t, model
+        inits, off = [], 0
+        with open(os.path.join(root, f"{name}.onnx.data"), "wb") as f:
+            while off < half:
+                n = min(CHUNK, half - off)
+                f.write(rng.standard_normal(n // 4, dtype=np.float32).tobytes())
+                t = TensorProto(name=f"W{len(inits)}", data_type=TensorProto.FLOAT, dims=[n // 4],
+                                data_location=TensorProto.EXTERNAL)
+                for k, v in (("location", f"{name}.onnx.data"), ("offset", str(off)), ("length", str(n))):
+                    e = t.external_data.add()
+                    e.key, e.value = k, v
+                inits.append(t)
+                off += n
+        outs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, list(t.dims)) for i, t in enumerate(inits)]
+        nodes = [helper.make_node("Identity", [t.name], [f"y{i}"]) for i, t in enumerate(inits)]
+        model = helper.make_model(helper.make_graph(nodes, name, [], outs, inits),
+                                  opset_imports=[helper.make_opsetid("", 17)])
+        onnx.save(model, os.path.join(root, f"{name}.onnx"))
     with open(os.path.join(root, "config.json"), "w") as f:
         f.write('{"bench": true}\n')
 
