@@ -46,36 +46,44 @@ int main(int argc, char **argv)
         rc = onnxzip_open_model(argv[i], model, 0, &a);
     }
     if (rc) return fail(rc);
+    /* Every exit below frees what it made: the tests run this under ASan
+     * with leaks fatal, refusals (a changed byte on the server) included. */
     onnxzip_file_plan *p = NULL;
-    if (names) {
-        if ((rc = onnxzip_file_plan_names(a, &p))) return fail(rc);
-        for (size_t k = 0; k < onnxzip_file_plan_count(p); k++) printf("%s\n", onnxzip_file_plan_at(p, k)->path);
-        onnxzip_file_plan_free(&p);
-        onnxzip_close(&a);
-        return 0;
-    }
+    const char **paths = NULL;
+    uint8_t (*out)[32] = NULL;
     size_t n = (size_t)(argc - i - 1);
-    const char **paths = (const char **)argv + i + 1;
+    if (names) {
+        if (!(rc = onnxzip_file_plan_names(a, &p)))
+            for (size_t k = 0; k < onnxzip_file_plan_count(p); k++)
+                printf("%s\n", onnxzip_file_plan_at(p, k)->path);
+        goto done;
+    }
+    paths = (const char **)argv + i + 1;
     if (!n) { /* every file */
-        if ((rc = onnxzip_file_plan_create(a, NULL, &p))) return fail(rc);
+        if ((rc = onnxzip_file_plan_create(a, NULL, &p))) goto done;
         n = onnxzip_file_plan_count(p);
         paths = malloc((n ? n : 1) * sizeof *paths);
         for (size_t k = 0; paths && k < n; k++) paths[k] = onnxzip_file_plan_at(p, k)->path;
     }
-    uint8_t (*out)[32] = malloc((n ? n : 1) * sizeof *out);
-    if (!paths || !out) return 1;
-    if ((rc = oz_plan_sha256(a, paths, n, out))) return fail(rc);
-    for (size_t k = 0; k < n; k++) {
+    out = malloc((n ? n : 1) * sizeof *out);
+    if (!paths || !out) {
+        rc = ONNXZIP_ENOMEM;
+        goto done;
+    }
+    if ((rc = oz_plan_sha256(a, paths, n, out))) goto done;
+    for (size_t k = 0; k < n && !rc; k++) {
         onnxzip_file_plan *one = NULL;
-        if ((rc = onnxzip_file_plan_create(a, paths[k], &one))) return fail(rc);
+        if ((rc = onnxzip_file_plan_create(a, paths[k], &one))) break;
         for (int b = 0; b < 32; b++) printf("%02x", out[k][b]);
         const onnxzip_planned_file *f = onnxzip_file_plan_at(one, 0);
         printf(" %llu %s\n", (unsigned long long)(f ? f->size : 0), paths[k]);
         onnxzip_file_plan_free(&one);
     }
+done:
+    if (rc) rc = fail(rc); /* before the frees, which may set another error */
     free(out);
-    if (p) free((void *)paths);
+    if (p && paths) free((void *)paths);
     onnxzip_file_plan_free(&p);
     onnxzip_close(&a);
-    return 0;
+    return rc;
 }
