@@ -8,14 +8,11 @@
 #include <stdlib.h>
 
 #include "convert/unpack_files.h"
-#include "convert/unpack_origin.h"
 #include "convert/unpack_safetensors.h"
 #include "common/atomic_file.h"
 #include "common/mkdirs.h"
-#include "onnx/onnx_walk.h"
 #include "read/archive.h"
 #include "common/outputs.h"
-#include "common/sha1.h"
 #include "common/sys.h"
 
 #define MAX_ALIGN 65536u
@@ -29,32 +26,7 @@ void onnxzip_unpack_options_init(onnxzip_unpack_options *opts)
     opts->size_threshold = 1024;
 }
 
-static const uint8_t zeros[MAX_ALIGN]; /* padding is always shorter */
-
-/* Tensors that stay inline rather than go to a data file. */
-static int stays_inline(const unpack *u, const onnxzip_tensor *v)
-{
-    return u->o->layout == ONNXZIP_UNPACK_INLINE || v->nbytes < u->o->size_threshold;
-}
-
-static int is_plain_name(const char *s)
-{
-    return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
-}
-
-/* Windows device names (CON, PRN, AUX, NUL, COM0-9, LPT0-9), with any extension. */
-static int is_device_name(const char *s)
-{
-    static const char *const names[] = { "con", "prn", "aux", "nul", "com", "lpt" };
-    size_t stem = strcspn(s, ".");
-    if (stem != 3 && stem != 4) return 0;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int match = oz_ascii_lower(s[0]) == names[i][0] && oz_ascii_lower(s[1]) == names[i][1] &&
-                    oz_ascii_lower(s[2]) == names[i][2];
-        if (match) return stem == 3 ? i < 4 : i >= 4 && s[3] >= '0' && s[3] <= '9';
-    }
-    return 0;
-}
+static const uint8_t zeros[MAX_ALIGN]; /* written in pieces of at most this */
 
 static int check_options(const onnxzip_unpack_options *o)
 {
@@ -70,7 +42,7 @@ static int check_options(const onnxzip_unpack_options *o)
     if (al < 1 || al > MAX_ALIGN || (al & (al - 1)))
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_unpack: alignment %u is not a power of two between 1 and 65536",
                       al);
-    if (o->location && !is_plain_name(o->location))
+    if (o->location && !oz_unpack_plain_name(o->location))
         return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_unpack: data file name '%s' is not a plain file name in the "
                       "model's directory (no '/', not '.' or '..', not empty)",
                       oz_printable(o->location, strlen(o->location), shown, sizeof shown));
@@ -99,7 +71,7 @@ static int prepare(unpack *u)
 {
     const char *slash = oz_last_sep(u->model_path);
     u->name = slash ? slash + 1 : u->model_path;
-    if (!is_plain_name(u->name))
+    if (!oz_unpack_plain_name(u->name))
         return oz_err(ONNXZIP_EINVAL, -1, "%s: the model path must end in a file name", u->model_path);
     size_t n = slash ? (size_t)(slash - u->model_path) : 0;
     u->dir = !slash ? strdup(".") : n ? oz_strndup(u->model_path, n) : strdup("/");
@@ -119,236 +91,33 @@ static int prepare(unpack *u)
     return 0;
 }
 
-/* The distinct entries, in order of first reference; the payload total. */
-static int collect(unpack *u)
+/* A data file's segments, one after the other. */
+static int write_segments(unpack *u, const oz_ufile *f)
 {
-    const oz_tensors *ts = &u->a->tensors;
-    if (u->o->layout == ONNXZIP_UNPACK_ORIGINAL) { /* unpack_origin.c places each tensor */
-        size_t cap = 1;
-        for (size_t i = 0; i < u->a->pkg.n; i++) cap += u->a->pkg.models[i].n_data;
-        if (!(u->files = calloc(cap, sizeof *u->files))) return oz_unpack_nomem();
-        for (size_t i = 0; i < ts->n; i++) u->total += ts->v[i].storage == ONNXZIP_STORAGE_ENTRY ? ts->v[i].nbytes : 0;
-        return 0;
-    }
-    size_t cap = u->a->zip.n + 1; /* distinct entries, data files: at most one per entry */
-    size_t files = cap + (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS ? ts->n + 1 : 0); /* + shards, index */
-    if (!(u->ents = calloc(cap, sizeof *u->ents)) || !(u->files = calloc(files, sizeof *u->files)))
-        return oz_unpack_nomem();
-    for (size_t i = 0; i < ts->n; i++) {
-        const onnxzip_tensor *v = &ts->v[i];
-        if (v->storage != ONNXZIP_STORAGE_ENTRY) continue;
-        if (stays_inline(u, v)) { /* every inline tensor gets its own copy */
-            u->total = u->total + v->nbytes < u->total ? UINT64_MAX : u->total + v->nbytes;
-            continue;
-        }
-        if (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS) {
-            int taken = oz_st_take(u, v);
-            if (taken) { /* 1, or an error */
-                if (taken < 0) return taken;
-                continue;
-            }
-        }
-        size_t len = strlen(v->entry);
-        int rc = oz_strmap_put(&u->by_entry, v->entry, len, (uint32_t)u->nents, NULL);
-        if (rc < 0) return rc;
-        if (rc == 1) continue;
-        const oz_zentry *z = oz_zip_find(&u->a->zip, v->entry, len);
-        u->ents[u->nents++].e = &z->pub;
-        u->total += z->pub.size;
-    }
-    return 0;
-}
-
-static int plan_single(unpack *u)
-{
-    if (!u->nents) return 0; /* no data file */
-    char shown[OZ_PRINTABLE_CAP];
-    size_t n = strlen(u->name) + sizeof ".data";
-    if (!(u->location = malloc(u->o->location ? strlen(u->o->location) + 1 : n))) return oz_unpack_nomem();
-    if (u->o->location)
-        strcpy(u->location, u->o->location);
-    else
-        snprintf(u->location, n, "%s.data", u->name);
-    if (oz_unpack_same_folded(u->location, u->name))
-        return oz_err(ONNXZIP_EINVAL, -1, "%s: the data file name '%s' is the model's own name", u->model_path,
-                      oz_printable(u->location, strlen(u->location), shown, sizeof shown));
-    /* Empty entries go last, at the end of the file: onnx <= 1.13 reads a
-     * "length" of 0 as "to the end of the file". */
-    uint64_t off = 0, al = u->o->alignment;
-    for (int empty = 0; empty < 2; empty++)
-        for (size_t i = 0; i < u->nents; i++) {
-            if ((u->ents[i].e->size == 0) != empty) continue;
-            off = (off + al - 1) & ~(al - 1);
-            u->ents[i].file_off = off;
-            u->ents[i].file = u->location;
-            off += u->ents[i].e->size;
-        }
-    u->files[u->nfiles++] = u->location;
-    return 0;
-}
-
-static int name_taken(const unpack *u, const char *s)
-{
-    uint32_t k;
-    return oz_strmap_get(&u->taken, s, strlen(s), &k) == 0;
-}
-
-/* A file name for an entry that cannot keep its own: "CON" -> "CON_", then
- * "_2", "_3"... until unique ignoring case. */
-static int rename_entry(unpack *u, ent *x)
-{
-    const char *name = x->e->name;
-    int n = strlen(name) > 240 ? 240 : (int)strlen(name);
-    const char *dev = is_device_name(name) ? "_" : "";
-    size_t cap = (size_t)n + 16;
-    if (!(x->own = malloc(cap))) return oz_unpack_nomem();
-    snprintf(x->own, cap, "%.*s%s", n, name, dev);
-    for (unsigned k = 2; name_taken(u, x->own); k++) snprintf(x->own, cap, "%.*s%s_%u", n, name, dev, k);
-    x->file = x->own;
-    return oz_strmap_put(&u->taken, x->own, strlen(x->own), 0, NULL) < 0 ? ONNXZIP_ENOMEM : 0;
-}
-
-/* Entry names are C identifiers unique ignoring case, so they are file names
- * as they are, but for Windows device names and the model's own name. */
-static int plan_per_tensor(unpack *u)
-{
-    int rc = oz_strmap_put(&u->taken, u->name, strlen(u->name), 0, NULL);
-    for (size_t i = 0; rc >= 0 && i < u->nents; i++) {
-        ent *x = &u->ents[i];
-        if (is_device_name(x->e->name) || name_taken(u, x->e->name)) continue;
-        x->file = x->e->name;
-        rc = oz_strmap_put(&u->taken, x->file, strlen(x->file), 0, NULL);
-    }
-    for (size_t i = 0; rc >= 0 && i < u->nents; i++)
-        if (!u->ents[i].file) rc = rename_entry(u, &u->ents[i]);
-    for (size_t i = 0; rc >= 0 && i < u->nents; i++) u->files[u->nfiles++] = u->ents[i].file;
-    return rc < 0 ? rc : 0;
-}
-
-static int too_big(unpack *u, uint64_t size, const char *what)
-{
-    return oz_err(ONNXZIP_ELIMIT, -1, "%s: the inline model would %s %llu bytes, over protobuf's limit of 2 GiB - 1 "
-                  "(%llu bytes) for one serialized message; use the single-file or per-tensor layout "
-                  "(onnxzip unpack --layout single)", onnxzip_archive_path(u->a), what, (unsigned long long)size,
-                  (unsigned long long)OZ_MAX_MODEL);
-}
-
-static int plan(unpack *u)
-{
-    int rc = collect(u);
-    if (!rc && u->o->layout == ONNXZIP_UNPACK_INLINE) /* before anything big is built */
-        rc = u->total > OZ_MAX_MODEL - u->a->model_len ? too_big(u, u->a->model_len + u->total, "be about") : 0;
-    else if (!rc && u->o->layout == ONNXZIP_UNPACK_ORIGINAL)
-        rc = oz_og_plan(u);
-    else if (!rc && u->o->layout == ONNXZIP_UNPACK_SAFETENSORS) {
-        rc = plan_single(u); /* the side file, then the safetensors files */
-        if (!rc) rc = oz_st_plan(u);
-    }
-    else if (!rc)
-        rc = u->o->layout == ONNXZIP_UNPACK_SINGLE ? plan_single(u) : plan_per_tensor(u);
-    return rc ? rc : check_targets(u);
-}
-
-static int desync(const unpack *u, const oz_tensor_info *t)
-{
-    char name[OZ_PRINTABLE_CAP];
-    oz_printable(t->name.p, t->name.len, name, sizeof name);
-    return oz_err(ONNXZIP_EPROTO, -1, "%s: tensor '%s': the model walk disagrees with the tensor index (internal "
-                  "error)", onnxzip_archive_path(u->a), name);
-}
-
-static int on_tensor(void *ctx, const oz_tensor_info *t, oz_rewrite *rw)
-{
-    unpack *u = ctx;
-    const onnxzip_tensor *v = oz_tensors_of(&u->a->tensors, u->a->model, t);
-    if (!v) return desync(u, t);
-    u->seen++;
-    if ((v->storage == ONNXZIP_STORAGE_ENTRY) != (t->data_location == 1)) return desync(u, t);
-    if (v->storage != ONNXZIP_STORAGE_ENTRY) return 0;
-    if (u->o->layout == ONNXZIP_UNPACK_ORIGINAL) {
-        oz_unpack_progress(u, v->nbytes);
-        return oz_og_ref(u, v, u->seen - 1, rw);
-    }
-    if (stays_inline(u, v)) {
-        *rw = (oz_rewrite){ .action = OZ_INLINE, .data = v->data, .size = v->nbytes };
-        oz_unpack_progress(u, v->nbytes);
-        return 0;
-    }
-    if (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS && oz_st_ref(u, v, rw)) {
-        if (u->o->flags & ONNXZIP_UNPACK_CHECKSUM) {
-            oz_sha1_hex(v->data, v->nbytes, u->checksum);
-            rw->checksum = u->checksum;
-        }
-        return 0;
-    }
-    uint32_t k;
-    if (oz_strmap_get(&u->by_entry, v->entry, strlen(v->entry), &k)) return desync(u, t);
-    const ent *x = &u->ents[k];
-    uint64_t part = v->file_offset - x->e->data_offset;
-    /* SINGLE (and the side file): always offset and length; PER_TENSOR: only for part of an entry */
-    int keys = u->o->layout != ONNXZIP_UNPACK_PER_TENSOR || part || v->nbytes != x->e->size;
-    *rw = (oz_rewrite){ .action = OZ_EXTERNAL, .location = x->file, .has_offset = keys, .has_length = keys,
-                        .offset = x->file_off + part, .length = v->nbytes };
-    if (u->o->flags & ONNXZIP_UNPACK_CHECKSUM) {
-        oz_sha1_hex(v->data, v->nbytes, u->checksum);
-        rw->checksum = u->checksum;
-    }
-    return 0;
-}
-
-static int build_model(unpack *u, oz_buf *out)
-{
-    const onnxzip_archive *a = u->a;
-    oz_walk w = { .visit = on_tensor, .ctx = u, .out = out, .path = a->path, .base = a->model,
-                  .base_offset = (uint64_t)(a->model - a->base) };
-    int rc = oz_walk_model(&w, a->model, a->model_len);
-    if (!rc && u->seen != a->tensors.n)
-        rc = oz_err(ONNXZIP_EPROTO, -1, "%s: the model walk met %zu tensors, the index has %zu (internal error)",
-                    a->path, u->seen, a->tensors.n);
-    if (!rc && out->len > OZ_MAX_MODEL)
-        rc = u->o->layout == ONNXZIP_UNPACK_INLINE ? too_big(u, out->len, "be")
-             : oz_err(ONNXZIP_ELIMIT, -1, "%s: the rewritten model is %zu bytes, over protobuf's 2 GiB - 1 limit",
-                      a->path, out->len);
-    return rc;
-}
-
-static int copy_payload(unpack *u, int fd, const char *name, const ent *x)
-{
-    return oz_unpack_copy(u, fd, name, x->e->data_offset, x->e->size, x->e->name);
-}
-
-static int write_single(unpack *u)
-{
-    int fd, rc = oz_unpack_create(u, u->location, &fd);
+    int fd, rc = oz_unpack_create(u, f->name, &fd);
     if (rc) return rc;
-    uint64_t pos = 0;
-    for (int empty = 0; empty < 2; empty++) /* in file order, as plan_single placed them */
-        for (size_t i = 0; !rc && i < u->nents; i++) {
-            const ent *x = &u->ents[i];
-            if ((x->e->size == 0) != empty) continue;
-            rc = oz_unpack_write(u, fd, u->location, zeros, x->file_off - pos, 0);
-            if (!rc) rc = copy_payload(u, fd, u->location, x);
-            pos = x->file_off + x->e->size;
+    for (size_t i = 0; i < f->n && !rc; i++) {
+        const onnxzip_segment *g = &f->seg[i];
+        for (uint64_t n = g->length; g->kind == ONNXZIP_SEGMENT_ZEROS && n && !rc;) {
+            uint64_t k = n < sizeof zeros ? n : sizeof zeros;
+            rc = oz_unpack_write(u, fd, f->name, zeros, k, 0);
+            n -= k;
         }
-    return oz_unpack_close(u, fd, u->location, rc);
+        if (g->kind == ONNXZIP_SEGMENT_ARCHIVE)
+            rc = oz_unpack_copy(u, fd, f->name, g->offset, g->length, u->a->zip.entries[g->entry].pub.name);
+        else if (g->kind == ONNXZIP_SEGMENT_BYTES)
+            rc = oz_unpack_write(u, fd, f->name, g->bytes, g->length, 0);
+    }
+    return oz_unpack_close(u, fd, f->name, rc);
 }
 
+/* Every data file planned (a data file without a tensor is written empty),
+ * then the safetensors files. */
 static int write_data(unpack *u)
 {
-    if (u->o->layout == ONNXZIP_UNPACK_ORIGINAL) return oz_og_write(u);
-    if (u->o->layout == ONNXZIP_UNPACK_SAFETENSORS) {
-        int rc = u->nents ? write_single(u) : 0;
-        return rc ? rc : oz_st_write(u);
-    }
-    if (u->o->layout == ONNXZIP_UNPACK_SINGLE) return u->nents ? write_single(u) : 0;
-    for (size_t i = 0; i < u->nents; i++) {
-        const ent *x = &u->ents[i];
-        int fd, rc = oz_unpack_create(u, x->file, &fd);
-        if (rc) return rc;
-        rc = oz_unpack_close(u, fd, x->file, copy_payload(u, fd, x->file, x));
-        if (rc) return rc;
-    }
-    return 0;
+    int rc = 0;
+    for (size_t i = 0; i < u->nout && !rc; i++) rc = write_segments(u, &u->out[i]);
+    return !rc && u->o->layout == ONNXZIP_UNPACK_SAFETENSORS ? oz_st_write(u) : rc;
 }
 
 static int write_model(unpack *u, const oz_buf *m)
@@ -426,16 +195,10 @@ static void cleanup(unpack *u, int ok)
         oz_mkdirs_keep(&u->made, u->sync);
     else
         oz_mkdirs_undo(&u->made);
-    for (size_t i = 0; u->ents && i < u->nents; i++) free(u->ents[i].own);
-    free(u->ents);
-    free((void *)u->files);
-    free(u->location);
     oz_st_free(u);
-    oz_og_free(u);
     free(u->tmp);
     free(u->dir);
-    oz_strmap_free(&u->by_entry);
-    oz_strmap_free(&u->taken);
+    oz_unpack_plan_free(u);
     onnxzip_close(&u->a);
     if (u->arcfd >= 0) oz_sys_close(u->arcfd);
 }
@@ -444,8 +207,10 @@ static int run(unpack *u)
 {
     oz_buf model = { 0 };
     int rc = prepare(u);
-    if (!rc) rc = plan(u);
-    if (!rc) rc = build_model(u, &model);
+    if (!rc) rc = oz_unpack_plan(u);
+    if (!rc) rc = check_targets(u);
+    if (!rc) rc = oz_unpack_build(u, &model);
+    if (!rc) rc = oz_unpack_segments(u);
     if (!rc) rc = make_tmpdir(u);
     if (!rc) rc = write_data(u);
     if (!rc) rc = write_model(u, &model);
@@ -462,10 +227,9 @@ int onnxzip_unpack(const char *archive_path, const char *model_path, const onnxz
     onnxzip_unpack_options def;
     onnxzip_unpack_options_init(&def);
     unpack u = { .o = opts ? opts : &def, .archive_path = archive_path, .model_path = model_path, .dirfd = -1,
-                 .tmpfd = -1, .arcfd = -1 };
+                 .tmpfd = -1, .arcfd = -1, .st_take = oz_st_take, .st_plan = oz_st_plan, .st_ref = oz_st_ref };
     u.sync = !(u.o->flags & ONNXZIP_UNPACK_NO_SYNC);
-    oz_strmap_init(&u.by_entry, 0);
-    oz_strmap_init(&u.taken, 1);
+    oz_unpack_plan_init(&u);
     int rc = check_options(u.o);
     if (!rc) rc = run(&u);
     cleanup(&u, rc == 0);

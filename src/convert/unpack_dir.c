@@ -8,6 +8,7 @@
 #include "common/mkdirs.h"
 #include "common/package_path.h"
 #include "common/sys.h"
+#include "convert/unpack_plan.h"
 #include "read/archive.h"
 #include "read/member_copy.h"
 
@@ -102,7 +103,7 @@ static int write_model(unpack_dir *u, const onnxzip_member *m)
     o.layout = ONNXZIP_UNPACK_ORIGINAL;
     int rc = onnxzip_unpack(u->archive, path, &o);
     if (rc == ONNXZIP_EUNSUPPORTED) { /* its data files cannot be recreated as named: the caller's layout */
-        o.layout = u->o->layout == ONNXZIP_UNPACK_ORIGINAL ? ONNXZIP_UNPACK_SINGLE : u->o->layout;
+        o.layout = oz_unpack_fallback(u->o->layout);
         rc = onnxzip_unpack(u->archive, path, &o);
     }
     free(path);

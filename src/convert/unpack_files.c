@@ -9,31 +9,10 @@
 #include "common/sys.h"
 
 #define IO_CHUNK (1u << 20)
-#define PROGRESS_STEP ((uint64_t)8 << 20)
-
-int oz_unpack_nomem(void)
-{
-    return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-}
 
 int oz_unpack_io_err(const char *dir, const char *name, const char *what)
 {
     return oz_err_sys(ONNXZIP_EIO, -1, name, "%s/%s: %s: %s", dir, name, what, strerror(errno));
-}
-
-int oz_unpack_same_folded(const char *a, const char *b)
-{
-    for (; *a && oz_ascii_lower(*a) == oz_ascii_lower(*b); a++, b++) {}
-    return *a == *b;
-}
-
-void oz_unpack_progress(unpack *u, uint64_t n)
-{
-    u->done += n;
-    if (u->o->progress && u->done - u->reported >= PROGRESS_STEP) {
-        u->reported = u->done;
-        u->o->progress(u->o->progress_user, u->done, u->total);
-    }
 }
 
 int oz_unpack_create(const unpack *u, const char *name, int *fd)

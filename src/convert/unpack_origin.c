@@ -67,18 +67,18 @@ static size_t count_items(const char *s)
 static int add_sibling(unpack *u, const onnxzip_member *mb, const oz_pkg_model *r)
 {
     oz_og *g = u->og;
-    onnxzip_archive *b = NULL;
+    onnxzip_archive b;
     og_place *pl = calloc(count_items(r->origin) + 1, sizeof *pl);
-    int rc = pl ? onnxzip_open_model(u->archive_path, mb->path, 0, &b) : oz_unpack_nomem();
+    int rc = pl ? oz_archive_view_model(u->a, mb, &b) : oz_unpack_nomem();
     size_t n = rc ? 0 : parse_places(r->origin, pl);
     for (size_t i = 0; i < n && !rc; i++) {
         size_t k = 0;
         while (k < g->m->n_data && strcmp(g->m->data[k], r->data[pl[i].file])) k++;
-        const onnxzip_tensor *v = pl[i].ordinal < b->tensors.n ? &b->tensors.v[pl[i].ordinal] : NULL;
+        const onnxzip_tensor *v = pl[i].ordinal < b.tensors.n ? &b.tensors.v[pl[i].ordinal] : NULL;
         if (k < g->m->n_data && v && v->storage == ONNXZIP_STORAGE_ENTRY)
-            rc = add_job(g, (og_job){ k, pl[i].offset, v->file_offset, v->nbytes, g->m->data[k] });
+            rc = add_job(g, (og_job){ k, pl[i].offset, v->file_offset, v->nbytes, v->entry });
     }
-    onnxzip_close(&b);
+    if (pl) oz_archive_view_free(&b);
     free(pl);
     return rc;
 }
@@ -148,8 +148,10 @@ int oz_og_ref(unpack *u, const onnxzip_tensor *v, uint64_t ordinal, oz_rewrite *
     oz_og *g = u->og;
     while (g->next < g->n_places && g->places[g->next].ordinal < ordinal) g->next++;
     if (g->next == g->n_places || g->places[g->next].ordinal != ordinal) {
-        *rw = (oz_rewrite){ .action = OZ_INLINE, .data = v->data, .size = v->nbytes };
-        return 0;
+        const uint8_t *d;
+        int rc = oz_unpack_inline_bytes(u, v, &d);
+        *rw = (oz_rewrite){ .action = OZ_INLINE, .data = d, .size = v->nbytes };
+        return rc;
     }
     const og_place *p = &g->places[g->next];
     int rc = add_job(g, (og_job){ p->file, p->offset, v->file_offset, v->nbytes, v->entry });
@@ -159,37 +161,26 @@ int oz_og_ref(unpack *u, const onnxzip_tensor *v, uint64_t ordinal, oz_rewrite *
     return 0;
 }
 
-static const uint8_t zero_block[65536];
-
-static int zeros_to(unpack *u, int fd, const char *name, uint64_t n)
-{
-    int rc = 0;
-    while (n && !rc) {
-        uint64_t k = n < sizeof zero_block ? n : sizeof zero_block;
-        rc = oz_unpack_write(u, fd, name, zero_block, k, 0);
-        n -= k;
-    }
-    return rc;
-}
-
 /* One data file: its tensors in offset order, zeros between them; a tensor
  * placed where another already is (tied weights packed once) is skipped for
  * the bytes written, which are the same bytes. */
-static int write_file(unpack *u, size_t f, size_t *j)
+static int file_segments(unpack *u, size_t f, size_t *j)
 {
     oz_og *g = u->og;
-    const char *name = g->m->data[f];
-    int fd, rc = oz_unpack_create(u, name, &fd);
+    oz_ufile *o = oz_unpack_new_file(u, g->m->data[f]);
+    int rc = o ? 0 : oz_unpack_nomem();
     uint64_t pos = 0;
     for (; !rc && *j < g->n_jobs && g->jobs[*j].file == f; ++*j) {
         const og_job *x = &g->jobs[*j];
         if (x->offset + x->len <= pos) continue;
         uint64_t skip = x->offset < pos ? pos - x->offset : 0;
-        rc = zeros_to(u, fd, name, x->offset + skip - pos);
-        if (!rc) rc = oz_unpack_copy(u, fd, name, x->from + skip, x->len - skip, x->entry);
+        const oz_zentry *e = oz_zip_find(&u->a->zip, x->entry, strlen(x->entry));
+        rc = e ? oz_ufile_zeros_range(u, o, x->offset + skip - pos, x->entry, x->from + skip - e->pub.data_offset,
+                                      x->len - skip)
+               : oz_err(ONNXZIP_EPROTO, -1, "%s: no entry '%s' (internal error)", u->a->path, x->entry);
         pos = x->offset + x->len;
     }
-    return oz_unpack_close(u, fd, name, rc);
+    return rc;
 }
 
 #define GAP_PER_TENSOR ((uint64_t)1 << 16) /* the largest alignment padding */
@@ -229,14 +220,13 @@ static int check_places(const unpack *u)
     return 0;
 }
 
-int oz_og_write(unpack *u)
+int oz_og_segments(unpack *u)
 {
     oz_og *g = u->og;
     if (g->n_jobs) qsort(g->jobs, g->n_jobs, sizeof *g->jobs, cmp_job); /* none: jobs is NULL */
     int rc = check_places(u);
-    if (rc) return rc;
     size_t j = 0;
-    for (size_t f = 0; f < g->m->n_data && !rc; f++) rc = write_file(u, f, &j);
+    for (size_t f = 0; f < g->m->n_data && !rc; f++) rc = file_segments(u, f, &j);
     return rc;
 }
 

@@ -82,6 +82,15 @@ int oz_own_member(const onnxzip_archive *a, const onnxzip_member *m, const char 
  * are needed first. */
 int oz_open_zip(onnxzip_archive *a, uint64_t *need);
 
+/* model_view.c: a view of `a` holding model `m` of its package as if it had
+ * been opened with it (its directory selected, its tensors indexed): it
+ * shares a's source, entries and manifest (`a` must outlive it) and owns
+ * its model bytes, read through the source (a remote entry checked against
+ * its CRC-32 and XXH3), and its tensor index. Free it with
+ * oz_archive_view_free() (also after a failure), never onnxzip_close(). */
+int oz_archive_view_model(onnxzip_archive *a, const onnxzip_member *m, onnxzip_archive *view);
+void oz_archive_view_free(onnxzip_archive *view);
+
 /* open.c: entry `i`'s local header, read at `h` (data_offset -
  * header_offset bytes), checked once for a handle whose headers are
  * checked on first read (one that was opened checked them all). */
