@@ -98,7 +98,7 @@ export async function verifyChain(certs, roots, untrusted, bad) {
         'expired'} (valid from ${new Date(c.f.notBefore).toISOString()} to ${new Date(c.f.notAfter).toISOString()})`);
     }
   };
-  const issues = (issuer, c) => issuer.x.checkIssued(c.x) && issuer.x.verify(c.x.publicKey);
+  const issues = (issuer, c) => c.x.checkIssued(issuer.x) && c.x.verify(issuer.x.publicKey);
   const leaf = chain[0];
   if (!leaf.f.digitalSignature && !leaf.f.codeSigning) {
     throw untrusted('the signing certificate cannot be used for signing (no KeyUsage digitalSignature and no ' +

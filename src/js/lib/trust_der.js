@@ -107,7 +107,7 @@ export function certificateFields(der) {
   const [validity, spki] = [f[k + 3], f[k + 5]];
   if (validity?.tag !== 0x30 || spki?.tag !== 0x30) throw new DerError('a certificate lacks its validity or public key');
   const [nb, na] = children(validity.body);
-  const out = { spki: der.subarray(spki.start, spki.end), notBefore: time(nb), notAfter: time(na),
+  const out = { spki: tbs.body.subarray(spki.start, spki.end), notBefore: time(nb), notAfter: time(na),
     digitalSignature: null, codeSigning: false };
   const exts = f.slice(k + 6).find((x) => x.tag === 0xa3);
   for (const ext of exts ? children(whole(exts.body, 0x30, 'a certificate\'s extensions').body) : []) {
