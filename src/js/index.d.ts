@@ -33,6 +33,28 @@ export interface OpenOptions {
    * ONNXZIP_ENOTFOUND; any model given for an archive that is no package, with ONNXZIP_EINVAL; ""
    * or a NUL character is a RangeError. */
   model?: string;
+  /** Check the publisher's OpenSSF Model Signing signature (model_signing 1.1.1's bundle) before any
+   * byte is used: the signature (the package's model.sig, or trust.signature), the package's file names
+   * against the signed statement, then the SHA-256 of the held model's files as `onnxzip unpack` writes
+   * them (open; createSession and transformersModel check them from the bytes ONNX Runtime gets) and of
+   * each plain file readFile() hands out. Failures: ONNXZIP_EUNSIGNED, ONNXZIP_ESIGNATURE,
+   * ONNXZIP_EBUNDLE, ONNXZIP_EMISMATCH (naming the file), ONNXZIP_EUNSUPPORTED (keyless Sigstore
+   * bundles; certificate chains in browsers; no WebCrypto), ONNXZIP_ELIMIT (a file over
+   * 2 GiB in a browser, which hashes a file in one piece). */
+  trust?: Trust;
+}
+
+/** Who may have signed: PEM text or its bytes. At least one of publicKey and certificateChain. */
+export interface Trust {
+  /** Trusted EC public key(s) (P-256, P-384, P-521; PEM "PUBLIC KEY"). */
+  publicKey?: string | ArrayBuffer | ArrayBufferView | Array<string | ArrayBuffer | ArrayBufferView>;
+  /** Trusted root certificate(s) (PEM "CERTIFICATE"): the bundle's chain must lead to one, every
+   * certificate valid now, the leaf with KeyUsage digitalSignature or ExtendedKeyUsage codeSigning.
+   * Node.js only (node:crypto's X509Certificate). */
+  certificateChain?: string | ArrayBuffer | ArrayBufferView | Array<string | ArrayBuffer | ArrayBufferView>;
+  /** A detached signature (the bundle's JSON), used instead of the package's model.sig; required for a
+   * single-model archive (whose one resource, ".", is the archive file). */
+  signature?: string | ArrayBuffer | ArrayBufferView;
 }
 
 /** A zip entry (central directory order). Offsets are absolute file offsets. */

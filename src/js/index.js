@@ -6,6 +6,7 @@ import { keepTail, urlReader } from './lib/http.js';
 import { blobReader, bytesReader, fileReader, isNodeJs } from './lib/readers.js';
 import { createSessionOn } from './lib/session.js';
 import { TransformersPackage } from './lib/transformers.js';
+import { openSigned, trustOf } from './lib/trust.js';
 
 export { Archive, OnnxzipError, TransformersPackage };
 
@@ -31,6 +32,7 @@ function checkOptions(o) {
   if (o.signal !== undefined && !(typeof o.signal === 'object' && o.signal !== null && 'aborted' in o.signal)) {
     throw new TypeError('options.signal must be an AbortSignal');
   }
+  if (o.trust !== undefined) trustOf(o.trust);
   return o;
 }
 
@@ -84,8 +86,17 @@ export async function open(source, options) {
   return openOn(reader, tail, o);
 }
 
-// open() on a reader (`tail`: a URL's first reply); the reader is closed when the open fails.
-async function openOn(reader, tail, o) {
+// open() whose model files, with options.trust, the caller checks (createSession: from the bytes ORT gets).
+async function openDeferred(source, options) {
+  const o = checkOptions(options);
+  const [reader, tail] = await readerFor(source, o);
+  return openOn(reader, tail, o, true);
+}
+
+// open() on a reader (`tail`: a URL's first reply); the reader is closed when the open fails. With
+// options.trust the signature and the package's file names are checked, then (unless `deferModel`: the
+// caller checks the bytes it hands on itself) the held model's files.
+async function openOn(reader, tail, o, deferModel = false) {
   let archive;
   try {
     archive = await openArchive(reader, { tailBytes: o.tailBytes, tail, signal: o.signal, model: o.model });
@@ -93,13 +104,16 @@ async function openOn(reader, tail, o) {
     await reader.close();
     throw e;
   }
-  if (o.verify) {
-    try {
-      await archive.verify({ signal: o.signal });
-    } catch (e) {
-      await archive.close();
-      throw e;
+  try {
+    if (o.trust !== undefined) {
+      const names = (await archive._plan(null, o.signal)).map((f) => f.path);
+      archive._signed = await openSigned(archive, trustOf(o.trust), names);
+      if (!deferModel) await archive._checkSigned(null, { signal: o.signal });
     }
+    if (o.verify) await archive.verify({ signal: o.signal });
+  } catch (e) {
+    await archive.close();
+    throw e;
   }
   return archive;
 }
@@ -116,6 +130,9 @@ export async function createSession(ort, source, sessionOptions, options) {
   const so = sessionOptions ?? {};
   if (typeof so !== 'object') throw new TypeError('sessionOptions must be an object');
   if (source instanceof Archive) {
+    if (options?.trust !== undefined) {
+      throw new TypeError('options.trust: an Archive given is checked by open(source, { trust }), not here');
+    }
     const want = options?.model;
     if (want != null && want !== source.modelPath) {
       throw new RangeError(`options.model '${want}': the Archive given holds ${source.modelPath === null ? 'a single ' +
@@ -123,7 +140,7 @@ export async function createSession(ort, source, sessionOptions, options) {
     }
     return createSessionOn(ort, source, so, options?.signal);
   }
-  const archive = await open(source, options);
+  const archive = await openDeferred(source, options);
   try {
     return await createSessionOn(ort, archive, so, options?.signal);
   } finally {
@@ -146,9 +163,13 @@ export async function transformersModel(source, options) {
   // a URL's last bytes are kept, and every model opens over this one reader (only the package closes
   // it): each byte is fetched once, from the one pinned file
   const kept = tail ? keepTail(reader, tail) : reader;
-  const archive = await openOn(kept, tail, o);
+  const archive = await openOn(kept, tail, o, true);
   const shared = Object.create(kept, { close: { value: () => {} } });
-  const openModel = (model) => openArchive(shared, { tailBytes: o.tailBytes, signal: o.signal, model });
+  const openModel = async (model) => {
+    const a = await openArchive(shared, { tailBytes: o.tailBytes, signal: o.signal, model });
+    a._signed = archive._signed;  // one statement; a file checked once is not hashed again
+    return a;
+  };
   try {
     return new TransformersPackage(archive, openModel, id);
   } catch (e) {

@@ -182,6 +182,29 @@ export async function openArchive(reader, { tailBytes = 65536, tail = null, sign
   }
 }
 
+// `len` zero bytes in pieces of at most 1 MiB (a data file's gaps between tensors).
+function* zeros(len) {
+  const z = new Uint8Array(Math.min(len, 1 << 20));
+  for (let left = len; left > 0; left -= z.length) yield left >= z.length ? z : z.subarray(0, left);
+}
+
+// The files of wasm plan `plan` (ozw_plan_*) as JavaScript objects; `out`: 48 bytes of wasm memory.
+function planOf(n, plan, out) {
+  const files = [];
+  for (let i = 0, count = n.x.ozw_plan_count(plan); i < count; i++) {
+    n.check(n.x.ozw_plan_file(plan, i, out));
+    const [pathP, modelP, size, nseg] = [0, 8, 16, 24].map((k) => n.f64(out + k));
+    const segments = [];
+    for (let k = 0; k < nseg; k++) {
+      n.check(n.x.ozw_plan_segment(plan, i, k, out));
+      const [kind, length, bytesP, offset, entry, entryOffset] = [0, 8, 16, 24, 32, 40].map((o) => n.f64(out + o));
+      segments.push({ kind, length, offset, entry, entryOffset, bytes: kind === 0 ? n.u8.slice(bytesP, bytesP + length) : null });
+    }
+    files.push({ path: n.str(pathP), model: modelP ? n.str(modelP) : null, size, segments });
+  }
+  return files;
+}
+
 function where(reader) { return reader.kind === 'url' ? { url: reader.display } : reader.kind === 'file' ? { path: reader.display } : {}; }
 
 // A package's members (ozw_member_*): {models, files} Maps path -> frozen {path, size[, default]}, and
@@ -226,6 +249,7 @@ export class Archive {
     const p = n.x.ozw_model(h);
     this.#model = n.u8.slice(p, p + n.x.ozw_model_size(h));
     if (allChecked) this.entries.forEach((_, i) => this.#checked.add(i));
+    this._signed = null;  // lib/trust.js Signed: set by open() with options.trust
   }
   get _reader() { return this.#reader; }
   #handle() {
@@ -330,34 +354,104 @@ export class Archive {
   }
 
   /** A package's plain file (Archive.files) by its path: its bytes, read in one range read (with its
-   * entry's local header, checked on the first read for a URL; from a URL, its CRC-32 and XXH3 too). */
+   * entry's local header, checked on the first read for a URL; from a URL, its CRC-32 and XXH3 too); opened
+   * with options.trust, their SHA-256 checked against the signature before they are returned. */
   async readFile(path, { signal } = {}) {
+    const bytes = await this._readFileUnsigned(path, signal);
+    return this._signed ? this._signed.checkBytes(path, bytes) : bytes;
+  }
+
+  async _readFileUnsigned(path, signal) {
     if (typeof path !== 'string') throw new TypeError('path must be a string');
     this.#handle();
     if (!this.files.has(path)) throw this.#noFile(path);
-    const i = this.#memberEntry.get(path);
+    return this.#entryData(this.#memberEntry.get(path), `file '${path}'`, signal);
+  }
+
+  // Entry i's data read whole (its local header checked on the first read; from a URL its CRC-32 and XXH3).
+  async #entryData(i, what, signal) {
     const e = this.entries[i];
     throwIfAborted(signal);
     if (this.#checked.has(i)) {
-      return this.#checkData(i, e.size ? await this.#readWhole(path, e.dataOffset, e.size) : new Uint8Array(0));
+      return this.#checkData(i, e.size ? await this.#readWhole(what, e.dataOffset, e.size) : new Uint8Array(0));
     }
     const [off, hlen] = headerSpan(e);
-    const bytes = await this.#readWhole(path, off, hlen + e.size);
+    const bytes = await this.#readWhole(what, off, hlen + e.size);
     await this._checkLocal([i], signal, new Map([[i, bytes.subarray(0, hlen)]]));
     return this.#checkData(i, bytes.subarray(hlen));
   }
 
-  // One buffer for a file: a file larger than the engine's largest typed array (a 5 GB safetensors shard;
+  // One buffer for an entry: one larger than the engine's largest typed array (a 5 GB safetensors shard;
   // V8 holds 2^32 bytes or fewer) is ELIMIT saying so, not the engine's bare RangeError.
-  async #readWhole(path, off, len) {
+  async #readWhole(what, off, len) {
     try {
       return await this.#reader.read(off, len);
     } catch (err) {
       if (!(err instanceof RangeError)) throw err;
-      throw new OnnxzipError('ELIMIT', `${this.#reader.display}: file '${path}' is ${this.files.get(path).size} ` +
-        `bytes, more than this JavaScript engine holds in one buffer (${err.message}); the onnxzip CLI, C and ` +
-        'Python libraries extract it streamed', where(this.#reader));
+      throw new OnnxzipError('ELIMIT', `${this.#reader.display}: ${what} is ${len} bytes, more than this JavaScript ` +
+        `engine holds in one buffer (${err.message}); the onnxzip CLI, C and Python libraries extract it streamed`,
+        where(this.#reader));
     }
+  }
+
+  get _where() { return where(this.#reader); }
+
+  /** The file plan of `path` (null: every file of the package, or "." of a single-model archive): [{path,
+   * model, size, segments: [{kind (0 bytes, 1 archive, 2 zeros), length, bytes, offset, entry (-1: the
+   * whole file), entryOffset}]}], the plan's bytes copied. Entries the C planner reads (a model's, inline
+   * tensors') come through the import as open's do: a miss is read, and the plan made again. */
+  async _plan(path, signal) {
+    const n = this.#n;
+    const reads = new SourceReads(this.#reader, 0);
+    const pathP = path == null ? 0 : n.putStr(path);
+    const out = n.alloc(48);
+    try {
+      for (let round = 0; ; round++) {
+        reads.miss = null;
+        setReader((fd, ptr, len, off) => reads.call(n, ptr, len, off));
+        let plan;
+        try {
+          plan = n.x.ozw_plan_create(this.#handle(), pathP);
+        } finally {
+          setReader(null);
+        }
+        if (reads.error) throw ioError(reads.error, this.#reader, 'cannot read');
+        if (!plan && reads.miss && round < 1000) {
+          await reads.fill([reads.miss], signal);
+          continue;
+        }
+        n.nonNull(plan, where(this.#reader));
+        try {
+          return planOf(n, plan, out);
+        } finally {
+          n.x.ozw_plan_free(plan);
+        }
+      }
+    } finally {
+      n.free(pathP, out);
+    }
+  }
+
+  /** Checks against the signature (options.trust) the files of `path` (a model: its model file and data
+   * files; null: the model the archive holds, or a single-model archive's file), their archive bytes taken
+   * from `buffer` (a buffer of the file's size holding them at their offsets) when given, else read. */
+  async _checkSigned(path, { buffer = null, signal } = {}) {
+    if (!this._signed) return;
+    const files = await this._plan(path ?? this.modelPath, signal);
+    let last = null;  // a URL's entry read whole for its CRC-32 and XXH3 (a data file's tensors lie in several)
+    const r = this.#reader;
+    const archiveBytes = async function* (seg, self) {
+      if (buffer && seg.entry >= 0) {
+        yield buffer.subarray(seg.offset, seg.offset + seg.length);
+      } else if (r.kind === 'url' && seg.entry >= 0) {
+        if (last?.i !== seg.entry) last = { i: seg.entry, bytes: await self.#entryData(seg.entry, `entry '${self.entries[seg.entry].name}'`, signal) };
+        yield last.bytes.subarray(seg.entryOffset, seg.entryOffset + seg.length);
+      } else {
+        yield* r.chunks(seg.offset, seg.offset + seg.length, signal);
+      }
+    };
+    await this._signed.checkPlanned(files, (seg) => (seg.kind === 0 ? [seg.bytes] : seg.kind === 2 ? zeros(seg.length)
+      : archiveBytes(seg, this)));
   }
 
   // ENOTFOUND for readFile(path), saying what the archive has instead

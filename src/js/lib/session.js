@@ -67,18 +67,23 @@ export async function sessionPlan(ort, archive, so, signal) {
     // onnxruntime-node takes externalData only as bytes; ORT maps the file itself when told its folder
     const { dirname, basename } = await import('node:path');
     const extra = { ...so.extra, session: { ...so.extra?.session, [FOLDER]: dirname(r.realPath) } };
+    await archive._checkSigned(null, { signal });  // options.trust: the file's bytes, before ORT maps it
     return { location: basename(r.realPath), options: { ...so, extra } };
   }
-  let data, file = null;
-  if (r.kind === 'bytes') data = r.bytes;
-  else if (r.kind === 'url' && (nodeOrt || isNodeJs || archive.models.size > 0 ||
+  let data, file = null, checkFrom = null;
+  if (r.kind === 'bytes') data = checkFrom = r.bytes;
+  else if (r.kind === 'url' && (archive._signed || nodeOrt || isNodeJs || archive.models.size > 0 ||
     r.fetch !== globalThis.fetch || Object.keys(r.userHeaders).length)) {
     // onnxruntime-web in Node reads a string as a path; ORT's own GET of a package's URL would transfer
-    // its other models and files, and leave out the caller's fetch and headers (credentials): the model's
-    // bytes are read here
-    data = file = await modelFile(archive, signal);
-  } else if (nodeOrt || isNodeJs) data = r.kind === 'file' ? r.realPath : await wholeBlob(archive, signal);
+    // its other models and files, and leave out the caller's fetch and headers (credentials); a signed
+    // model's bytes must be the ones checked: the model's bytes are read here
+    data = file = checkFrom = await modelFile(archive, signal);
+  } else if (r.kind === 'file') data = r.realPath;
+  else if (nodeOrt || isNodeJs) data = file = checkFrom = await wholeBlob(archive, signal);
   else data = r.kind === 'blob' ? r.blob : r.target;
+  // options.trust: the model's files checked before ORT gets them, from the bytes it gets where they are
+  // in memory; a path's and a Blob's are read again (ORT reads them itself)
+  await archive._checkSigned(null, { buffer: checkFrom, signal });
   const location = plainName(archive.name);
   const externalData = [...(so.externalData ?? []), { path: location, data }];
   return { location, options: { ...so, externalData }, given: true, file,

@@ -243,6 +243,9 @@ export class TransformersPackage {
       // the view's inline bytes are taken from the buffer fillModel filled (headers checked), not read again
       const filled = !this.#nodeFile && this.#archive._reader.kind !== 'bytes';
       if (filled) await fillModel(a, this.#buffer());
+      // options.trust: the model's files checked before its view is served, from the bytes ORT will get
+      // (a Node.js file's read again: ORT reads it itself)
+      await a._checkSigned(model, { buffer: this.#nodeFile ? null : this.#buffer() });
       return await a.view({ location: this.#location(model), sizeThreshold: viewThreshold(a, { given: !this.#nodeFile }),
         _file: filled ? this.#buffer() : null });
     } finally {

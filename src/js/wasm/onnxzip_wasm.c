@@ -322,3 +322,64 @@ int ozw_verify_end(void *v)
 {
     return onnxzip_verifier_end((onnxzip_verifier **)&v);
 }
+
+/* ------------------------------------------------------------------------
+ * File plans (onnxzip_file_plan_*): the bytes unpack writes for each file of
+ * a package, which JavaScript hashes (WebCrypto, node:crypto) to check a
+ * signature. Planning a model may read entries through the import
+ * onnxzip.read, as ozw_open_file() does (-1: JavaScript reads them, plans
+ * again).
+ * --------------------------------------------------------------------- */
+
+/* The plan of `path` (NULL: every file), or NULL (ozw_error_status()). */
+EXPORT(ozw_plan_create) void *ozw_plan_create(void *p, const char *path);
+void *ozw_plan_create(void *p, const char *path)
+{
+    onnxzip_file_plan *plan = NULL;
+    onnxzip_file_plan_create(((ozw *)p)->a, path, &plan);
+    return plan;
+}
+
+EXPORT(ozw_plan_free) void ozw_plan_free(void *plan);
+void ozw_plan_free(void *plan)
+{
+    onnxzip_file_plan_free((onnxzip_file_plan **)&plan);
+}
+
+EXPORT(ozw_plan_count) size_t ozw_plan_count(const void *plan);
+size_t ozw_plan_count(const void *plan)
+{
+    return onnxzip_file_plan_count(plan);
+}
+
+/* File `i`'s path, model path (NULL for a plain file), size and segment
+ * count as out[0..3] (pointers as numbers); ONNXZIP_EINVAL out of range. */
+EXPORT(ozw_plan_file) int ozw_plan_file(const void *plan, size_t i, double *out);
+int ozw_plan_file(const void *plan, size_t i, double *out)
+{
+    const onnxzip_planned_file *f = onnxzip_file_plan_at(plan, i);
+    if (!f) return ONNXZIP_EINVAL;
+    out[0] = (double)(uintptr_t)f->path;
+    out[1] = (double)(uintptr_t)f->model;
+    out[2] = (double)f->size;
+    out[3] = (double)f->n_segments;
+    return 0;
+}
+
+/* Segment `k` of file `i`: kind, length, bytes (a pointer), offset, entry
+ * (-1: none, the whole archive file) and entry offset as out[0..5];
+ * ONNXZIP_EINVAL out of range. */
+EXPORT(ozw_plan_segment) int ozw_plan_segment(const void *plan, size_t i, size_t k, double *out);
+int ozw_plan_segment(const void *plan, size_t i, size_t k, double *out)
+{
+    const onnxzip_planned_file *f = onnxzip_file_plan_at(plan, i);
+    if (!f || k >= f->n_segments) return ONNXZIP_EINVAL;
+    const onnxzip_segment *s = &f->segments[k];
+    out[0] = s->kind;
+    out[1] = (double)s->length;
+    out[2] = (double)(uintptr_t)s->bytes;
+    out[3] = (double)s->offset;
+    out[4] = s->entry == SIZE_MAX ? -1 : (double)s->entry;
+    out[5] = (double)s->entry_offset;
+    return 0;
+}

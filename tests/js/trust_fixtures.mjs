@@ -1,0 +1,124 @@
+// trust_fixtures.mjs — signed packages for the JS trust tests (trust.test.mjs, in Node.js and chromium):
+// the four repository layouts of tests/packages/make_repos.py signed by the oracle, model_signing 1.1.1
+// (`model_signing sign key DIR --signature DIR/model.sig`, the pinned venv's; ONNXZIP_MODEL_SIGNING may
+// name another), with P-256 keys made by the openssl CLI, then packed by the CLI (`onnxzip pack DIR`, which
+// keeps model.sig). Tampered copies are changed in the folder after signing and packed: their CRC-32 and
+// XXH3 are consistent, only the signature can catch them.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REPO, cliListing, cliOk } from './helpers.mjs';
+
+export const KINDS = ['transformers_js', 'encoder_decoder', 'genai', 'diffusers'];
+// per layout: the model run, a data file of it (a weight changed there), a tokenizer file (a byte changed)
+export const CASES = {
+  transformers_js: { model: 'onnx/model.onnx', data: 'onnx/model.onnx_data', tokenizer: 'tokenizer.json' },
+  encoder_decoder: { model: 'onnx/encoder_model.onnx', data: 'onnx/encoder_model.onnx_data', tokenizer: 'tokenizer.json' },
+  genai: { model: 'model.onnx', data: 'model.onnx.data', tokenizer: 'tokenizer.json' },
+  diffusers: { model: 'unet/model.onnx', data: 'unet/model.onnx_data', tokenizer: 'tokenizer/vocab.json' },
+};
+
+export function run(cmd, args, what) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  assert.equal(r.error, undefined, `${what}: ${r.error}`);
+  assert.equal(r.status, 0, `${what}: ${cmd} ${args.join(' ')}:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+// model_signing: ONNXZIP_MODEL_SIGNING, else the pinned venv's (beside its python).
+export function modelSigning(python) {
+  const exe = process.env.ONNXZIP_MODEL_SIGNING || path.join(path.dirname(python), 'model_signing');
+  assert.ok(fs.existsSync(exe), `${exe} absent: model_signing 1.1.1 (tests/python/requirements.txt) signs the test ` +
+    'packages; make the venv with tests/python/venv.sh BUILDDIR/pyvenv, or set ONNXZIP_MODEL_SIGNING');
+  return exe;
+}
+
+// Flips one byte of FILE at OFFSET (after signing: the signature no longer matches it).
+function flip(file, offset) {
+  const b = fs.readFileSync(file);
+  b[offset] ^= 0x01;
+  fs.writeFileSync(file, b);
+}
+
+// A P-256 key pair in DIR/NAME.pem (private) and DIR/NAME.pub.pem.
+function keyPair(dir, name) {
+  const key = path.join(dir, `${name}.pem`), pub = path.join(dir, `${name}.pub.pem`);
+  run('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', key], 'key');
+  run('openssl', ['ec', '-in', key, '-pubout', '-out', pub], 'public key');
+  return { key, pub: fs.readFileSync(pub, 'utf8') };
+}
+
+// A CA (self-signed, CA:TRUE) and a leaf it issues, KeyUsage `usage`, in DIR/NAME*.pem.
+function certificates(dir, name, ca, usage) {
+  const conf = path.join(dir, `${name}.cnf`);
+  fs.writeFileSync(conf, `[leaf]\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,${usage}\n`);
+  const leafKey = path.join(dir, `${name}.key.pem`), csr = path.join(dir, `${name}.csr`), leaf = path.join(dir, `${name}.crt.pem`);
+  run('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', leafKey], 'leaf key');
+  run('openssl', ['req', '-new', '-key', leafKey, '-subj', `/CN=${name} signer`, '-out', csr], 'csr');
+  run('openssl', ['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-set_serial', '7', '-days', '30',
+    '-extfile', conf, '-extensions', 'leaf', '-out', leaf], 'leaf');
+  return { key: leafKey, cert: leaf };
+}
+
+function rootCa(dir, name) {
+  const key = path.join(dir, `${name}.key.pem`), cert = path.join(dir, `${name}.pem`);
+  run('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', key], 'CA key');
+  run('openssl', ['req', '-x509', '-new', '-key', key, '-subj', `/CN=${name}`, '-days', '30', '-out', cert,
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], 'CA');
+  return { key, cert, pem: fs.readFileSync(cert, 'utf8') };
+}
+
+const MAKE = `
+import base64, json, pathlib, sys
+sys.path.insert(0, sys.argv[1])
+import make_repos
+out, feeds = pathlib.Path(sys.argv[2]), {}
+for kind in sys.argv[3:]:
+    root = make_repos.make(kind, out / kind)
+    feeds[kind] = {m: {k: [str(v.dtype), list(v.shape), base64.b64encode(v.tobytes()).decode()]
+                       for k, v in make_repos.sample_inputs(root / m).items()}
+                   for m in make_repos.model_paths(root)}
+(out / "feeds.json").write_text(json.dumps(feeds))
+`;
+
+/** Makes everything under DIR; returns {pub, otherPub, ca, otherCa, feeds, pkg(kind, variant), folder(kind),
+ * single, singleSig, singleBad}. Variants: 'signed', 'tokenizer' (a tokenizer byte changed), 'weight' (a
+ * byte of the model's data file changed), 'unsigned' (no model.sig), 'cert' (signed with a certificate whose
+ * leaf has digitalSignature), 'nosign' (a leaf with keyEncipherment only). */
+export function makeSigned(dir, python) {
+  const ms = modelSigning(python);
+  run(python, ['-c', MAKE, path.join(REPO, 'tests/packages'), dir, ...KINDS], 'make_repos.py');
+  const feeds = JSON.parse(fs.readFileSync(path.join(dir, 'feeds.json'), 'utf8'));
+  const signer = keyPair(dir, 'signer'), other = keyPair(dir, 'other');
+  const ca = rootCa(dir, 'ca'), otherCa = rootCa(dir, 'otherca');
+  const leaf = certificates(dir, 'leaf', ca, 'digitalSignature'), noSign = certificates(dir, 'nosign', ca, 'keyEncipherment');
+  const folder = (kind, variant = 'signed') => path.join(dir, variant === 'signed' ? kind : `${kind}-${variant}`);
+  const pkg = (kind, variant = 'signed') => path.join(dir, `${kind}-${variant}.onnxzip`);
+  for (const kind of KINDS) {
+    const src = folder(kind);
+    const copy = (variant) => { fs.cpSync(src, folder(kind, variant), { recursive: true }); return folder(kind, variant); };
+    for (const [variant, l] of [['cert', leaf], ['nosign', noSign]]) {
+      const d = copy(variant);
+      run(ms, ['sign', 'certificate', d, '--private_key', l.key, '--signing_certificate', l.cert,
+        '--certificate_chain', ca.cert, '--signature', path.join(d, 'model.sig')], `model_signing sign certificate ${kind}`);
+    }
+    run(ms, ['sign', 'key', src, '--private_key', signer.key, '--signature', path.join(src, 'model.sig')], `model_signing sign ${kind}`);
+    flip(path.join(copy('tokenizer'), CASES[kind].tokenizer), 10);
+    flip(path.join(copy('weight'), CASES[kind].data), 100);
+    fs.rmSync(path.join(copy('unsigned'), 'model.sig'));
+    for (const variant of ['signed', 'tokenizer', 'weight', 'unsigned', 'cert', 'nosign']) {
+      cliOk('pack', folder(kind, variant), '-o', pkg(kind, variant), '-q');
+    }
+  }
+  // a single-model archive: OMS's single-file model, its signature detached
+  const single = path.join(dir, 'single.onnxzip'), singleSig = path.join(dir, 'single.onnxzip.sig');
+  cliOk('pack', path.join(folder('genai'), 'model.onnx'), '-o', single, '-q');
+  run(ms, ['sign', 'key', single, '--private_key', signer.key, '--signature', singleSig], 'model_signing sign single');
+  const singleBad = path.join(dir, 'single-bad.onnxzip');
+  fs.copyFileSync(single, singleBad);
+  const big = cliListing(single).entries.reduce((x, e) => (e.size > x.size ? e : x));  // a weight's entry
+  flip(singleBad, big.dataOffset + 10);
+  return { pub: signer.pub, otherPub: other.pub, signerKey: signer.key, ca: ca.pem, otherCa: otherCa.pem, feeds, pkg,
+    folder, single, singleSig: fs.readFileSync(singleSig), singleBad };
+}
