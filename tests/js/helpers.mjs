@@ -210,3 +210,27 @@ export function crc32(buf) {
   for (const b of buf) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
+
+// Writes DIR/KIND folders and DIR/feeds.json: {kind: {model: {input: [dtype, dims, base64]}}}
+// (make_repos.sample_inputs).
+const MAKE_REPOS = `
+import base64, json, pathlib, sys
+sys.path.insert(0, sys.argv[1])
+import make_repos
+out, feeds = pathlib.Path(sys.argv[2]), {}
+for kind in sys.argv[3:]:
+    root = make_repos.make(kind, out / kind)
+    feeds[kind] = {m: {k: [str(v.dtype), list(v.shape), base64.b64encode(v.tobytes()).decode()]
+                       for k, v in make_repos.sample_inputs(root / m).items()}
+                   for m in make_repos.model_paths(root)}
+(out / "feeds.json").write_text(json.dumps(feeds))
+`;
+
+// tests/packages/make_repos.py's KINDS into DIR (by PYTHON, the pinned venv's):
+// the folders DIR/KIND, and each model's sample inputs as feeds.json says.
+export function makeRepos(python, dir, kinds) {
+  const made = spawnSync(python, ['-c', MAKE_REPOS, path.join(REPO, 'tests/packages'), dir, ...kinds],
+    { encoding: 'utf8' });
+  assert.equal(made.status, 0, `make_repos.py: ${made.stderr}`);
+  return JSON.parse(fs.readFileSync(path.join(dir, 'feeds.json'), 'utf8'));
+}

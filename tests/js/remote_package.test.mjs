@@ -24,29 +24,12 @@ const KINDS = ['transformers_js', 'encoder_decoder', 'genai', 'diffusers'];
 const TAIL = 4096;  // the first request's bytes (tailBytes): read whatever the model is
 let dir, server, feeds;
 
-// Writes DIR/KIND folders and DIR/feeds.json: {kind: {model: {input: [dtype, dims, base64]}}}
-// (make_repos.sample_inputs).
-const MAKE = `
-import base64, json, pathlib, sys
-sys.path.insert(0, sys.argv[1])
-import make_repos
-out, feeds = pathlib.Path(sys.argv[2]), {}
-for kind in sys.argv[3:]:
-    root = make_repos.make(kind, out / kind)
-    feeds[kind] = {m: {k: [str(v.dtype), list(v.shape), base64.b64encode(v.tobytes()).decode()]
-                       for k, v in make_repos.sample_inputs(root / m).items()}
-                   for m in make_repos.model_paths(root)}
-(out / "feeds.json").write_text(json.dumps(feeds))
-`;
 
 before(async () => {
   assert.ok(PYTHON && fs.existsSync(PYTHON), `ONNXZIP_PYVENV_PYTHON (${PYTHON}): the pinned venv's python ` +
     '(tests/python/venv.sh BUILDDIR/pyvenv) is needed for make_repos.py');
   dir = h.scratch('oz-remote-package-');
-  const made = spawnSync(PYTHON, ['-c', MAKE, path.join(h.REPO, 'tests/packages'), dir, ...KINDS],
-    { encoding: 'utf8' });
-  assert.equal(made.status, 0, made.stderr);
-  feeds = JSON.parse(fs.readFileSync(path.join(dir, 'feeds.json'), 'utf8'));
+  feeds = h.makeRepos(PYTHON, dir, KINDS);
   for (const kind of KINDS) h.cliOk('pack', path.join(dir, kind), '-o', path.join(dir, `${kind}.onnxzip`), '-q');
   server = await h.rangeServer();
 });

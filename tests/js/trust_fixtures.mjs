@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO, cliListing, cliOk } from './helpers.mjs';
+import { cliListing, cliOk, makeRepos } from './helpers.mjs';
 
 export const KINDS = ['transformers_js', 'encoder_decoder', 'genai', 'diffusers'];
 // per layout: the model run, a data file of it (a weight changed there), a tokenizer file (a byte changed)
@@ -69,27 +69,13 @@ function rootCa(dir, name) {
   return { key, cert, pem: fs.readFileSync(cert, 'utf8') };
 }
 
-const MAKE = `
-import base64, json, pathlib, sys
-sys.path.insert(0, sys.argv[1])
-import make_repos
-out, feeds = pathlib.Path(sys.argv[2]), {}
-for kind in sys.argv[3:]:
-    root = make_repos.make(kind, out / kind)
-    feeds[kind] = {m: {k: [str(v.dtype), list(v.shape), base64.b64encode(v.tobytes()).decode()]
-                       for k, v in make_repos.sample_inputs(root / m).items()}
-                   for m in make_repos.model_paths(root)}
-(out / "feeds.json").write_text(json.dumps(feeds))
-`;
-
 /** Makes everything under DIR; returns {pub, otherPub, ca, otherCa, feeds, pkg(kind, variant), folder(kind),
  * single, singleSig, singleBad}. Variants: 'signed', 'tokenizer' (a tokenizer byte changed), 'weight' (a
  * byte of the model's data file changed), 'unsigned' (no model.sig), 'cert' (signed with a certificate whose
  * leaf has digitalSignature), 'nosign' (a leaf with keyEncipherment only). */
 export function makeSigned(dir, python) {
   const ms = modelSigning(python);
-  run(python, ['-c', MAKE, path.join(REPO, 'tests/packages'), dir, ...KINDS], 'make_repos.py');
-  const feeds = JSON.parse(fs.readFileSync(path.join(dir, 'feeds.json'), 'utf8'));
+  const feeds = makeRepos(python, dir, KINDS);
   const signer = keyPair(dir, 'signer'), other = keyPair(dir, 'other');
   const ca = rootCa(dir, 'ca'), otherCa = rootCa(dir, 'otherca');
   const leaf = certificates(dir, 'leaf', ca, 'digitalSignature'), noSign = certificates(dir, 'nosign', ca, 'keyEncipherment');
