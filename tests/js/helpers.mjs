@@ -234,3 +234,24 @@ export function makeRepos(python, dir, kinds) {
   assert.equal(made.status, 0, `make_repos.py: ${made.stderr}`);
   return JSON.parse(fs.readFileSync(path.join(dir, 'feeds.json'), 'utf8'));
 }
+
+const TYPED = { float32: Float32Array, float16: Uint16Array, int64: BigInt64Array, int32: Int32Array };
+
+// The feeds.json inputs of one model as onnxruntime `ort`'s tensors.
+export function ortFeeds(ort, spec) {
+  return Object.fromEntries(Object.entries(spec).map(([name, [dtype, dims, b64]]) => {
+    const bytes = Buffer.from(b64, 'base64');
+    const data = new TYPED[dtype](bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+    return [name, new ort.Tensor(dtype, data, dims)];
+  }));
+}
+
+// Runs `session` (then released) on the inputs `spec`: {output: [type, dims, bytes]}, to compare.
+export async function sessionOutputs(ort, session, spec) {
+  try {
+    const out = await session.run(ortFeeds(ort, spec));
+    return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [v.type, v.dims, Buffer.from(v.data.buffer)]]));
+  } finally {
+    await session.release();
+  }
+}

@@ -35,24 +35,7 @@ before(async () => {
 });
 after(async () => { await server?.close(); if (dir) fs.rmSync(dir, { recursive: true, force: true }); });
 
-const TYPED = { float32: Float32Array, float16: Uint16Array, int64: BigInt64Array, int32: Int32Array };
-
-function ortFeeds(spec) {
-  return Object.fromEntries(Object.entries(spec).map(([name, [dtype, dims, b64]]) => {
-    const bytes = Buffer.from(b64, 'base64');
-    const data = new TYPED[dtype](bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-    return [name, new ort.Tensor(dtype, data, dims)];
-  }));
-}
-
-async function run(session, spec) {
-  try {
-    const out = await session.run(ortFeeds(spec));
-    return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [v.type, v.dims, Buffer.from(v.data.buffer)]]));
-  } finally {
-    await session.release();
-  }
-}
+const run = (session, spec) => h.sessionOutputs(ort, session, spec);
 
 // The bytes model `m` of the package `pkg` needs: its entry, the entries its tensors lie in (each with its
 // local header), and everything from the manifest (the last entry) to the file's end; `open`: the same

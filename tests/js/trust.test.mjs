@@ -27,21 +27,7 @@ before(async () => {
 });
 after(async () => { await server?.close(); if (dir) fs.rmSync(dir, { recursive: true, force: true }); });
 
-const TYPED = { float32: Float32Array, float16: Uint16Array, int64: BigInt64Array, int32: Int32Array };
-function ortFeeds(spec) {
-  return Object.fromEntries(Object.entries(spec).map(([name, [dtype, dims, b64]]) => {
-    const bytes = Buffer.from(b64, 'base64');
-    return [name, new ort.Tensor(dtype, new TYPED[dtype](bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)), dims)];
-  }));
-}
-async function outputs(session, spec) {
-  try {
-    const out = await session.run(ortFeeds(spec));
-    return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [v.type, v.dims, Buffer.from(v.data.buffer)]]));
-  } finally {
-    await session.release();
-  }
-}
+const outputs = (session, spec) => h.sessionOutputs(ort, session, spec);
 
 // onnxruntime-node, counting InferenceSession.create calls: a refused package must never reach it
 function spyOrt() {
