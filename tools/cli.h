@@ -175,11 +175,5 @@ int cli_settle(char *tmp, const char *out, int rc);
  * printing why (ONNXZIP_EMISMATCH naming the file). */
 int cli_check_written(const onnxzip_signed *s, const char *path, const char *written, const char *archive);
 
-/* fetch --model M with a trust (cli_written.c): the SHA-256 of M's files,
- * planned from the package `pkg` (a URL handle holding M) and read from
- * `fetched` (the single-model archive onnxzip_fetch_tensors() wrote of M),
- * against the statement `s`. 0, or CLI_EXIT_FAIL after printing why
- * (ONNXZIP_EMISMATCH naming the file). */
-int cli_check_fetched(onnxzip_archive *pkg, const onnxzip_signed *s, const char *model, const char *fetched);
 
 #endif /* ONNXZIP_TOOLS_CLI_H */

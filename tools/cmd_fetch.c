@@ -109,7 +109,7 @@ static int fetch_whole_signed(onnxzip_archive *h, const args *a, const onnxzip_t
 
 /* One model with a trust: the signature first (through the URL: the
  * bundle only), the model fetched, then its files checked against the
- * statement from what was fetched (cli_written.c). */
+ * statement from what was fetched (onnxzip_signed_check_fetched). */
 static int fetch_model_signed(onnxzip_archive *h, const args *a, const onnxzip_trust *t, cli_progress_state *ps,
                               int show)
 {
@@ -124,7 +124,8 @@ static int fetch_model_signed(onnxzip_archive *h, const args *a, const onnxzip_t
         cli_lib_error(rc);
         free(tmp);
     } else if (tmp) {
-        rc = cli_settle(tmp, a->out, cli_check_fetched(h, s, onnxzip_model_path(h), tmp));
+        int c = onnxzip_signed_check_fetched(s, h, onnxzip_model_path(h), tmp);
+        rc = cli_settle(tmp, a->out, c ? cli_lib_error(c) : 0);
     }
     onnxzip_signed_free(&s);
     return rc ? CLI_EXIT_FAIL : 0;

@@ -1804,6 +1804,25 @@ ONNXZIP_API int onnxzip_signed_open(onnxzip_archive *a, const onnxzip_trust *t, 
  * them. `a` must be a handle of the package `s` was opened from. */
 ONNXZIP_API int onnxzip_signed_check(onnxzip_signed *s, onnxzip_archive *a, const char *path);
 
+/* The check of a download (spec 20.5: the bytes checked are the bytes
+ * kept, each transferred once): `fetched` is the single-model archive that
+ * onnxzip_fetch() wrote (a temporary file) from `a`, a handle of the
+ * package opened on its model `model` (onnxzip_open_url() with
+ * opts.model); the SHA-256 of every file of `model` (its model file and
+ * data files, as onnxzip_signed_check() plans them over `a`) is computed
+ * over the fetched archive's bytes of the same entries, on all cores, and
+ * compared with the statement. Nothing is read through `a`'s source but
+ * what planning the model file needs (its entry and the tensors unpack
+ * writes inline in it, as onnxzip_signed_check() reads them). Files found
+ * equal are not marked checked for `a` (later reads through `a` are other
+ * transfers). Returns 0; ONNXZIP_EMISMATCH naming the first file that
+ * differs; ONNXZIP_ENOTFOUND when `model` is no model of the package or
+ * the fetched archive lacks an entry the model's files are made of;
+ * onnxzip_open()'s statuses for `fetched`. The caller renames `fetched`
+ * into place only when it returns 0. */
+ONNXZIP_API int onnxzip_signed_check_fetched(onnxzip_signed *s, onnxzip_archive *a, const char *model,
+                                             const char *fetched);
+
 /* The statement's resources: their count, and the name (a file's path;
  * for shards PATH:START:END) and lowercase hex SHA-256 digest of the i-th
  * (in the statement's order; NULL past the end). The strings belong to

@@ -20,6 +20,7 @@ struct onnxzip_signed {
     uint8_t *ignored;           /* per planned file: left out by ignore_paths */
     uint8_t *checked;           /* per planned file: its digests found equal */
     int own_signature;          /* the signature read is the package's model.sig */
+    int names_only;             /* plan: names only (onnxzip_file_plan_names), each check plans its files */
     char *archive;              /* names the package in messages */
 };
 
@@ -146,7 +147,10 @@ int onnxzip_signed_open(onnxzip_archive *a, const onnxzip_trust *t, onnxzip_sign
         return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
     }
     int rc = verified_statement(a, t, s->archive, &s->st, &s->own_signature);
-    if (!rc) rc = onnxzip_file_plan_create(a, NULL, &s->plan);
+    /* Names only, so that opening one model through a URL reads no other
+     * model's entry; shards need each file's size, known by planning. */
+    s->names_only = !rc && !s->st.shard_size;
+    if (!rc) rc = s->names_only ? onnxzip_file_plan_names(a, &s->plan) : onnxzip_file_plan_create(a, NULL, &s->plan);
     if (!rc) rc = check_names(s);
     if (rc)
         onnxzip_signed_free(&s);
@@ -229,27 +233,109 @@ static int plan_jobs(const onnxzip_signed *s, const char *path, job *jobs, size_
     return rc;
 }
 
-int onnxzip_signed_check(onnxzip_signed *s, onnxzip_archive *a, const char *path)
+/* The entry of fetched archive fa named as package entry `name` without
+ * its model's directory (dirlen bytes): SIZE_MAX when there is none. */
+static size_t fetched_entry(const onnxzip_archive *fa, const char *name, size_t dirlen)
 {
-    if (!s || !a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_signed_check: NULL argument");
+    if (strlen(name) < dirlen) return SIZE_MAX;
+    for (size_t j = 0, n = onnxzip_entry_count(fa); j < n; j++)
+        if (!strcmp(onnxzip_entry_at(fa, j)->name, name + dirlen)) return j;
+    return SIZE_MAX;
+}
+
+/* Planned file f (ranges of package a) with its archive ranges moved into
+ * fa, the single-model archive onnxzip_fetch() wrote of a's model in a
+ * directory of dirlen bytes: it holds the same entries, named without that
+ * directory, byte for byte. *segs: the caller frees. */
+static int remap(const onnxzip_archive *a, const onnxzip_archive *fa, size_t dirlen, const onnxzip_planned_file *f,
+                 onnxzip_planned_file *out, onnxzip_segment **segs)
+{
+    *out = *f;
+    if (!(*segs = calloc(f->n_segments ? f->n_segments : 1, sizeof **segs)))
+        return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    for (size_t i = 0; i < f->n_segments; i++) {
+        onnxzip_segment *c = &(*segs)[i];
+        *c = f->segments[i];
+        if (c->kind != ONNXZIP_SEGMENT_ARCHIVE || !c->length || c->entry == SIZE_MAX) continue;
+        const char *name = onnxzip_entry_at(a, c->entry)->name;
+        size_t j = fetched_entry(fa, name, dirlen);
+        const onnxzip_entry *e = j == SIZE_MAX ? NULL : onnxzip_entry_at(fa, j);
+        if (!e || c->entry_offset > e->size || c->length > e->size - c->entry_offset)
+            return oz_err(ONNXZIP_ENOTFOUND, -1, "%s: the fetched model %s lacks the bytes of entry '%s' that '%s' "
+                          "is made of", onnxzip_archive_path(a), onnxzip_archive_path(fa), name, f->path);
+        c->entry = j;
+        c->offset = e->data_offset + c->entry_offset;
+    }
+    out->segments = *segs;
+    return 0;
+}
+
+/* The file `path` of plan p, or NULL. */
+static const onnxzip_planned_file *planned(const onnxzip_file_plan *p, const char *path)
+{
+    for (size_t i = 0, n = onnxzip_file_plan_count(p); i < n; i++)
+        if (!strcmp(onnxzip_file_plan_at(p, i)->path, path)) return onnxzip_file_plan_at(p, i);
+    return NULL;
+}
+
+/* The check of onnxzip_signed_check() (fa NULL: a's bytes) and of
+ * onnxzip_signed_check_fetched() (fa: the archive fetched from a's model,
+ * whose files are then not marked checked for a). */
+static int check(onnxzip_signed *s, onnxzip_archive *a, const char *path, onnxzip_archive *fa, size_t dirlen)
+{
     size_t n = onnxzip_file_plan_count(s->plan), m = s->st.n ? s->st.n : 1, todo = 0;
     job *jobs = calloc(m, sizeof *jobs);
     const onnxzip_planned_file **files = calloc(m, sizeof *files);
     uint8_t (*got)[32] = calloc(m, sizeof *got), *bad = calloc(n ? n : 1, 1);
     int rc = jobs && files && got && bad ? plan_jobs(s, path, jobs, &todo) : oz_err(ONNXZIP_ENOMEM, -1,
                                                                                     "out of memory");
-    for (size_t k = 0; k < todo; k++)
+    onnxzip_file_plan *full = NULL; /* names_only: the files asked for, planned now */
+    if (!rc && todo && s->names_only) rc = onnxzip_file_plan_create(a, path, &full);
+    onnxzip_planned_file *moved = fa && !rc ? calloc(m, sizeof *moved) : NULL;
+    onnxzip_segment **moved_segs = moved ? calloc(m, sizeof *moved_segs) : NULL;
+    if (fa && !rc && !moved_segs) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
+    for (size_t k = 0; k < todo && !rc; k++) {
         files[k] = s->st.shard_size ? &jobs[k].shard : onnxzip_file_plan_at(s->plan, jobs[k].file);
-    if (!rc && todo) rc = oz_plan_sha256_files(a, files, todo, got);
+        if (full && !(files[k] = planned(full, files[k]->path)))
+            rc = oz_err(ONNXZIP_ENOTFOUND, -1, "%s: '%s' is in the manifest's files but not in what unpack writes "
+                        "of '%s'", s->archive, onnxzip_file_plan_at(s->plan, jobs[k].file)->path, path ? path : "it");
+        if (!rc && fa && !(rc = remap(a, fa, dirlen, files[k], &moved[k], &moved_segs[k]))) files[k] = &moved[k];
+    }
+    if (!rc && todo) rc = oz_plan_sha256_files(fa ? fa : a, files, todo, got);
     for (size_t k = 0; k < todo && !rc; k++)
         if ((rc = compare(s, &jobs[k], got[k]))) bad[jobs[k].file] = 1;
-    for (size_t k = 0; k < todo && !rc; k++)
+    for (size_t k = 0; k < todo && !rc && !fa; k++)
         if (!bad[jobs[k].file]) s->checked[jobs[k].file] = 1;
+    for (size_t k = 0; moved_segs && k < todo; k++) free(moved_segs[k]);
+    free(moved_segs);
+    free(moved);
+    onnxzip_file_plan_free(&full);
     for (size_t k = 0; jobs && k < todo; k++) free(jobs[k].segs);
     free(jobs);
     free(files);
     free(got);
     free(bad);
+    return rc;
+}
+
+int onnxzip_signed_check(onnxzip_signed *s, onnxzip_archive *a, const char *path)
+{
+    if (!s || !a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_signed_check: NULL argument");
+    return check(s, a, path, NULL, 0);
+}
+
+int onnxzip_signed_check_fetched(onnxzip_signed *s, onnxzip_archive *a, const char *model, const char *fetched)
+{
+    if (!s || !a || !model || !fetched)
+        return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_signed_check_fetched: NULL argument");
+    const onnxzip_member *m = onnxzip_find_member(a, model);
+    if (!m || m->kind != ONNXZIP_MEMBER_MODEL)
+        return oz_err(ONNXZIP_ENOTFOUND, -1, "%s: no model '%s' in the package", s->archive, model);
+    onnxzip_archive *fa = NULL;
+    int rc = onnxzip_open(fetched, 0, &fa);
+    const char *slash = strrchr(model, '/');
+    if (!rc) rc = check(s, a, model, fa, slash ? (size_t)(slash - model) + 1 : 0);
+    onnxzip_close(&fa);
     return rc;
 }
 

@@ -15,6 +15,7 @@ folder changed, then packed: the package's CRC-32 and XXH3 are consistent,
 only the signature can tell), each raising onnxzip.SignatureError naming
 the file, with nothing run (no session made, no genai Model, no file
 written by fetch)."""
+import json
 import os
 import pathlib
 import pickle
@@ -506,6 +507,36 @@ def test_fetch(signed, served, trust, tmp_path):
         onnxzip.fetch(bad, tmp_path / "tensor" / "m.onnxzip", allow_http=True, model=signed.owner, trust=trust)
     refused(e, "EMISMATCH", signed.data_file)
     assert os.listdir(tmp_path / "tensor") == []
+
+
+def transferred(ng, name, fn):
+    """Body bytes nginx sent of file `name` while fn() ran."""
+    path = f"/files/{name}"
+    before = len(ng.requests(path))
+    fn()
+    return sum(q["bytes"] for q in ng.requests(path, wait_for=before + 1)[before:])
+
+
+def test_fetch_model_crosses_the_network_once(signed, served, trust, onnxzip_cli, tmp_path):
+    """fetch(model=M, trust=) transfers M's bytes once (spec 20.5: checked
+    where they were written), not checked through the URL and fetched again:
+    beyond what an untrusted fetch of M moves, only the signature and the
+    model entries the names check plans, far less than M's tensors. A shard
+    (tensors=) cannot be checked: refused before any request."""
+    url = served.url("files", signed.pkg.name)
+    plain = transferred(served, signed.pkg.name, lambda: onnxzip.fetch(
+        url, tmp_path / "plain.onnxzip", allow_http=True, model=signed.owner))
+    trusted = transferred(served, signed.pkg.name, lambda: onnxzip.fetch(
+        url, tmp_path / "trusted.onnxzip", allow_http=True, model=signed.owner, trust=trust))
+    listing = json.loads(cli(onnxzip_cli, "ls", signed.pkg, "--json").stdout)
+    tensor_bytes, = [m["tensor_bytes"] for m in listing["models"] if m["path"] == signed.owner]
+    assert trusted - plain < tensor_bytes / 2, (plain, trusted, tensor_bytes)
+    assert (tmp_path / "trusted.onnxzip").read_bytes() == (tmp_path / "plain.onnxzip").read_bytes()
+    before = len(served.requests(f"/files/{signed.pkg.name}"))
+    with pytest.raises(ValueError, match="shard"):
+        onnxzip.fetch(url, tmp_path / "shard.onnxzip", allow_http=True, tensors="*", trust=trust)
+    assert len(served.requests(f"/files/{signed.pkg.name}")) == before
+    assert not (tmp_path / "shard.onnxzip").exists()
 
 
 def test_classic_model_with_external_data_refused(signed, trust):

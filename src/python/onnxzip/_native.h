@@ -73,6 +73,7 @@ PyObject *native_trust_add_certificates(PyObject *self, PyObject *args);
 PyObject *native_trust_set_signature(PyObject *self, PyObject *args);
 PyObject *native_signed_open(PyObject *self, PyObject *args);
 PyObject *native_signed_check(PyObject *self, PyObject *args);
+PyObject *native_signed_check_fetched(PyObject *self, PyObject *args);
 PyObject *native_signed_resources(PyObject *self, PyObject *args);
 int native_trust_ready(void);
 
@@ -88,6 +89,8 @@ int native_trust_ready(void);
       "signed_open(handle, trust) -> Signed (onnxzip_signed_open)." },                                       \
     { "signed_check", native_signed_check, METH_VARARGS,                                                     \
       "signed_check(signed, handle, path or None) (onnxzip_signed_check)." },                               \
+    { "signed_check_fetched", native_signed_check_fetched, METH_VARARGS,                                     \
+      "signed_check_fetched(signed, handle, model, fetched) (onnxzip_signed_check_fetched)." },             \
     { "signed_resources", native_signed_resources, METH_VARARGS,                                             \
       "signed_resources(signed) -> [(name, sha256 hex)] (onnxzip_signed_resource_*)." },
 

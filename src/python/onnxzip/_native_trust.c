@@ -136,6 +136,23 @@ PyObject *native_signed_check(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* signed_check_fetched(signed, handle, model: str, fetched: str) */
+PyObject *native_signed_check_fetched(PyObject *self, PyObject *args)
+{
+    Signed *s;
+    Handle *h;
+    const char *model, *fetched;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!ss:signed_check_fetched", &SignedType, &s, &HandleType, &h, &model, &fetched))
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = onnxzip_signed_check_fetched(s->s, h->a, model, fetched);
+    Py_END_ALLOW_THREADS
+    if (rc) return raise_status(rc);
+    Py_RETURN_NONE;
+}
+
 /* signed_resources(signed) -> [(name, sha256 hex)] in the statement's order
  * (onnxzip_signed_resource_count, _name, _digest). */
 PyObject *native_signed_resources(PyObject *self, PyObject *args)

@@ -122,10 +122,29 @@ class RemoteArchive(Archive):
               progress: Optional[Progress] = None) -> None:
         """Downloads the archive to ``path``; see :func:`onnxzip.fetch`."""
         out, patterns = _fetch_args(path, tensors, progress)
-        if self._verifier is not None and patterns is None:
+        if self._verifier is not None and patterns is not None:
+            raise ValueError("fetch(): tensors= of an archive opened with trust= is refused: a shard holds part of "
+                             "the signed files, which cannot be checked against the signature")
+        if self._verifier is not None:
             _fetch_verified(self._handle(), out, progress, self._verifier.trust)
-        else:  # tensors of this model: verified when it was opened
+        else:
             _native.fetch(self._handle(), out, patterns, progress)
+
+
+def _fetch_model_verified(handle: _native.Handle, model: str, out: str, progress: Optional[Progress],
+                          trust: _trust.Trust) -> None:
+    """The package's model ``model`` downloaded once as a single-model
+    archive beside ``out``, its files checked against the signature there
+    (the package's plan of them over the fetched bytes), then renamed."""
+    verifier = _trust.Verifier(trust, handle)
+    temp = out + ".unverified"
+    try:
+        _native.fetch(handle, temp, ["*"], progress)
+        verifier.check_fetched(handle, model, temp)
+        os.replace(temp, out)
+    finally:
+        if os.path.lexists(temp):
+            os.remove(temp)
 
 
 def _fetch_verified(handle: _native.Handle, out: str, progress: Optional[Progress], trust: _trust.Trust) -> None:
@@ -374,24 +393,30 @@ def fetch(url: str, path: _args.PathArg, *, tensors: Union[None, str, Iterable[s
 
     ``trust`` (an :class:`onnxzip.Trust`): nothing is written at ``path``
     unless what it would hold is the signed bytes (else
-    :class:`onnxzip.SignatureError` naming the file). With ``model`` or
-    ``tensors``, that model's files are fetched and checked against the
-    signature first, then its entries are downloaded (pinned to the same
-    file version, each checked by CRC-32 and XXH3 as ever): about twice the
-    model's bytes. The whole file: the signature is checked first, the file
-    downloaded to ``path + ".unverified"`` (resumed as ``.part`` files
-    are), every file of it checked there, then renamed to ``path``.
+    :class:`onnxzip.SignatureError` naming the file). The signature and the
+    package's file names are checked first (a package signed by another key
+    costs no transfer), then each byte crosses the network once and is
+    checked where it was written (spec 20.5), in ``path + ".unverified"``,
+    renamed to ``path`` only when every file matches: with ``model``, that
+    model's files (its model file and data files as unpack writes them,
+    ``onnxzip_signed_check_fetched``); the whole file, every file of it.
+    ``tensors`` with ``trust`` is a ValueError: a shard holds part of the
+    signed files, which cannot be checked.
     """
     _fetch_args(path, tensors, progress)  # before any request
     trusted = _trust.argument(trust)
-    whole = trusted is not None and model is None and tensors is None
+    if trusted is not None and tensors is not None:
+        raise ValueError("fetch(): tensors= with trust= is refused: a shard holds part of the signed files, which "
+                         "cannot be checked against the signature; fetch(model=..., trust=...) and select from it")
     with open_url(url, token=token, allow_http=allow_http, timeout=timeout, connect_timeout=connect_timeout,
                   low_speed_limit=low_speed_limit, low_speed_time=low_speed_time, request_timeout=request_timeout,
                   retries=retries, max_redirects=max_redirects, connections=connections, chunk_size=chunk_size,
                   ca_file=ca_file, no_sign_request=no_sign_request, profile=profile, region=region,
                   endpoint_url=endpoint_url, addressing=addressing, parallel=parallel, model=model,
-                  trust=None if whole else trusted) as a:
-        if whole and trusted is not None:  # not the default model first: every file is checked after
+                  trust=None) as a:  # checked below, on the bytes fetched: each crosses the network once
+        if trusted is None:
+            a.fetch(path, tensors="*" if model is not None and tensors is None else tensors, progress=progress)
+        elif model is None:
             _fetch_verified(a._handle(), _args.path(path, "path"), progress, trusted)
         else:
-            a.fetch(path, tensors="*" if model is not None and tensors is None else tensors, progress=progress)
+            _fetch_model_verified(a._handle(), model, _args.path(path, "path"), progress, trusted)

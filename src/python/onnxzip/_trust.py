@@ -195,6 +195,13 @@ class Verifier:
         with self._lock:
             _native.signed_check(self._signed, handle, path)
 
+    def check_fetched(self, handle: "_native.Handle", model: str, fetched: str) -> None:
+        """SignatureError unless the files of ``model`` (planned over the
+        package ``handle``) read from ``fetched``, the single-model archive
+        fetched of it, are the signed ones."""
+        with self._lock:
+            _native.signed_check_fetched(self._signed, handle, model, fetched)
+
     def check_bytes(self, path: str, data: bytes) -> None:
         """SignatureError unless ``data`` are the signed bytes of the plain
         file ``path``: a remote file's, fetched once and hashed here, so
