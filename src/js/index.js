@@ -106,7 +106,8 @@ async function openOn(reader, tail, o, deferModel = false) {
   }
   try {
     if (o.trust !== undefined) {
-      const names = (await archive._plan(null, o.signal)).map((f) => f.path);
+      // names only: a URL opened on one model reads no other model's entry
+      const names = (await archive._plan(null, o.signal, { namesOnly: true })).map((f) => f.path);
       archive._signed = await openSigned(archive, trustOf(o.trust), names);
       if (!deferModel) await archive._checkSigned(null, { signal: o.signal });
     }

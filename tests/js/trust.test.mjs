@@ -91,6 +91,27 @@ describe('packages signed by model_signing', () => {
     });
   }
 
+  test('open(URL, {model, trust}) reads no byte of another model\'s entry: the names check takes the manifest\'s', async () => {
+    for (const kind of KINDS) {
+      const all = await oz.open(fx.pkg(kind));
+      const models = [...all.models.keys()], entries = all.entries;
+      await all.close();
+      const url = server.serve(`${kind}-names.onnxzip`, fx.pkg(kind));
+      for (const m of models) {
+        const ranges = [];
+        const fetchLog = (u, init) => { ranges.push(init?.headers?.Range); return fetch(u, init); };
+        await (await oz.open(url, { model: m, tailBytes: 4096, fetch: fetchLog, trust: { publicKey: fx.pub } })).close();
+        assert.equal(ranges[0], 'bytes=-4096');
+        for (const r of ranges.slice(1)) {  // after the tail
+          const [from, to] = /^bytes=(\d+)-(\d+)$/.exec(r).slice(1).map(Number);
+          for (const e of entries.filter((x) => models.includes(x.name) && x.name !== m)) {
+            assert.ok(to < e.headerOffset || from >= e.dataOffset + e.size, `${kind}: ${m}: ${r} reads ${e.name}`);
+          }
+        }
+      }
+    }
+  });
+
   test('a detached signature (trust.signature) verifies the unsigned package; its own model.sig is not needed', async () => {
     const kind = 'genai', { model } = CASES[kind];
     const signature = fs.readFileSync(`${fx.folder(kind)}/model.sig`);

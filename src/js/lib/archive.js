@@ -399,8 +399,9 @@ export class Archive {
   /** The file plan of `path` (null: every file of the package, or "." of a single-model archive): [{path,
    * model, size, segments: [{kind (0 bytes, 1 archive, 2 zeros), length, bytes, offset, entry (-1: the
    * whole file), entryOffset}]}], the plan's bytes copied. Entries the C planner reads (a model's, inline
-   * tensors') come through the import as open's do: a miss is read, and the plan made again. */
-  async _plan(path, signal) {
+   * tensors') come through the import as open's do: a miss is read, and the plan made again. `namesOnly`:
+   * every file's path from the manifest (onnxzip_file_plan_names), no model entry read where it names them. */
+  async _plan(path, signal, { namesOnly = false } = {}) {
     const n = this.#n;
     const reads = new SourceReads(this.#reader, 0);
     const pathP = path == null ? 0 : n.putStr(path);
@@ -411,7 +412,7 @@ export class Archive {
         setReader((fd, ptr, len, off) => reads.call(n, ptr, len, off));
         let plan;
         try {
-          plan = n.x.ozw_plan_create(this.#handle(), pathP);
+          plan = namesOnly ? n.x.ozw_plan_names(this.#handle()) : n.x.ozw_plan_create(this.#handle(), pathP);
         } finally {
           setReader(null);
         }

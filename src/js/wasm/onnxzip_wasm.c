@@ -340,6 +340,16 @@ void *ozw_plan_create(void *p, const char *path)
     return plan;
 }
 
+/* The paths of every file, planned by name only (onnxzip_file_plan_names:
+ * no model entry read where the manifest names the files), or NULL. */
+EXPORT(ozw_plan_names) void *ozw_plan_names(void *p);
+void *ozw_plan_names(void *p)
+{
+    onnxzip_file_plan *plan = NULL;
+    onnxzip_file_plan_names(((ozw *)p)->a, &plan);
+    return plan;
+}
+
 EXPORT(ozw_plan_free) void ozw_plan_free(void *plan);
 void ozw_plan_free(void *plan)
 {
