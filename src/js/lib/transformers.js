@@ -37,7 +37,14 @@ class Served extends Response {
     super(null, { status: 200, headers: size === null ? {} : { 'content-length': String(size) } });
     this.#load = load;
   }
-  _bytes() { return (this.#got ??= this.#load()); }
+  _bytes() {
+    if (!this.#got) {
+      this.#got = this.#load();
+      // kept for every reader (a clone reads through it): its failure is each reader's, never unhandled
+      this.#got.catch(() => {});
+    }
+    return this.#got;
+  }
   get body() {
     return new ReadableStream({ start: async (c) => {
       try { c.enqueue(await this._bytes()); c.close(); } catch (e) { c.error(e); }
@@ -155,7 +162,15 @@ export class TransformersPackage {
   // env.localModelPath. Answered here as a server would: the file (a Range honoured), or 404.
   async #fetch(input, init) {
     const path = this.#pathOf(urlOf(input));
-    const got = await this.#serve(path);
+    let got;
+    try {
+      got = await this.#serve(path);
+    } catch (e) {
+      // as a server answers a file it cannot give: transformers.js does not await every fetch it starts
+      // (sizes for its progress totals), so a rejection here went unhandled and ended the process; the
+      // error itself reaches the caller through match(), which the model's load awaits
+      return new Response(String(e?.message ?? e), { status: 500, statusText: 'Internal Server Error' });
+    }
     if (got === undefined) return new Response(null, { status: 404, statusText: 'Not Found' });
     const r = this.#archive._reader;
     // a Node.js file's data file: served as a path, its bytes are the archive's
@@ -208,7 +223,14 @@ export class TransformersPackage {
     // transformers.js asks for data files when the config says the model has them: the view's
     // location is then the first one's name; the others are never read (one byte: onnxruntime-node
     // refuses an empty buffer, "contains null pointers")
-    await this.#view(chunk[1]);
+    try {
+      await this.#view(chunk[1]);
+    } catch {
+      // The model's own request (asked first, awaited after its data files) fails with the error.
+      // transformers.js loads data files in `new Promise(async ...)`, where a failure is never
+      // settled: the pipeline would hang with an unhandled rejection. One byte, nothing of the package.
+      return served(new Uint8Array(1));
+    }
     if (this.#nodeFile) return a._reader.realPath;  // onnxruntime-node reads the folder's file itself
     return served(chunk[2] ? new Uint8Array(1) : this.#buffer());
   }
