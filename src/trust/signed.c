@@ -283,34 +283,34 @@ static const onnxzip_planned_file *planned(const onnxzip_file_plan *p, const cha
  * whose files are then not marked checked for a). */
 static int check(onnxzip_signed *s, onnxzip_archive *a, const char *path, onnxzip_archive *fa, size_t dirlen)
 {
-    size_t n = onnxzip_file_plan_count(s->plan), m = s->st.n ? s->st.n : 1, todo = 0;
+    size_t n = onnxzip_file_plan_count(s->plan), m = s->st.n ? s->st.n : 1, pending = 0;
     job *jobs = calloc(m, sizeof *jobs);
     const onnxzip_planned_file **files = calloc(m, sizeof *files);
     uint8_t (*got)[32] = calloc(m, sizeof *got), *bad = calloc(n ? n : 1, 1);
-    int rc = jobs && files && got && bad ? plan_jobs(s, path, jobs, &todo) : oz_err(ONNXZIP_ENOMEM, -1,
+    int rc = jobs && files && got && bad ? plan_jobs(s, path, jobs, &pending) : oz_err(ONNXZIP_ENOMEM, -1,
                                                                                     "out of memory");
     onnxzip_file_plan *full = NULL; /* names_only: the files asked for, planned now */
-    if (!rc && todo && s->names_only) rc = onnxzip_file_plan_create(a, path, &full);
+    if (!rc && pending && s->names_only) rc = onnxzip_file_plan_create(a, path, &full);
     onnxzip_planned_file *moved = fa && !rc ? calloc(m, sizeof *moved) : NULL;
     onnxzip_segment **moved_segs = moved ? calloc(m, sizeof *moved_segs) : NULL;
     if (fa && !rc && !moved_segs) rc = oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
-    for (size_t k = 0; k < todo && !rc; k++) {
+    for (size_t k = 0; k < pending && !rc; k++) {
         files[k] = s->st.shard_size ? &jobs[k].shard : onnxzip_file_plan_at(s->plan, jobs[k].file);
         if (full && !(files[k] = planned(full, files[k]->path)))
             rc = oz_err(ONNXZIP_ENOTFOUND, -1, "%s: '%s' is in the manifest's files but not in what unpack writes "
                         "of '%s'", s->archive, onnxzip_file_plan_at(s->plan, jobs[k].file)->path, path ? path : "it");
         if (!rc && fa && !(rc = remap(a, fa, dirlen, files[k], &moved[k], &moved_segs[k]))) files[k] = &moved[k];
     }
-    if (!rc && todo) rc = oz_plan_sha256_files(fa ? fa : a, files, todo, got);
-    for (size_t k = 0; k < todo && !rc; k++)
+    if (!rc && pending) rc = oz_plan_sha256_files(fa ? fa : a, files, pending, got);
+    for (size_t k = 0; k < pending && !rc; k++)
         if ((rc = compare(s, &jobs[k], got[k]))) bad[jobs[k].file] = 1;
-    for (size_t k = 0; k < todo && !rc && !fa; k++)
+    for (size_t k = 0; k < pending && !rc && !fa; k++)
         if (!bad[jobs[k].file]) s->checked[jobs[k].file] = 1;
-    for (size_t k = 0; moved_segs && k < todo; k++) free(moved_segs[k]);
+    for (size_t k = 0; moved_segs && k < pending; k++) free(moved_segs[k]);
     free(moved_segs);
     free(moved);
     onnxzip_file_plan_free(&full);
-    for (size_t k = 0; jobs && k < todo; k++) free(jobs[k].segs);
+    for (size_t k = 0; jobs && k < pending; k++) free(jobs[k].segs);
     free(jobs);
     free(files);
     free(got);
