@@ -5,6 +5,7 @@
 
 #include "common/internal.h"
 #include "convert/plan_sha256.h"
+#include "read/pins.h"
 #include "trust/crypto.h"
 #include "trust/json.h"
 #include "trust/statement.h"
@@ -278,6 +279,24 @@ static const onnxzip_planned_file *planned(const onnxzip_file_plan *p, const cha
     return NULL;
 }
 
+/* Pins (read/pins.h) what a check of `a` hashed and found equal: each
+ * entry a checked file's segment held whole (its SHA-256 as read, `seen`),
+ * each entry a checked model file holds whole inline (plan p's bytes), so
+ * that a's later reads of them hand out these bytes or fail. */
+static void pin_checked(onnxzip_archive *a, const onnxzip_file_plan *p, const onnxzip_planned_file *const *files,
+                        size_t n, const oz_entry_digests *seen)
+{
+    for (size_t k = 0; k < seen->n; k++) oz_pin(a, seen->v[k].entry, seen->v[k].sha);
+    for (size_t k = 0; p && k < p->ninl; k++)
+        for (size_t f = 0; f < n; f++)
+            if (!strcmp(files[f]->path, p->inl[k].model)) {
+                uint8_t d[32];
+                oz_sha256(p->inl[k].bytes, (size_t)onnxzip_entry_at(a, p->inl[k].entry)->size, d);
+                oz_pin(a, p->inl[k].entry, d);
+                break;
+            }
+}
+
 /* The check of onnxzip_signed_check() (fa NULL: a's bytes) and of
  * onnxzip_signed_check_fetched() (fa: the archive fetched from a's model,
  * whose files are then not marked checked for a). */
@@ -301,11 +320,14 @@ static int check(onnxzip_signed *s, onnxzip_archive *a, const char *path, onnxzi
                         "of '%s'", s->archive, onnxzip_file_plan_at(s->plan, jobs[k].file)->path, path ? path : "it");
         if (!rc && fa && !(rc = remap(a, fa, dirlen, files[k], &moved[k], &moved_segs[k]))) files[k] = &moved[k];
     }
-    if (!rc && todo) rc = oz_plan_sha256_files(fa ? fa : a, files, todo, got);
+    oz_entry_digests seen = { 0 };
+    if (!rc && todo) rc = oz_plan_sha256_seen(fa ? fa : a, files, todo, got, fa ? NULL : &seen);
     for (size_t k = 0; k < todo && !rc; k++)
         if ((rc = compare(s, &jobs[k], got[k]))) bad[jobs[k].file] = 1;
     for (size_t k = 0; k < todo && !rc && !fa; k++)
         if (!bad[jobs[k].file]) s->checked[jobs[k].file] = 1;
+    if (!rc && !fa) pin_checked(a, full ? full : s->plan, files, todo, &seen);
+    oz_entry_digests_free(&seen);
     for (size_t k = 0; moved_segs && k < todo; k++) free(moved_segs[k]);
     free(moved_segs);
     free(moved);
