@@ -29,12 +29,45 @@ static int crypto_fail(const char *path)
     return oz_err(ONNXZIP_EIO, -1, "%s: libcrypto's SHA-256 failed", path);
 }
 
+/* The entries of a whole archive file as it streams by (a single-model
+ * archive's "."), each one's SHA-256 noted as its last byte passes. */
+typedef struct walk {
+    onnxzip_archive *a;
+    uint32_t *order; /* entries by offset */
+    size_t k;        /* the entry under way, in that order */
+    EVP_MD_CTX *c;
+    oz_entry_digests *seen;
+    int rc;
+} walk;
+
 typedef struct slice {
     EVP_MD_CTX *c;
     uint64_t from, to; /* the entry's bytes hashed */
     EVP_MD_CTX *whole; /* the entry's own SHA-256, for its pin, or NULL */
+    walk *w;           /* or each entry's of the whole file, or NULL */
     int failed;
 } slice;
+
+static int note(oz_entry_digests *seen, size_t entry, const uint8_t sha[32]);
+static int note_ctx(onnxzip_archive *a, oz_entry_digests *seen, size_t i, EVP_MD_CTX *whole);
+
+/* File bytes [at, at + n) to the entries they hold. */
+static void walk_feed(walk *w, const uint8_t *p, size_t n, uint64_t at)
+{
+    const oz_zip *z = &w->a->zip;
+    while (!w->rc && w->k < z->n) {
+        const onnxzip_entry *e = &z->entries[w->order[w->k]].pub;
+        uint64_t lo = at > e->data_offset ? at : e->data_offset, end = e->data_offset + e->size;
+        uint64_t hi = at + n < end ? at + n : end;
+        if (at + n < end || (at + n == e->data_offset && e->size)) { /* the entry goes on in the next piece */
+            if (lo < hi && !EVP_DigestUpdate(w->c, p + (lo - at), (size_t)(hi - lo))) w->rc = crypto_fail(w->a->path);
+            return;
+        }
+        if (lo < hi && !EVP_DigestUpdate(w->c, p + (lo - at), (size_t)(hi - lo))) w->rc = crypto_fail(w->a->path);
+        if (!w->rc) w->rc = note_ctx(w->a, w->seen, w->order[w->k++], w->c);
+        if (!w->rc && !EVP_DigestInit_ex(w->c, EVP_sha256(), NULL)) w->rc = crypto_fail(w->a->path);
+    }
+}
 
 /* The part of a streamed entry that the segment covers. */
 static int hash_slice(void *ctx, const uint8_t *p, size_t n, uint64_t at)
@@ -43,6 +76,7 @@ static int hash_slice(void *ctx, const uint8_t *p, size_t n, uint64_t at)
     uint64_t lo = at > s->from ? at : s->from, hi = at + n < s->to ? at + n : s->to;
     if (lo < hi && !EVP_DigestUpdate(s->c, p + (lo - at), (size_t)(hi - lo))) s->failed = 1;
     if (s->whole && !EVP_DigestUpdate(s->whole, p, n)) s->failed = 1;
+    if (s->w) walk_feed(s->w, p, n, at);
     return 0;
 }
 
@@ -117,14 +151,23 @@ static int hash_range(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_segment *
                       (unsigned long long)g->offset, (unsigned long long)(g->offset + g->length));
     if (a->fd >= 0) return hash_pread(a, c, g->offset, g->length);
     if (a->src.map) return EVP_DigestUpdate(c, a->src.map + g->offset, (size_t)g->length) ? 0 : crypto_fail(a->path);
-    slice s = { c, g->entry_offset, g->entry_offset + g->length, NULL, 0 };
+    slice s = { c, g->entry_offset, g->entry_offset + g->length, NULL, NULL, 0 };
+    walk w = { .a = a, .seen = seen };
     if (seen && whole_entry(a, g) && (!(s.whole = EVP_MD_CTX_new()) || !EVP_DigestInit_ex(s.whole, EVP_sha256(), NULL)))
         s.failed = 1;
+    if (seen && g->entry == SIZE_MAX && g->offset == 0 && g->length == a->src.size) { /* the whole file */
+        s.w = &w;
+        if (!(w.order = oz_zip_by_offset(a->zip.entries, a->zip.n)) || !(w.c = EVP_MD_CTX_new()) ||
+            !EVP_DigestInit_ex(w.c, EVP_sha256(), NULL))
+            s.failed = 1;
+    }
     int rc = s.failed ? 0
            : g->entry == SIZE_MAX ? oz_source_stream(&a->src, 0, hash_slice, &s)
                                   : oz_entry_stream(a, g->entry, hash_slice, &s);
-    if (!rc) rc = s.failed ? crypto_fail(a->path) : s.whole ? note_ctx(a, seen, g->entry, s.whole) : 0;
+    if (!rc) rc = s.failed ? crypto_fail(a->path) : w.rc ? w.rc : s.whole ? note_ctx(a, seen, g->entry, s.whole) : 0;
     EVP_MD_CTX_free(s.whole);
+    EVP_MD_CTX_free(w.c);
+    free(w.order);
     return rc;
 }
 

@@ -84,8 +84,8 @@ int oz_pin_end(const onnxzip_archive *a, size_t i, oz_pin_hash *h)
     if (h->failed || !EVP_DigestFinal_ex(h->ctx, got, &len) || len != 32)
         rc = oz_err(ONNXZIP_EIO, -1, "%s: libcrypto's SHA-256 failed", a->path);
     else if (memcmp(got, a->pin_sha[i], 32))
-        rc = mismatch(a, i, "the bytes read now differ from the ones the signature check hashed (its SHA-256 "
-                      "differs): the server changed them since");
+        rc = mismatch(a, i, "the bytes read now differ from the ones the signature check hashed (another "
+                      "SHA-256): the file changed since, or its origin answers otherwise");
     EVP_MD_CTX_free(h->ctx);
 #else
     (void)a, (void)i;
