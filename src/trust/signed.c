@@ -297,6 +297,30 @@ static void pin_checked(onnxzip_archive *a, const onnxzip_file_plan *p, const on
             }
 }
 
+/* After the files of a model fetched into fa (a's model, its directory
+ * dirlen bytes) matched: the entries the checked model files hold inline
+ * were hashed as planning read them through a, so fa's copies of them,
+ * another transfer, must be those bytes (spec 20.5). */
+static int fetched_inline_same(const onnxzip_signed *s, const onnxzip_archive *a, const onnxzip_archive *fa,
+                               size_t dirlen, const onnxzip_file_plan *p, const onnxzip_planned_file *const *files,
+                               size_t n)
+{
+    for (size_t k = 0; p && k < p->ninl; k++)
+        for (size_t f = 0; f < n; f++) {
+            if (strcmp(files[f]->path, p->inl[k].model)) continue;
+            const onnxzip_entry *e = onnxzip_entry_at(a, p->inl[k].entry);
+            size_t j = fetched_entry(fa, e->name, dirlen);
+            const onnxzip_entry *fe = j == SIZE_MAX ? NULL : onnxzip_entry_at(fa, j);
+            if (!fe || fe->size != e->size || (e->size && memcmp(fa->base + fe->data_offset, p->inl[k].bytes,
+                                                                  (size_t)e->size)))
+                return oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' differs from the signed statement: the fetched model "
+                              "%s holds other bytes of entry '%s' (inline in it) than the ones checked",
+                              s->archive, files[f]->path, onnxzip_archive_path(fa), e->name);
+            break;
+        }
+    return 0;
+}
+
 /* The check of onnxzip_signed_check() (fa NULL: a's bytes) and of
  * onnxzip_signed_check_fetched() (fa: the archive fetched from a's model,
  * whose files are then not marked checked for a). */
@@ -327,6 +351,7 @@ static int check(onnxzip_signed *s, onnxzip_archive *a, const char *path, onnxzi
     for (size_t k = 0; k < todo && !rc && !fa; k++)
         if (!bad[jobs[k].file]) s->checked[jobs[k].file] = 1;
     if (!rc && !fa) pin_checked(a, full ? full : s->plan, files, todo, &seen);
+    if (!rc && fa) rc = fetched_inline_same(s, a, fa, dirlen, full ? full : s->plan, files, todo);
     oz_entry_digests_free(&seen);
     for (size_t k = 0; moved_segs && k < todo; k++) free(moved_segs[k]);
     free(moved_segs);

@@ -655,6 +655,26 @@ static void test_pinned_reads(void)
     CHECK(!strcmp(text, "\"a\": 1}\n"));
     onnxzip_signed_free(&s);
     onnxzip_close(&a);
+    /* a model fetched (onnxzip_fetch_tensors), checked from the fetched file
+     * (onnxzip_signed_check_fetched): w0 is inline in m.onnx as unpack
+     * writes it, so planning reads it through the source; the fetched
+     * copy, another transfer, must be those bytes */
+    h.bytes = p;
+    a = open_host(&h, "https://origin.example/pin.onnxzip");
+    const char *all[] = { "*" };
+    CHECK_RC(onnxzip_signed_open(a, t, &s), 0);
+    CHECK_RC(onnxzip_fetch_tensors(a, tu_path(dir, "m.fetched"), all, 1, NULL, NULL), 0);
+    CHECK_RC(onnxzip_signed_check_fetched(s, a, "m.onnx", tu_path(dir, "m.fetched")), 0);
+    size_t fn;
+    uint8_t *fetched = slurp("m.fetched", &fn), *at = fetched ? memmem(fetched, fn, w0_bytes, sizeof w0_bytes) : NULL;
+    CHECK(at != NULL);
+    if (at) at[100] ^= 1; /* as if the fetch's transfer had been answered otherwise */
+    spit("m.fetched", fetched, fn);
+    CHECK_RC(onnxzip_signed_check_fetched(s, a, "m.onnx", tu_path(dir, "m.fetched")), ONNXZIP_EMISMATCH);
+    CHECK_MSG("holds other bytes of entry 'w0'");
+    free(fetched);
+    onnxzip_signed_free(&s);
+    onnxzip_close(&a);
     free(changed);
     free(p);
     /* a single-model archive: its one file "." streamed whole pins each entry */
