@@ -584,7 +584,8 @@ def test_read_after_trusted_open_hands_out_the_checked_bytes(signed, served, tru
     t = next(t for t in model.graph.initializer if t.data_location == TensorProto.EXTERNAL)
     keys = {kv.key: kv.value for kv in t.external_data}
     start = int(keys.get("offset") or 0)
-    weight = (signed.folder / posix_join(signed.owner, keys["location"])).read_bytes()[start:start + int(keys["length"])]
+    data_file = signed.folder / posix_join(signed.owner, keys["location"])
+    weight = data_file.read_bytes()[start:start + int(keys["length"])]
     data = bytearray(signed.pkg.read_bytes())
     with zipfile.ZipFile(signed.pkg) as z:  # the oracle: where the entries holding the weight lie
         entries = [i for i in z.infolist() if i.file_size == len(weight) and z.read(i) == weight]
