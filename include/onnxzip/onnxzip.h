@@ -1801,7 +1801,22 @@ ONNXZIP_API int onnxzip_signed_open(onnxzip_archive *a, const onnxzip_trust *t, 
  * checked matches; ONNXZIP_EMISMATCH naming the first that does not;
  * ONNXZIP_ENOTFOUND when the package has no file or model `path`; read
  * errors (ONNXZIP_EIO, ONNXZIP_ECRC, network statuses) as reads report
- * them. `a` must be a handle of the package `s` was opened from. */
+ * them. `a` must be a handle of the package `s` was opened from.
+ *
+ * A handle without a mapping (onnxzip_open_url(), onnxzip_open_host())
+ * reads again through its source whatever is used later, and an origin may
+ * answer a later request with other bytes whose CRC-32 and XXH3 it made
+ * match (spec 20.5). So, once every file checked matched, each entry those
+ * files hold whole (a tensor entry, a plain file; for a single-model
+ * archive, every entry) is pinned to `a` with the SHA-256 of the bytes the
+ * check read: every later read of a pinned entry through `a`
+ * (onnxzip_tensor_read(), onnxzip_member_read(), onnxzip_extract_member(),
+ * onnxzip_fetch_tensors(), another check) hashes the whole entry and
+ * fails with ONNXZIP_EMISMATCH naming the entry and the URL (no query) when
+ * it differs, handing nothing out; a read of part of a pinned entry reads
+ * the entry whole to check it (a tensor is an entry of its own in packages
+ * onnxzip writes, so tensor reads cost no more). A mapped handle needs no
+ * pins: its reads are the mapping the check read. */
 ONNXZIP_API int onnxzip_signed_check(onnxzip_signed *s, onnxzip_archive *a, const char *path);
 
 /* The check of a download (spec 20.5: the bytes checked are the bytes

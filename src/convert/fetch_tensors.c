@@ -1,12 +1,14 @@
 /* onnxzip_fetch_tensors(): a shard of an archive, local or remote: the
  * main graph's initializers whose names match, each entry fetched once (the
  * kept entries' spans in chunk-size requests over the handle's connections,
- * a window at a time) and checked against the source's CRC-32 and XXH3,
+ * a window at a time) and checked against the source's CRC-32 and XXH3
+ * (and a pinned one against its pin, read/pins.h),
  * written with a model in which the others are graph inputs (onnx_walk's
  * OZ_TO_INPUT). */
 #include <stdio.h>
 
 #include "onnx/onnx_walk.h"
+#include "read/pins.h"
 #include "read/source_read.h"
 #include "read/stream_check.h"
 
@@ -100,6 +102,7 @@ static int copy_entry(shard *s, size_t i, const uint8_t *d, onnxzip_writer *w)
 {
     const oz_zentry *e = &s->a->zip.entries[i];
     int rc = oz_entry_check_data(e, s->a->path, d);
+    if (!rc) rc = oz_pin_check(s->a, i, d); /* an entry a signature check hashed: these bytes */
     /* A package's model: its entries lie in its directory and its references
      * are relative to it, so without the directory they make a single-model
      * archive (spec 19.2). */

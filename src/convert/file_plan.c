@@ -84,6 +84,22 @@ static int add_one(onnxzip_file_plan *p, char *path, const char *model, onnxzip_
     return add_file(p, path, model, seg, s.length ? 1 : 0);
 }
 
+/* The entries read whole for model file `model` (the plan's path) into
+ * p->inl, their bytes the plan's. */
+static int take_inline(onnxzip_file_plan *p, unpack *u, const char *model)
+{
+    oz_plan_inline *v = u->ninl ? realloc(p->inl, (p->ninl + u->ninl) * sizeof *v) : p->inl;
+    if (u->ninl && !v) return oz_unpack_nomem();
+    p->inl = v;
+    int rc = 0;
+    for (size_t i = 0; i < u->ninl && !rc; i++)
+        if (u->inl_entry[i] != SIZE_MAX && !(rc = keep(p, u->inl[i]))) {
+            p->inl[p->ninl++] = (oz_plan_inline){ model, u->inl_entry[i], u->inl[i] };
+            u->inl[i] = NULL; /* the plan's now */
+        }
+    return rc;
+}
+
 /* The planned model file and data files into p (only `only`, when set). */
 static int take_files(onnxzip_file_plan *p, unpack *u, const onnxzip_member *m, oz_buf *model, const char *only)
 {
@@ -94,6 +110,8 @@ static int take_files(onnxzip_file_plan *p, unpack *u, const onnxzip_member *m, 
     if ((!only || !strcmp(only, m->path)))
         rc = add_one(p, strdup(m->path), m->path,
                      (onnxzip_segment){ .kind = ONNXZIP_SEGMENT_BYTES, .length = model->len, .bytes = bytes }, NULL);
+    for (size_t i = 0; !rc && (!only || !strcmp(only, m->path)) && i < p->n; i++)
+        if (!strcmp(p->files[i].path, m->path)) rc = take_inline(p, u, p->files[i].path);
     for (size_t i = 0; i < u->nout && !rc; i++) {
         oz_ufile *f = &u->out[i];
         char *path = beside(m->path, f->name);
@@ -255,6 +273,7 @@ void onnxzip_file_plan_free(onnxzip_file_plan **pp)
     for (size_t i = 0; i < p->nowned; i++) free(p->owned[i]);
     free(p->owned);
     free(p->files);
+    free(p->inl);
     free(p);
     *pp = NULL;
 }

@@ -29,11 +29,45 @@ static int crypto_fail(const char *path)
     return oz_err(ONNXZIP_EIO, -1, "%s: libcrypto's SHA-256 failed", path);
 }
 
+/* The entries of a whole archive file as it streams by (a single-model
+ * archive's "."), each one's SHA-256 noted as its last byte passes. */
+typedef struct walk {
+    onnxzip_archive *a;
+    uint32_t *order; /* entries by offset */
+    size_t k;        /* the entry under way, in that order */
+    EVP_MD_CTX *c;
+    oz_entry_digests *seen;
+    int rc;
+} walk;
+
 typedef struct slice {
     EVP_MD_CTX *c;
     uint64_t from, to; /* the entry's bytes hashed */
+    EVP_MD_CTX *whole; /* the entry's own SHA-256, for its pin, or NULL */
+    walk *w;           /* or each entry's of the whole file, or NULL */
     int failed;
 } slice;
+
+static int note(oz_entry_digests *seen, size_t entry, const uint8_t sha[32]);
+static int note_ctx(onnxzip_archive *a, oz_entry_digests *seen, size_t i, EVP_MD_CTX *whole);
+
+/* File bytes [at, at + n) to the entries they hold. */
+static void walk_feed(walk *w, const uint8_t *p, size_t n, uint64_t at)
+{
+    const oz_zip *z = &w->a->zip;
+    while (!w->rc && w->k < z->n) {
+        const onnxzip_entry *e = &z->entries[w->order[w->k]].pub;
+        uint64_t lo = at > e->data_offset ? at : e->data_offset, end = e->data_offset + e->size;
+        uint64_t hi = at + n < end ? at + n : end;
+        if (at + n < end || (at + n == e->data_offset && e->size)) { /* the entry goes on in the next piece */
+            if (lo < hi && !EVP_DigestUpdate(w->c, p + (lo - at), (size_t)(hi - lo))) w->rc = crypto_fail(w->a->path);
+            return;
+        }
+        if (lo < hi && !EVP_DigestUpdate(w->c, p + (lo - at), (size_t)(hi - lo))) w->rc = crypto_fail(w->a->path);
+        if (!w->rc) w->rc = note_ctx(w->a, w->seen, w->order[w->k++], w->c);
+        if (!w->rc && !EVP_DigestInit_ex(w->c, EVP_sha256(), NULL)) w->rc = crypto_fail(w->a->path);
+    }
+}
 
 /* The part of a streamed entry that the segment covers. */
 static int hash_slice(void *ctx, const uint8_t *p, size_t n, uint64_t at)
@@ -41,7 +75,40 @@ static int hash_slice(void *ctx, const uint8_t *p, size_t n, uint64_t at)
     slice *s = ctx;
     uint64_t lo = at > s->from ? at : s->from, hi = at + n < s->to ? at + n : s->to;
     if (lo < hi && !EVP_DigestUpdate(s->c, p + (lo - at), (size_t)(hi - lo))) s->failed = 1;
+    if (s->whole && !EVP_DigestUpdate(s->whole, p, n)) s->failed = 1;
+    if (s->w) walk_feed(s->w, p, n, at);
     return 0;
+}
+
+/* Whether segment g is entry g->entry whole: its SHA-256 is then the
+ * entry's, worth a pin (a part of an entry checks no other byte of it). */
+static int whole_entry(const onnxzip_archive *a, const onnxzip_segment *g)
+{
+    return g->kind == ONNXZIP_SEGMENT_ARCHIVE && g->entry != SIZE_MAX && g->entry_offset == 0 &&
+           g->length == a->zip.entries[g->entry].pub.size;
+}
+
+static int note(oz_entry_digests *seen, size_t entry, const uint8_t sha[32])
+{
+    if (seen->n == seen->cap) {
+        size_t cap = seen->cap ? seen->cap * 2 : 64;
+        oz_entry_digest *v = realloc(seen->v, cap * sizeof *v);
+        if (!v) return nomem();
+        seen->v = v;
+        seen->cap = cap;
+    }
+    seen->v[seen->n].entry = entry;
+    memcpy(seen->v[seen->n++].sha, sha, 32);
+    return 0;
+}
+
+/* The SHA-256 that `whole` took of entry i, noted in `seen`. */
+static int note_ctx(onnxzip_archive *a, oz_entry_digests *seen, size_t i, EVP_MD_CTX *whole)
+{
+    uint8_t d[32];
+    unsigned len = 0;
+    if (!EVP_DigestFinal_ex(whole, d, &len) || len != 32) return crypto_fail(a->path);
+    return note(seen, i, d);
 }
 
 static int hash_zeros(EVP_MD_CTX *c, uint64_t n)
@@ -77,24 +144,38 @@ static int hash_pread(onnxzip_archive *a, EVP_MD_CTX *c, uint64_t off, uint64_t 
 
 /* An archive range: a local file's read in pieces, a caller's buffer in
  * place, else through the source. */
-static int hash_range(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_segment *g)
+static int hash_range(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_segment *g, oz_entry_digests *seen)
 {
     if (g->offset > a->src.size || g->length > a->src.size - g->offset)
         return oz_err(ONNXZIP_ETRUNC, -1, "%s: bytes %llu..%llu lie past the file's end", a->path,
                       (unsigned long long)g->offset, (unsigned long long)(g->offset + g->length));
     if (a->fd >= 0) return hash_pread(a, c, g->offset, g->length);
     if (a->src.map) return EVP_DigestUpdate(c, a->src.map + g->offset, (size_t)g->length) ? 0 : crypto_fail(a->path);
-    slice s = { c, g->entry_offset, g->entry_offset + g->length, 0 };
-    int rc = g->entry == SIZE_MAX ? oz_source_stream(&a->src, 0, hash_slice, &s)
+    slice s = { c, g->entry_offset, g->entry_offset + g->length, NULL, NULL, 0 };
+    walk w = { .a = a, .seen = seen };
+    if (seen && whole_entry(a, g) && (!(s.whole = EVP_MD_CTX_new()) || !EVP_DigestInit_ex(s.whole, EVP_sha256(), NULL)))
+        s.failed = 1;
+    if (seen && g->entry == SIZE_MAX && g->offset == 0 && g->length == a->src.size) { /* the whole file */
+        s.w = &w;
+        if (!(w.order = oz_zip_by_offset(a->zip.entries, a->zip.n)) || !(w.c = EVP_MD_CTX_new()) ||
+            !EVP_DigestInit_ex(w.c, EVP_sha256(), NULL))
+            s.failed = 1;
+    }
+    int rc = s.failed ? 0
+           : g->entry == SIZE_MAX ? oz_source_stream(&a->src, 0, hash_slice, &s)
                                   : oz_entry_stream(a, g->entry, hash_slice, &s);
-    return rc ? rc : s.failed ? crypto_fail(a->path) : 0;
+    if (!rc) rc = s.failed ? crypto_fail(a->path) : w.rc ? w.rc : s.whole ? note_ctx(a, seen, g->entry, s.whole) : 0;
+    EVP_MD_CTX_free(s.whole);
+    EVP_MD_CTX_free(w.c);
+    free(w.order);
+    return rc;
 }
 
-static int hash_segment(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_segment *g)
+static int hash_segment(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_segment *g, oz_entry_digests *seen)
 {
     if (g->kind == ONNXZIP_SEGMENT_BYTES) return EVP_DigestUpdate(c, g->bytes, (size_t)g->length) ? 0 : crypto_fail(a->path);
     if (g->kind == ONNXZIP_SEGMENT_ZEROS) return hash_zeros(c, g->length) ? 0 : crypto_fail(a->path);
-    return hash_range(a, c, g);
+    return hash_range(a, c, g, seen);
 }
 
 /* Entries read together by a handle without a mapping: up to a window's
@@ -115,7 +196,7 @@ static int small_entry(const onnxzip_archive *a, const onnxzip_segment *g, uint6
 /* Segments [i, *j) of f: their small entries read in one batch, then every
  * segment hashed in order. */
 static int hash_batch(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_planned_file *f, size_t i, size_t *j,
-                      uint64_t window)
+                      uint64_t window, oz_entry_digests *seen)
 {
     batch b = { malloc(f->n_segments * sizeof *b.idx), calloc(f->n_segments, sizeof *b.dst), 0, 0 };
     int rc = b.idx && b.dst ? 0 : nomem();
@@ -134,8 +215,12 @@ static int hash_batch(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_planned_f
     if (!rc && b.n) rc = oz_entries_read(a, b.idx, b.n, b.dst);
     for (size_t m = i, e = 0; m < k && !rc; m++) {
         const onnxzip_segment *g = &f->segments[m];
-        if (g->kind != ONNXZIP_SEGMENT_ARCHIVE) rc = hash_segment(a, c, g);
+        uint8_t d[32];
+        if (g->kind != ONNXZIP_SEGMENT_ARCHIVE) rc = hash_segment(a, c, g, seen);
         else if (!EVP_DigestUpdate(c, b.dst[e++] + g->entry_offset, (size_t)g->length)) rc = crypto_fail(a->path);
+        else if (seen && whole_entry(a, g))
+            rc = EVP_Digest(b.dst[e - 1], (size_t)g->length, d, NULL, EVP_sha256(), NULL) ? note(seen, g->entry, d)
+                                                                                         : crypto_fail(a->path);
     }
     for (size_t m = 0; b.dst && m < b.n; m++) free(b.dst[m]);
     free(b.idx);
@@ -143,7 +228,7 @@ static int hash_batch(onnxzip_archive *a, EVP_MD_CTX *c, const onnxzip_planned_f
     return rc;
 }
 
-static int hash_file(onnxzip_archive *a, const onnxzip_planned_file *f, uint8_t out[32])
+static int hash_file(onnxzip_archive *a, const onnxzip_planned_file *f, uint8_t out[32], oz_entry_digests *seen)
 {
     EVP_MD_CTX *c = EVP_MD_CTX_new();
     if (!c) return nomem();
@@ -152,9 +237,9 @@ static int hash_file(onnxzip_archive *a, const onnxzip_planned_file *f, uint8_t 
     for (size_t i = 0, j; i < f->n_segments && !rc; i = j) {
         j = i + 1;
         if (a->src.map || (f->segments[i].kind == ONNXZIP_SEGMENT_ARCHIVE && !small_entry(a, &f->segments[i], window)))
-            rc = hash_segment(a, c, &f->segments[i]); /* in place, or a big entry streamed */
+            rc = hash_segment(a, c, &f->segments[i], seen); /* in place, or a big entry streamed */
         else
-            rc = hash_batch(a, c, f, i, &j, window);
+            rc = hash_batch(a, c, f, i, &j, window, seen);
     }
     unsigned len = 0;
     if (!rc && (!EVP_DigestFinal_ex(c, out, &len) || len != 32)) rc = crypto_fail(a->path);
@@ -195,7 +280,7 @@ static void *worker(void *arg)
     pool *p = arg;
     for (size_t k; !atomic_load(&p->rc) && (k = atomic_fetch_add(&p->next, 1)) < p->n;) {
         size_t i = p->order[k];
-        int rc = hash_file(p->a, p->files[i], p->out[i]);
+        int rc = hash_file(p->a, p->files[i], p->out[i], NULL);
         if (rc) fail(p, rc);
     }
     return NULL;
@@ -231,12 +316,13 @@ static int hash_parallel(pool *p)
     return rc ? oz_err_errno(p->sys_errno, rc, p->offset, p->path[0] ? p->path : NULL, "%s", p->message) : 0;
 }
 
-int oz_plan_sha256_files(onnxzip_archive *a, const onnxzip_planned_file *const *files, size_t n, uint8_t (*out)[32])
+int oz_plan_sha256_seen(onnxzip_archive *a, const onnxzip_planned_file *const *files, size_t n, uint8_t (*out)[32],
+                        oz_entry_digests *seen)
 {
     if (!a || (n && (!files || !out))) return oz_err(ONNXZIP_EINVAL, -1, "oz_plan_sha256_files: NULL argument");
     if (!a->src.map) { /* through the source, one file after the other */
         int rc = 0;
-        for (size_t i = 0; i < n && !rc; i++) rc = hash_file(a, files[i], out[i]);
+        for (size_t i = 0; i < n && !rc; i++) rc = hash_file(a, files[i], out[i], seen);
         return rc;
     }
     pool p = { .a = a, .files = files, .out = out, .n = n, .order = malloc((n ? n : 1) * sizeof(size_t)) };
@@ -257,6 +343,17 @@ int oz_plan_sha256_files(onnxzip_archive *a, const onnxzip_planned_file *const *
     pthread_mutex_destroy(&p.mu);
     free(p.order);
     return rc;
+}
+
+int oz_plan_sha256_files(onnxzip_archive *a, const onnxzip_planned_file *const *files, size_t n, uint8_t (*out)[32])
+{
+    return oz_plan_sha256_seen(a, files, n, out, NULL);
+}
+
+void oz_entry_digests_free(oz_entry_digests *seen)
+{
+    free(seen->v);
+    *seen = (oz_entry_digests){ 0 };
 }
 
 /* The planned file of `path` in plans[0..np), or NULL. */

@@ -26,4 +26,23 @@ int oz_plan_sha256(onnxzip_archive *a, const char *const *paths, size_t n, uint8
 /* The same for files of plans already built (their archive: `a`). */
 int oz_plan_sha256_files(onnxzip_archive *a, const onnxzip_planned_file *const *files, size_t n, uint8_t (*out)[32]);
 
+/* An entry a handle without a mapping read whole while its files were
+ * hashed, and the entry's own SHA-256 (what a pin records: read/pins.h). */
+typedef struct oz_entry_digest {
+    size_t entry;
+    uint8_t sha[32];
+} oz_entry_digest;
+
+typedef struct oz_entry_digests {
+    oz_entry_digest *v;
+    size_t n, cap;
+} oz_entry_digests;
+
+/* oz_plan_sha256_files() that also notes, in *seen (appended to; NULL:
+ * not), each entry a segment holds whole, as it hashed it through the
+ * source: a mapped handle notes none. */
+int oz_plan_sha256_seen(onnxzip_archive *a, const onnxzip_planned_file *const *files, size_t n, uint8_t (*out)[32],
+                        oz_entry_digests *seen);
+void oz_entry_digests_free(oz_entry_digests *seen);
+
 #endif

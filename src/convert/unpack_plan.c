@@ -283,9 +283,13 @@ int oz_unpack_inline_bytes(unpack *u, const onnxzip_tensor *v, const uint8_t **p
     const oz_zentry *e = v->entry ? oz_zip_find(&u->a->zip, v->entry, strlen(v->entry)) : NULL;
     if (!e) return oz_err(ONNXZIP_EPROTO, -1, "%s: tensor '%s' names no entry (internal error)", u->a->path, v->name);
     uint8_t **n = realloc(u->inl, (u->ninl + 1) * sizeof *n);
-    if (!n) return oz_unpack_nomem();
-    u->inl = n;
+    if (n) u->inl = n;
+    size_t *ne = n ? realloc(u->inl_entry, (u->ninl + 1) * sizeof *ne) : NULL;
+    if (!ne) return oz_unpack_nomem();
+    u->inl_entry = ne;
     if (!(n[u->ninl] = malloc(e->pub.size ? (size_t)e->pub.size : 1))) return oz_unpack_nomem();
+    int whole = v->file_offset == e->pub.data_offset && v->nbytes == e->pub.size;
+    ne[u->ninl] = whole ? (size_t)(e - u->a->zip.entries) : SIZE_MAX;
     int rc = oz_entry_read(u->a, (size_t)(e - u->a->zip.entries), 0, e->pub.size, n[u->ninl++]);
     *p = n[u->ninl - 1] + (v->file_offset - e->pub.data_offset);
     return rc;
@@ -371,6 +375,7 @@ void oz_unpack_plan_free(unpack *u)
     oz_og_free(u);
     for (size_t i = 0; i < u->ninl; i++) free(u->inl[i]);
     free(u->inl);
+    free(u->inl_entry);
     for (size_t i = 0; i < u->nout; i++) free(u->out[i].seg);
     free(u->out);
     oz_strmap_free(&u->by_entry);
@@ -379,6 +384,7 @@ void oz_unpack_plan_free(unpack *u)
     u->files = NULL;
     u->location = NULL;
     u->inl = NULL;
+    u->inl_entry = NULL;
     u->out = NULL;
     u->nents = u->nfiles = u->ninl = u->nout = 0;
 }

@@ -60,6 +60,7 @@ typedef struct unpack {
     int (*st_plan)(unpack *u);
     int (*st_ref)(unpack *u, const onnxzip_tensor *v, oz_rewrite *rw);
     uint8_t **inl;      /* entries read for tensors written inline (a handle without a mapping) */
+    size_t *inl_entry;  /* each one's entry index, SIZE_MAX when its tensor is only part of it */
     size_t ninl;
     int og_refused;     /* ORIGINAL refused the manifest's data files or places (ONNXZIP_EUNSUPPORTED) */
     oz_ufile *out;      /* the data files' segments (oz_unpack_segments()) */

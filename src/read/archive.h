@@ -33,6 +33,8 @@ struct onnxzip_archive {
     struct Onnx__ModelProto *parsed;
     oz_source src;          /* where the bytes come from; base is src.map */
     atomic_uchar *checked;  /* src.defer_headers: per entry, its local header was checked */
+    atomic_uchar *pin_state; /* unmapped: per entry, pinned (read/pins.h) */
+    uint8_t (*pin_sha)[32];  /* and its SHA-256 as a signature check hashed it */
     oz_package pkg;         /* a package's members (zip.package) */
     char *want_model;       /* the package's model to open, or NULL: its default */
 };

@@ -21,6 +21,8 @@ void oz_archive_free(onnxzip_archive *a)
     free(a->model_copy);
     oz_source_free(&a->src);
     free((void *)a->checked);
+    free((void *)a->pin_state);
+    free(a->pin_sha);
     oz_package_free(&a->pkg);
     free(a->want_model);
     free(a->path);

@@ -6,6 +6,7 @@
 
 #include "read/archive.h"
 #include "read/source_read.h"
+#include "read/pins.h"
 #include "read/zip_diagnose.h"
 #include "read/stream_check.h"
 
@@ -142,6 +143,7 @@ int oz_open_zip(onnxzip_archive *a, uint64_t *need)
             return oz_err(ONNXZIP_ENOMEM, -1, "out of memory");
         atomic_store(&a->checked[a->zip.model_index], 1); /* parse checked the last entry's */
     }
+    if (!s->map && (rc = oz_pins_alloc(a))) return rc;
     a->layout = ONNXZIP_LAYOUT_ARCHIVE;
     if (a->zip.package) {
         if ((rc = open_package(a))) return rc;

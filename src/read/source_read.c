@@ -1,12 +1,14 @@
 /* An unmapped handle's bytes, read through its source (common/source.h):
  * tensor ranges on demand, each entry's local header checked on its first
  * read and, for a remote archive (src.defer_headers: its bytes come over a
- * network), its CRC-32 and XXH3 whenever it is read whole; spans of the
- * file in batches. A mapped handle's spans are copied
- * from the mapping. */
+ * network), its CRC-32 and XXH3 whenever it is read whole; an entry a
+ * signature check pinned (read/pins.h) read whole, always, and compared
+ * with its pin; spans of the file in batches. A mapped handle's spans are
+ * copied from the mapping. */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "read/pins.h"
 #include "read/source_read.h"
 #include "read/stream_check.h"
 
@@ -36,13 +38,38 @@ static int read_entry(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, 
     return rc;
 }
 
+int oz_entry_check_read(const onnxzip_archive *a, size_t i, const void *d)
+{
+    const oz_zentry *e = &a->zip.entries[i];
+    int rc = a->src.defer_headers ? oz_entry_check_data(e, a->path, d) : 0;
+    return rc ? rc : oz_pin_check(a, i, d);
+}
+
+/* Part [from, from + len) of a pinned entry, as the entry streams by whole. */
+typedef struct part {
+    uint8_t *dst;
+    uint64_t from, len;
+} part;
+
+static int copy_part(void *ctx, const uint8_t *p, size_t n, uint64_t at)
+{
+    part *c = ctx;
+    uint64_t lo = at > c->from ? at : c->from, hi = at + n < c->from + c->len ? at + n : c->from + c->len;
+    if (lo < hi) memcpy(c->dst + (lo - c->from), p + (lo - at), (size_t)(hi - lo));
+    return 0;
+}
+
 int oz_entry_read(onnxzip_archive *a, size_t i, uint64_t off, uint64_t len, void *dst)
 {
     const oz_zentry *e = &a->zip.entries[i];
+    int whole = off == 0 && len == e->pub.size;
+    if (!whole && len && oz_pinned(a, i)) { /* its pin covers it whole: read whole, hand out the part */
+        part c = { dst, off, len };
+        return oz_entry_stream(a, i, copy_part, &c);
+    }
     int rc = read_entry(a, i, off, len, dst);
-    /* A remote archive's whole entry: checked from the bytes just read, still in cache. */
-    if (!rc && a->src.defer_headers && off == 0 && len == e->pub.size) rc = oz_entry_check_data(e, a->path, dst);
-    return rc;
+    /* A whole entry: checked from the bytes just read, still in cache. */
+    return !rc && whole ? oz_entry_check_read(a, i, dst) : rc;
 }
 
 int oz_entries_read(onnxzip_archive *a, const size_t *idx, size_t n, uint8_t *const *dst)
@@ -62,9 +89,8 @@ int oz_entries_read(onnxzip_archive *a, const size_t *idx, size_t n, uint8_t *co
     }
     if (!rc) rc = oz_source_readv(&a->src, r, nr);
     for (size_t k = 0; k < n && !rc; k++) {
-        const oz_zentry *e = &a->zip.entries[idx[k]];
         if (hdr[k]) rc = oz_entry_check_header(a, idx[k], hdr[k]);
-        if (!rc && a->src.defer_headers) rc = oz_entry_check_data(e, a->path, dst[k]);
+        if (!rc) rc = oz_entry_check_read(a, idx[k], dst[k]);
     }
     for (size_t k = 0; hdr && k < n; k++) free(hdr[k]);
     free(hdr);
@@ -82,18 +108,21 @@ int oz_entry_stream(onnxzip_archive *a, size_t i, oz_sink_fn sink, void *ctx)
                             (unsigned long long)piece);
     oz_checksum cs;
     oz_checksum_init(&cs);
-    int rc = 0;
+    oz_pin_hash pin;
+    int rc = oz_pin_begin(a, i, &pin);
     for (uint64_t off = 0; off < size && !rc;) {
         size_t n = (size_t)(size - off < piece ? size - off : piece);
         if (!(rc = read_entry(a, i, off, n, buf))) {
             if (a->src.defer_headers) oz_checksum_update(&cs, buf, n);
+            oz_pin_update(&pin, buf, n);
             rc = sink(ctx, buf, n, off);
         }
         off += n;
     }
     free(buf);
-    if (rc || !a->src.defer_headers) return rc;
-    return oz_entry_check_digests(e, a->path, cs.crc, XXH3_64bits_digest(&cs.xxh));
+    if (!rc && a->src.defer_headers) rc = oz_entry_check_digests(e, a->path, cs.crc, XXH3_64bits_digest(&cs.xxh));
+    int prc = oz_pin_end(a, i, &pin); /* frees it, whatever came before */
+    return rc ? rc : prc;
 }
 
 int oz_tensor_read_unmapped(onnxzip_archive *a, const onnxzip_tensor *t, uint64_t offset, uint64_t len, void *dst)

@@ -5,6 +5,7 @@
 
 #include "common/internal.h"
 #include "convert/plan_sha256.h"
+#include "read/pins.h"
 #include "trust/crypto.h"
 #include "trust/json.h"
 #include "trust/statement.h"
@@ -278,6 +279,48 @@ static const onnxzip_planned_file *planned(const onnxzip_file_plan *p, const cha
     return NULL;
 }
 
+/* Pins (read/pins.h) what a check of `a` hashed and found equal: each
+ * entry a checked file's segment held whole (its SHA-256 as read, `seen`),
+ * each entry a checked model file holds whole inline (plan p's bytes), so
+ * that a's later reads of them hand out these bytes or fail. */
+static void pin_checked(onnxzip_archive *a, const onnxzip_file_plan *p, const onnxzip_planned_file *const *files,
+                        size_t n, const oz_entry_digests *seen)
+{
+    for (size_t k = 0; k < seen->n; k++) oz_pin(a, seen->v[k].entry, seen->v[k].sha);
+    for (size_t k = 0; p && k < p->ninl; k++)
+        for (size_t f = 0; f < n; f++)
+            if (!strcmp(files[f]->path, p->inl[k].model)) {
+                uint8_t d[32];
+                oz_sha256(p->inl[k].bytes, (size_t)onnxzip_entry_at(a, p->inl[k].entry)->size, d);
+                oz_pin(a, p->inl[k].entry, d);
+                break;
+            }
+}
+
+/* After the files of a model fetched into fa (a's model, its directory
+ * dirlen bytes) matched: the entries the checked model files hold inline
+ * were hashed as planning read them through a, so fa's copies of them,
+ * another transfer, must be those bytes (spec 20.5). */
+static int fetched_inline_same(const onnxzip_signed *s, const onnxzip_archive *a, const onnxzip_archive *fa,
+                               size_t dirlen, const onnxzip_file_plan *p, const onnxzip_planned_file *const *files,
+                               size_t n)
+{
+    for (size_t k = 0; p && k < p->ninl; k++)
+        for (size_t f = 0; f < n; f++) {
+            if (strcmp(files[f]->path, p->inl[k].model)) continue;
+            const onnxzip_entry *e = onnxzip_entry_at(a, p->inl[k].entry);
+            size_t j = fetched_entry(fa, e->name, dirlen);
+            const onnxzip_entry *fe = j == SIZE_MAX ? NULL : onnxzip_entry_at(fa, j);
+            if (!fe || fe->size != e->size || (e->size && memcmp(fa->base + fe->data_offset, p->inl[k].bytes,
+                                                                  (size_t)e->size)))
+                return oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' differs from the signed statement: the fetched model "
+                              "%s holds other bytes of entry '%s' (inline in it) than the ones checked",
+                              s->archive, files[f]->path, onnxzip_archive_path(fa), e->name);
+            break;
+        }
+    return 0;
+}
+
 /* The check of onnxzip_signed_check() (fa NULL: a's bytes) and of
  * onnxzip_signed_check_fetched() (fa: the archive fetched from a's model,
  * whose files are then not marked checked for a). */
@@ -301,11 +344,15 @@ static int check(onnxzip_signed *s, onnxzip_archive *a, const char *path, onnxzi
                         "of '%s'", s->archive, onnxzip_file_plan_at(s->plan, jobs[k].file)->path, path ? path : "it");
         if (!rc && fa && !(rc = remap(a, fa, dirlen, files[k], &moved[k], &moved_segs[k]))) files[k] = &moved[k];
     }
-    if (!rc && pending) rc = oz_plan_sha256_files(fa ? fa : a, files, pending, got);
+    oz_entry_digests seen = { 0 };
+    if (!rc && pending) rc = oz_plan_sha256_seen(fa ? fa : a, files, pending, got, fa ? NULL : &seen);
     for (size_t k = 0; k < pending && !rc; k++)
         if ((rc = compare(s, &jobs[k], got[k]))) bad[jobs[k].file] = 1;
     for (size_t k = 0; k < pending && !rc && !fa; k++)
         if (!bad[jobs[k].file]) s->checked[jobs[k].file] = 1;
+    if (!rc && !fa) pin_checked(a, full ? full : s->plan, files, pending, &seen);
+    if (!rc && fa) rc = fetched_inline_same(s, a, fa, dirlen, full ? full : s->plan, files, pending);
+    oz_entry_digests_free(&seen);
     for (size_t k = 0; moved_segs && k < pending; k++) free(moved_segs[k]);
     free(moved_segs);
     free(moved);

@@ -22,6 +22,8 @@ import pickle
 import shutil
 import subprocess
 import sys
+import zipfile
+import zlib
 
 import onnx
 import pytest
@@ -537,6 +539,81 @@ def test_fetch_model_crosses_the_network_once(signed, served, trust, onnxzip_cli
         onnxzip.fetch(url, tmp_path / "shard.onnxzip", allow_http=True, tensors="*", trust=trust)
     assert len(served.requests(f"/files/{signed.pkg.name}")) == before
     assert not (tmp_path / "shard.onnxzip").exists()
+
+
+def forge_crc32(data: bytes, at: int) -> bytes:
+    """data changed (a byte at `at` + 4) and then bytes [at, at + 4) solved
+    so that zlib.crc32 is unchanged: CRC-32 is affine over GF(2), so the 32
+    bit flips of a 4-byte window span every difference (what an origin that
+    forges a CRC-32 does)."""
+    want = zlib.crc32(data)
+    d = bytearray(data)
+    d[at + 4] ^= 0xFF
+    d[at:at + 4] = bytes(4)
+    base = zlib.crc32(d)
+    basis = {}  # leading bit -> (crc delta, window bits): Gaussian elimination over GF(2)
+    for b in range(32):
+        x = bytearray(d)
+        x[at + b // 8] ^= 1 << (b % 8)
+        delta, bits = zlib.crc32(x) ^ base, 1 << b
+        while delta and delta.bit_length() - 1 in basis:
+            r_delta, r_bits = basis[delta.bit_length() - 1]
+            delta, bits = delta ^ r_delta, bits ^ r_bits
+        assert delta, "CRC-32 over 4 bytes is full rank"
+        basis[delta.bit_length() - 1] = (delta, bits)
+    target, bits = want ^ base, 0
+    while target:
+        r_delta, r_bits = basis[target.bit_length() - 1]
+        target, bits = target ^ r_delta, bits ^ r_bits
+    assert target == 0
+    d[at:at + 4] = bits.to_bytes(4, "little")
+    assert zlib.crc32(d) == want and bytes(d) != data
+    return bytes(d)
+
+
+def test_read_after_trusted_open_hands_out_the_checked_bytes(signed, served, trust, tmp_path):
+    """Spec 20.5: a tensor read after open_url(trust=) checked it is a new
+    transfer, which a hostile origin may answer with other bytes. Here the
+    origin drops the entry's XXH3 (an unknown digest algorithm, which
+    readers ignore: the signature does not cover the zip's directory) and,
+    once the open is done, swaps the file for one whose tensor bytes differ
+    with the same CRC-32 and the same ETag (size and mtime). The read is
+    refused (EMISMATCH naming the entry and the URL, not its query), where
+    it used to return the forged bytes."""
+    model = onnx.load(str(signed.folder / signed.owner), load_external_data=False)
+    t = next(t for t in model.graph.initializer if t.data_location == TensorProto.EXTERNAL)
+    keys = {kv.key: kv.value for kv in t.external_data}
+    start = int(keys.get("offset") or 0)
+    data_file = signed.folder / posix_join(signed.owner, keys["location"])
+    weight = data_file.read_bytes()[start:start + int(keys["length"])]
+    data = bytearray(signed.pkg.read_bytes())
+    with zipfile.ZipFile(signed.pkg) as z:  # the oracle: where the entries holding the weight lie
+        entries = [i for i in z.infolist() if i.file_size == len(weight) and z.read(i) == weight]
+        assert entries, t.name
+        for i in entries:
+            field = i.extra[-14:]  # the digest field, last of the central extra area (spec 4.4)
+            assert field[:4] == b"OZ\x0a\x00" and field[5] == 1, field
+            at = data.rindex(field)
+            data[at + 5] = 2  # an algorithm readers do not know: its digest is not checked
+    served_path = signed.pkg.parent / "pinned.onnxzip"
+    served_path.write_bytes(bytes(data))
+    forged = bytearray(data)
+    for i in entries:
+        h = i.header_offset  # data after the local header: its name and extra lengths
+        begin = h + 30 + int.from_bytes(data[h + 26:h + 28], "little") + int.from_bytes(data[h + 28:h + 30], "little")
+        forged[begin:begin + len(weight)] = forge_crc32(weight, len(weight) // 2 - 4)
+    stat = served_path.stat()
+    url = served.url("files", served_path.name) + "?sig=SECRET"
+    with onnxzip.open_url(url, allow_http=True, model=signed.owner, trust=trust) as a:
+        assert a.array(t.name).tobytes() == weight
+        swap = tmp_path / "swap"
+        swap.write_bytes(bytes(forged))
+        os.utime(swap, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # nginx's ETag: size and mtime
+        os.replace(swap, served_path)
+        with pytest.raises(onnxzip.SignatureError) as e:
+            a.array(t.name)
+        refused(e, "EMISMATCH", served.url("files", served_path.name), entries[0].filename)
+        assert "SECRET" not in str(e.value)
 
 
 def test_classic_model_with_external_data_refused(signed, trust):

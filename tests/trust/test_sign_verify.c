@@ -584,6 +584,121 @@ static void test_crafted(void)
     CHECK_MSG("does not match the resources");
 }
 
+/* A host source (onnxzip_open_host) that reads from `bytes`, which the
+ * test swaps after the check: an origin answering a later read otherwise. */
+typedef struct host {
+    const uint8_t *bytes;
+    size_t n;
+} host;
+
+static int64_t host_read(void *ctx, uint64_t off, size_t n, void *dst)
+{
+    const host *h = ctx;
+    if (off > h->n) return 0;
+    size_t k = n < h->n - off ? n : (size_t)(h->n - off);
+    memcpy(dst, h->bytes + off, k);
+    return (int64_t)k;
+}
+
+static onnxzip_archive *open_host(host *h, const char *name)
+{
+    onnxzip_host_source src = { .name = name, .size = h->n, .window = h->bytes, .window_len = h->n,
+                                .read = host_read, .ctx = h };
+    onnxzip_archive *a = NULL;
+    uint64_t need = 0;
+    CHECK_RC(onnxzip_open_host(&src, &a, &need), 0);
+    return a;
+}
+
+/* `pkg`'s bytes, and a copy whose w0 has one byte changed (found by its bytes, not by the library). */
+static uint8_t *with_w0_changed(const char *pkg, size_t *n, uint8_t **changed)
+{
+    uint8_t *p = slurp(pkg, n);
+    uint8_t *at = p ? memmem(p, *n, w0_bytes, sizeof w0_bytes) : NULL;
+    CHECK(at != NULL);
+    *changed = malloc(*n);
+    memcpy(*changed, p, *n);
+    if (at) (*changed)[at - p + 100] ^= 1;
+    return p;
+}
+
+/* Spec 20.5: a read after a trusted check of a handle without a mapping is
+ * a new transfer; it must hand out the bytes the check hashed (each entry
+ * the check read whole is pinned to its SHA-256) or fail. The host below
+ * checks no CRC-32 (no ONNXZIP_HOST_DEFER_HEADERS): only the pin can tell. */
+static void test_pinned_reads(void)
+{
+    make_pkg("pin.onnxzip", (pkg_opts){ 0 });
+    CHECK_RC(sign("pin.onnxzip", "p256.key", NULL, NULL, NULL), 0);
+    size_t n;
+    uint8_t *changed, *p = with_w0_changed("pin.onnxzip", &n, &changed);
+    host h = { p, n };
+    onnxzip_trust *t = trust_of("p256.pub", NULL, NULL);
+    onnxzip_archive *a = open_host(&h, "https://origin.example/pin.onnxzip");
+    onnxzip_signed *s = NULL;
+    uint8_t buf[sizeof w0_bytes];
+    const onnxzip_tensor *w0 = a ? onnxzip_find_tensor(a, "w0") : NULL;
+    const onnxzip_member *cfg = a ? onnxzip_find_member(a, "config.json") : NULL;
+    CHECK(w0 && cfg);
+    CHECK_RC(onnxzip_signed_open(a, t, &s), 0);
+    CHECK_RC(onnxzip_signed_check(s, a, NULL), 0);
+    CHECK_RC(onnxzip_tensor_read(a, w0, 0, sizeof buf, buf), 0); /* the same bytes again: equal to the pin */
+    CHECK(!memcmp(buf, w0_bytes, sizeof buf));
+    h.bytes = changed; /* the origin answers otherwise now */
+    CHECK_RC(onnxzip_tensor_read(a, w0, 0, sizeof buf, buf), ONNXZIP_EMISMATCH);
+    CHECK_MSG("https://origin.example/pin.onnxzip: entry 'w0'");
+    CHECK_MSG("differ from the ones the signature check hashed");
+    CHECK_RC(onnxzip_tensor_read(a, w0, 96, 8, buf), ONNXZIP_EMISMATCH); /* a part: the entry read whole */
+    CHECK_RC(onnxzip_tensor_read(a, w0, 0, 8, buf), ONNXZIP_EMISMATCH);  /* also a part without the change */
+    char text[9] = { 0 };
+    CHECK_RC(onnxzip_member_read(a, cfg, 1, 8, text), 0); /* an unchanged entry: its part handed out */
+    CHECK(!strcmp(text, "\"a\": 1}\n"));
+    onnxzip_signed_free(&s);
+    onnxzip_close(&a);
+    /* a model fetched (onnxzip_fetch_tensors), checked from the fetched file
+     * (onnxzip_signed_check_fetched): w0 is inline in m.onnx as unpack
+     * writes it, so planning reads it through the source; the fetched
+     * copy, another transfer, must be those bytes */
+    h.bytes = p;
+    a = open_host(&h, "https://origin.example/pin.onnxzip");
+    const char *all[] = { "*" };
+    CHECK_RC(onnxzip_signed_open(a, t, &s), 0);
+    CHECK_RC(onnxzip_fetch_tensors(a, tu_path(dir, "m.fetched"), all, 1, NULL, NULL), 0);
+    CHECK_RC(onnxzip_signed_check_fetched(s, a, "m.onnx", tu_path(dir, "m.fetched")), 0);
+    size_t fn;
+    uint8_t *fetched = slurp("m.fetched", &fn), *at = fetched ? memmem(fetched, fn, w0_bytes, sizeof w0_bytes) : NULL;
+    CHECK(at != NULL);
+    if (at) at[100] ^= 1; /* as if the fetch's transfer had been answered otherwise */
+    spit("m.fetched", fetched, fn);
+    CHECK_RC(onnxzip_signed_check_fetched(s, a, "m.onnx", tu_path(dir, "m.fetched")), ONNXZIP_EMISMATCH);
+    CHECK_MSG("holds other bytes of entry 'w0'");
+    free(fetched);
+    onnxzip_signed_free(&s);
+    onnxzip_close(&a);
+    free(changed);
+    free(p);
+    /* a single-model archive: its one file "." streamed whole pins each entry */
+    make_single("pin1.onnxzip");
+    CHECK_RC(sign("pin1.onnxzip", "p256.key", NULL, NULL, "pin1.sig"), 0);
+    p = with_w0_changed("pin1.onnxzip", &n, &changed);
+    h = (host){ p, n };
+    onnxzip_trust_free(&t);
+    t = trust_of("p256.pub", NULL, "pin1.sig");
+    a = open_host(&h, "pin1");
+    w0 = a ? onnxzip_find_tensor(a, "w0") : NULL;
+    CHECK(w0 != NULL);
+    CHECK_RC(onnxzip_signed_open(a, t, &s), 0);
+    CHECK_RC(onnxzip_signed_check(s, a, "."), 0);
+    h.bytes = changed;
+    CHECK_RC(onnxzip_tensor_read(a, w0, 0, sizeof buf, buf), ONNXZIP_EMISMATCH);
+    CHECK_MSG("pin1: entry 'w0'");
+    onnxzip_signed_free(&s);
+    onnxzip_close(&a);
+    onnxzip_trust_free(&t);
+    free(changed);
+    free(p);
+}
+
 int main(void)
 {
     dir = tu_tmpdir();
@@ -601,6 +716,7 @@ int main(void)
     test_keys_refused();
     test_forged();
     test_crafted();
+    test_pinned_reads();
     tu_rmtree(dir);
     return tu_finish("sign_verify");
 }
