@@ -1696,7 +1696,8 @@ ONNXZIP_API int onnxzip_repack(const char *in_path, const char *out_path,
  * signing (its message saying so), ONNXZIP_EINVAL for NULL arguments,
  * ONNXZIP_ENOMEM, and:
  *   ONNXZIP_EUNSIGNED   no signature: the package has no model.sig and none
- *                       was given;
+ *                       was given; or the file or model asked for is one
+ *                       the statement's ignore_paths leave out;
  *   ONNXZIP_EBUNDLE     the signature file or its statement is malformed or
  *                       of a form not read here: JSON (UTF-8, a key given
  *                       twice), base64, PEM, DER, over 16 MiB or nested over

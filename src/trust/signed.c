@@ -220,7 +220,7 @@ static int plan_jobs(const onnxzip_signed *s, const char *path, job *jobs, size_
         if (!wanted(f, path)) continue;
         matched++;
         if (s->ignored[i] && path) /* a file the signature leaves out was asked for */
-            rc = oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' is not covered by the signature (the statement's "
+            rc = oz_err(ONNXZIP_EUNSIGNED, -1, "%s: '%s' is not covered by the signature (the statement's "
                         "ignore_paths leave it out)", s->archive, f->path);
         for (size_t k = 0; !rc && !s->checked[i] && k < s->count[i]; k++) {
             job *j = &jobs[(*n_jobs)++];

@@ -239,3 +239,21 @@ def test_the_signature_read_is_left_out(repos, pki, model_signing, onnxzip_cli, 
     p = run(model_signing, "verify", "key", d, "--signature", sig, "--public_key", pki.pub)
     assert p.returncode != 0 and "model.sig" in p.stdout + p.stderr, out(p)
     refused(run(onnxzip_cli, "verify", pkg, "--public-key", pki.pub, "--signature", sig), "EMISMATCH", "model.sig")
+
+
+def test_a_file_the_signature_leaves_out_is_never_handed_out(repos, pki, model_signing, onnxzip_cli, tmp_path):
+    """model_signing's --ignore_paths leaves a file out of the statement: the
+    package verifies whole, and asking for that file by name is EUNSIGNED
+    (spec 20.5): extract --file writes nothing."""
+    d = copy_repo(repos["genai"], tmp_path / "repo")
+    (d / "notes.txt").write_text("not signed\n")
+    ok(run(model_signing, "sign", "key", d, "--private_key", pki.key, "--signature", d / "model.sig",
+           "--ignore-paths", d / "notes.txt"))
+    ms_verified(run(model_signing, "verify", "key", d, "--signature", d / "model.sig", "--public_key", pki.pub,
+                    "--ignore-paths", d / "notes.txt"))
+    pkg = pack(onnxzip_cli, d, tmp_path / "p.onnxzip")
+    ok(run(onnxzip_cli, "verify", pkg, "--public-key", pki.pub))
+    o = tmp_path / "notes.out"
+    refused(run(onnxzip_cli, "extract", pkg, "--file", "notes.txt", "-o", o, "--public-key", pki.pub),
+            "EUNSIGNED", "notes.txt", "not covered")
+    assert not o.exists()

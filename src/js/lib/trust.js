@@ -214,7 +214,7 @@ export class Signed {
   expect(path, hex) {
     const want = this.#resources.get(path);
     if (want === undefined) {
-      throw err('EMISMATCH', this.#where)(`file '${path}' is not covered by the signature (the statement's ignore_paths ` +
+      throw err('EUNSIGNED', this.#where)(`file '${path}' is not covered by the signature (the statement's ignore_paths ` +
         'leave it out)');
     }
     if (hex !== want) throw err('EMISMATCH', this.#where)(`file '${path}' differs from the signed statement (SHA-256 ${hex}, signed ${want})`);
