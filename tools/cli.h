@@ -169,11 +169,6 @@ int cli_trust_check(onnxzip_archive *a, const onnxzip_trust *t, const char *path
 char *cli_unverified_path(const char *out, const char *input);
 int cli_settle(char *tmp, const char *out, int rc);
 
-/* extract --file F with a trust (cli_written.c): the SHA-256 of the file
- * `written` against the statement's digest of the package's file `path`
- * (`archive` names the package in messages). 0, or CLI_EXIT_FAIL after
- * printing why (ONNXZIP_EMISMATCH naming the file). */
-int cli_check_written(const onnxzip_signed *s, const char *path, const char *written, const char *archive);
 
 
 #endif /* ONNXZIP_TOOLS_CLI_H */

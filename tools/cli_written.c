@@ -1,9 +1,10 @@
 /*
- * cli_written.c — downloads with a trust check the bytes they wrote (spec
- * 20.5: bytes read again after a check are not the bytes checked), each
- * byte transferred once: "extract --file F" hashes the file it wrote;
- * "fetch --model M" leaves its check to the library
- * (onnxzip_signed_check_fetched), which Python's fetch() uses too.
+ * cli_written.c — outputs that a trust check must pass before they are
+ * kept (spec 20.5: the bytes checked are the bytes kept, each transferred
+ * once): written as FILE.unverified, then renamed into place or removed.
+ * What checks them is the library's: onnxzip_signed_check_file() for
+ * "extract --file F" (cmd_extract.c), onnxzip_signed_check_fetched() for
+ * "fetch --model M" (cmd_fetch.c), as Python's fetch() does.
  */
 #include "cli.h"
 #include "platform.h"
@@ -46,60 +47,3 @@ int cli_settle(char *tmp, const char *out, int rc)
     free(tmp);
     return rc;
 }
-
-#ifdef CLI_HAVE_SIGNING
-#include <openssl/evp.h>
-
-/* The statement's digest of `path` (lowercase hex), or NULL. */
-static const char *signed_digest(const onnxzip_signed *s, const char *path)
-{
-    for (size_t i = 0, n = onnxzip_signed_resource_count(s); i < n; i++)
-        if (strcmp(onnxzip_signed_resource_name(s, i), path) == 0) return onnxzip_signed_resource_digest(s, i);
-    return NULL;
-}
-
-/* `md`, the SHA-256 of the bytes written for the package's file `path`,
- * against the statement's digest of it. */
-static int compare(const onnxzip_signed *s, const char *path, const uint8_t md[32], const char *archive)
-{
-    char hex[65];
-    for (int k = 0; k < 32; k++) snprintf(hex + 2 * k, 3, "%02x", md[k]);
-    const char *want = signed_digest(s, path);
-    if (!want)
-        return cli_fail(ONNXZIP_EUNSIGNED, "%s: '%s' is not covered by the signature (one of its ignore_paths)",
-                        archive, path);
-    if (strcmp(want, hex) != 0) /* worded as the library's check (trust/signed.c) */
-        return cli_fail(ONNXZIP_EMISMATCH, "%s: '%s' differs from the signed statement: its SHA-256 is %s, the "
-                        "signature's %s", archive, path, hex, want);
-    return 0;
-}
-
-int cli_check_written(const onnxzip_signed *s, const char *path, const char *written, const char *archive)
-{
-    FILE *f = fopen(written, "rb");
-    EVP_MD_CTX *c = f ? EVP_MD_CTX_new() : NULL;
-    const size_t chunk = (size_t)1 << 20;
-    uint8_t *buf = c ? malloc(chunk) : NULL;
-    int rc = !f ? cli_fail(ONNXZIP_EIO, "%s: cannot read: %s", written, strerror(errno))
-             : !buf || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ? cli_fail(ONNXZIP_ENOMEM, "out of memory")
-                                                                : 0;
-    for (size_t k; !rc && (k = fread(buf, 1, chunk, f)) > 0;)
-        if (!EVP_DigestUpdate(c, buf, k)) rc = cli_fail(ONNXZIP_EIO, "%s: libcrypto's SHA-256 failed", path);
-    if (!rc && ferror(f)) rc = cli_fail(ONNXZIP_EIO, "%s: cannot read: %s", written, strerror(errno));
-    uint8_t md[32];
-    unsigned len = 0;
-    if (!rc && (!EVP_DigestFinal_ex(c, md, &len) || len != 32))
-        rc = cli_fail(ONNXZIP_EIO, "%s: libcrypto's SHA-256 failed", path);
-    if (!rc) rc = compare(s, path, md, archive);
-    free(buf);
-    EVP_MD_CTX_free(c);
-    if (f) fclose(f);
-    return rc;
-}
-#else
-int cli_check_written(const onnxzip_signed *s, const char *path, const char *written, const char *archive)
-{
-    (void)s, (void)written, (void)archive;
-    return cli_fail(ONNXZIP_EUNSUPPORTED, "%s: this onnxzip was built without signing (-Dsigning)", path);
-}
-#endif

@@ -225,7 +225,7 @@ static int extract_file_signed(onnxzip_archive *ar, const extract_args *a, const
         free(tmp);
         return cli_lib_error(rc);
     }
-    rc = cli_check_written(s, a->file, tmp, a->archive);
+    if ((rc = onnxzip_signed_check_file(s, a->file, tmp))) rc = cli_lib_error(rc); /* what was written */
     if (to_stdout) {
         if (rc) remove(tmp);
         rc = rc ? rc : spool_to_stdout(tmp);

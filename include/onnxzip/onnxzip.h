@@ -1839,6 +1839,28 @@ ONNXZIP_API int onnxzip_signed_check(onnxzip_signed *s, onnxzip_archive *a, cons
 ONNXZIP_API int onnxzip_signed_check_fetched(onnxzip_signed *s, onnxzip_archive *a, const char *model,
                                              const char *fetched);
 
+/* Whether `path` is a file of the package that the signature covers (a
+ * file of its folder not left out by the statement's ignore_paths): what a
+ * trusted reader may hand out. 0 for NULL arguments. */
+ONNXZIP_API int onnxzip_signed_covers(const onnxzip_signed *s, const char *path);
+
+/* Checks bytes the caller holds as the package's file `path` (a plain file
+ * or a model file, as onnxzip_unpack_dir() would write it: fetched once and
+ * kept, or written by an extraction) against the statement: the SHA-256 of
+ * `data` (len bytes; with the "shards" method, each shard's and the size)
+ * against its digests. For the bytes checked to be the bytes used, hash
+ * what is handed on, never a second read of it. Does not mark `path`
+ * checked for onnxzip_signed_check(). Returns 0; ONNXZIP_EMISMATCH naming
+ * the file; ONNXZIP_EUNSIGNED when the statement's ignore_paths leave it
+ * out; ONNXZIP_ENOTFOUND when the package has no file `path`. */
+ONNXZIP_API int onnxzip_signed_check_bytes(const onnxzip_signed *s, const char *path, const void *data,
+                                           size_t len);
+
+/* onnxzip_signed_check_bytes() of the contents of the regular file `file`
+ * (mapped, not copied): e.g. a temporary output, renamed into place only
+ * when this returns 0. Also onnxzip_open()'s statuses for reading it. */
+ONNXZIP_API int onnxzip_signed_check_file(const onnxzip_signed *s, const char *path, const char *file);
+
 /* The statement's resources: their count, and the name (a file's path;
  * for shards PATH:START:END) and lowercase hex SHA-256 digest of the i-th
  * (in the statement's order; NULL past the end). The strings belong to

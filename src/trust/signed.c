@@ -1,6 +1,7 @@
 /* onnxzip_signed_open() / _check(): a package's signature verified, its
  * file names checked against the statement at open, its files' bytes on
  * demand (each once). */
+#include <errno.h>
 #include <stdio.h>
 
 #include "common/internal.h"
@@ -201,13 +202,19 @@ typedef struct job {
     onnxzip_segment *segs;
 } job;
 
-static int compare(const onnxzip_signed *s, const job *j, const uint8_t got[32])
+static int compare(const onnxzip_signed *s, const oz_resource *r, const uint8_t got[32])
 {
-    if (!memcmp(got, j->r->digest, 32)) return 0;
+    if (!memcmp(got, r->digest, 32)) return 0;
     char hex[65];
     oz_hex32(got, hex);
     return oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' differs from the signed statement: its SHA-256 is %s, the "
-                  "signature's %s", s->archive, j->r->name, hex, j->r->hex);
+                  "signature's %s", s->archive, r->name, hex, r->hex);
+}
+
+static int not_covered(const onnxzip_signed *s, const char *path)
+{
+    return oz_err(ONNXZIP_EUNSIGNED, -1, "%s: '%s' is not covered by the signature (the statement's ignore_paths "
+                  "leave it out)", s->archive, path);
 }
 
 /* The jobs of the files `path` asks for that are not checked yet. */
@@ -220,8 +227,7 @@ static int plan_jobs(const onnxzip_signed *s, const char *path, job *jobs, size_
         if (!wanted(f, path)) continue;
         matched++;
         if (s->ignored[i] && path) /* a file the signature leaves out was asked for */
-            rc = oz_err(ONNXZIP_EUNSIGNED, -1, "%s: '%s' is not covered by the signature (the statement's "
-                        "ignore_paths leave it out)", s->archive, f->path);
+            rc = not_covered(s, f->path);
         for (size_t k = 0; !rc && !s->checked[i] && k < s->count[i]; k++) {
             job *j = &jobs[(*n_jobs)++];
             j->file = i;
@@ -347,7 +353,7 @@ static int check(onnxzip_signed *s, onnxzip_archive *a, const char *path, onnxzi
     oz_entry_digests seen = { 0 };
     if (!rc && pending) rc = oz_plan_sha256_seen(fa ? fa : a, files, pending, got, fa ? NULL : &seen);
     for (size_t k = 0; k < pending && !rc; k++)
-        if ((rc = compare(s, &jobs[k], got[k]))) bad[jobs[k].file] = 1;
+        if ((rc = compare(s, jobs[k].r, got[k]))) bad[jobs[k].file] = 1;
     for (size_t k = 0; k < pending && !rc && !fa; k++)
         if (!bad[jobs[k].file]) s->checked[jobs[k].file] = 1;
     if (!rc && !fa) pin_checked(a, full ? full : s->plan, files, pending, &seen);
@@ -369,6 +375,61 @@ int onnxzip_signed_check(onnxzip_signed *s, onnxzip_archive *a, const char *path
 {
     if (!s || !a) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_signed_check: NULL argument");
     return check(s, a, path, NULL, 0);
+}
+
+/* The index of the package's file `path` in s->plan, or (size_t)-1. */
+static size_t file_index(const onnxzip_signed *s, const char *path)
+{
+    for (size_t i = 0, n = onnxzip_file_plan_count(s->plan); i < n; i++)
+        if (!strcmp(onnxzip_file_plan_at(s->plan, i)->path, path)) return i;
+    return (size_t)-1;
+}
+
+int onnxzip_signed_covers(const onnxzip_signed *s, const char *path)
+{
+    size_t i = s && path ? file_index(s, path) : (size_t)-1;
+    return i != (size_t)-1 && !s->ignored[i];
+}
+
+int onnxzip_signed_check_bytes(const onnxzip_signed *s, const char *path, const void *data, size_t len)
+{
+    if (!s || !path || (!data && len)) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_signed_check_bytes: NULL argument");
+    size_t i = file_index(s, path);
+    if (i == (size_t)-1) return oz_err(ONNXZIP_ENOTFOUND, -1, "%s: no file '%s' in the package", s->archive, path);
+    if (s->ignored[i]) return not_covered(s, path);
+    uint64_t size = onnxzip_file_plan_at(s->plan, i)->size; /* known when shards need it (check_names) */
+    if (s->st.shard_size && len != size)
+        return oz_err(ONNXZIP_EMISMATCH, -1, "%s: '%s' differs from the signed statement: %zu bytes, where its "
+                      "shards cover %llu", s->archive, path, len, (unsigned long long)size);
+    int rc = 0;
+    for (size_t k = 0; k < s->count[i] && !rc; k++) {
+        const oz_resource *r = s->res[s->first[i] + k];
+        uint64_t lo = s->st.shard_size ? r->start : 0, hi = s->st.shard_size ? r->end : len;
+        uint8_t got[32];
+        oz_sha256((const uint8_t *)data + lo, (size_t)(hi - lo), got);
+        rc = compare(s, r, got);
+    }
+    return rc;
+}
+
+int onnxzip_signed_check_file(const onnxzip_signed *s, const char *path, const char *file)
+{
+    if (!s || !path || !file) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_signed_check_file: NULL argument");
+    int fd = oz_sys_open_read(file);
+    if (fd < 0) return oz_err_sys(ONNXZIP_EIO, -1, file, "%s: cannot open: %s", file, strerror(errno));
+    oz_stat st;
+    int rc = oz_sys_fstat(fd, &st) ? oz_err_sys(ONNXZIP_EIO, -1, file, "%s: cannot stat: %s", file, strerror(errno))
+             : st.kind != OZ_KIND_REG ? oz_err_not_regular(file, st.kind)
+             : (uint64_t)(size_t)st.size != st.size
+                 ? oz_err(ONNXZIP_ELIMIT, -1, "%s: %llu bytes, more than this process can map", file,
+                          (unsigned long long)st.size)
+                 : 0;
+    void *p = !rc && st.size ? oz_sys_map(fd, 0, st.size) : NULL;
+    if (!rc && st.size && !p) rc = oz_err_map(file, st.size);
+    oz_sys_close(fd);
+    if (!rc) rc = onnxzip_signed_check_bytes(s, path, p, (size_t)st.size);
+    if (p) oz_sys_unmap(p, st.size);
+    return rc;
 }
 
 int onnxzip_signed_check_fetched(onnxzip_signed *s, onnxzip_archive *a, const char *model, const char *fetched)

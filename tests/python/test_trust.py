@@ -653,3 +653,64 @@ def test_threads_share_a_trusted_archive(signed, trust):
             model_paths = list(pool.map(lambda m: a.models[m].model_path, models))
     assert files == [(signed.folder / p).read_bytes() for p in paths]
     assert model_paths == models
+
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory, folders, keys, venv_python, onnxzip_cli):
+    """The genai layout signed by model_signing's 'shards' method (its Python
+    API; shards of 100000 bytes, so the weights span several), packed; and
+    a package of it whose tokenizer changed a byte: (folder, pkg, bad,
+    tokenizer)."""
+    root = tmp_path_factory.mktemp("shards")
+    folder = root / "folder"
+    shutil.copytree(folders["genai"], folder)
+    run(venv_python, "-c", "import pathlib, sys\n"
+        "from model_signing import hashing, signing\n"
+        "d = pathlib.Path(sys.argv[1])\n"
+        "signing.Config().use_elliptic_key_signer(private_key=sys.argv[2]).set_hashing_config("
+        "hashing.Config().use_shard_serialization(shard_size=100000).set_ignored_paths("
+        "paths=[pathlib.Path('model.sig')], ignore_git_paths=True)).sign(d, d / 'model.sig')",
+        folder, keys["publisher"][0])
+    pkg = pack(onnxzip_cli, folder, root / "shards.onnxzip")
+    tokenizer = next(p for p in TOKENIZER if (folder / p).exists())
+    changed = root / "changed"
+    shutil.copytree(folder, changed)
+    flip(changed / tokenizer, 10)
+    return folder, pkg, pack(onnxzip_cli, changed, root / "bad.onnxzip"), tokenizer
+
+
+def check_shards_files(opened, folder, tokenizer):
+    with opened as a:
+        covered = [p for p in a.files if a._covered(p)]
+        assert tokenizer in covered and "model.sig" not in covered, covered
+        for path in covered:
+            assert bytes(a.files[path]) == (folder / path).read_bytes(), path
+
+
+def test_shards_signature(shards, trust):
+    """Every file of a 'shards' signature is covered and handed out checked
+    shard by shard; a changed tokenizer byte is EMISMATCH naming its shard.
+    Files used to be refused as unsigned (EUNSIGNED): their paths are not
+    the statement's names (PATH:START:END)."""
+    folder, pkg, bad, tokenizer = shards
+    check_shards_files(onnxzip.open(pkg, trust=trust), folder, tokenizer)
+    with onnxzip.open(bad, trust=trust) as a:
+        with pytest.raises(onnxzip.SignatureError) as e:
+            a.files[tokenizer]
+        refused(e, "EMISMATCH", f"{tokenizer}:0:")
+
+
+def test_shards_signature_remote(shards, trust, remote_build):
+    """The same through a URL, where a plain file is fetched once and its
+    bytes hashed shard by shard (onnxzip_signed_check_bytes)."""
+    if not os.access(NGINX, os.X_OK):
+        pytest.skip(f"{NGINX} is absent (.ci/install-deps installs nginx): no HTTP origin to test against")
+    folder, pkg, bad, tokenizer = shards
+    with Nginx(str(pkg.parent)) as ng:
+        check_shards_files(onnxzip.open_url(ng.url("files", pkg.name), allow_http=True, trust=trust), folder,
+                           tokenizer)
+        with onnxzip.open_url(ng.url("files", bad.name), allow_http=True, trust=trust) as a:
+            with pytest.raises(onnxzip.SignatureError) as e:
+                a.files[tokenizer]
+            refused(e, "EMISMATCH", f"{tokenizer}:0:")

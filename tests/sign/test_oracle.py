@@ -192,6 +192,15 @@ def test_shards_signed_by_model_signing_api(repos, pki, onnxzip_cli, tmp_path):
     ok(run(onnxzip_cli, "verify", pkg, "--model", "model.onnx", "--public-key", pki.pub))
     bad = rewrite(pkg, tmp_path / "bad.onnxzip", {"model_embed_tokens_weight": flip(70000)})
     refused(run(onnxzip_cli, "verify", bad, "--public-key", pki.pub), "EMISMATCH", "model.onnx.data")
+    # extract --file hashes what it wrote, shard by shard (it used to look the file's path up among the
+    # shards' PATH:START:END names and refuse it as not covered)
+    out = tmp_path / "tok.json"
+    ok(run(onnxzip_cli, "extract", pkg, "--file", "tokenizer.json", "-o", out, "--public-key", pki.pub))
+    assert out.read_bytes() == (d / "tokenizer.json").read_bytes()
+    bad = rewrite(pkg, tmp_path / "bad_tok.onnxzip", {"tokenizer.json": flip(3)})
+    refused(run(onnxzip_cli, "extract", bad, "--file", "tokenizer.json", "-o", tmp_path / "t2.json",
+                "--public-key", pki.pub), "EMISMATCH", "tokenizer.json:0:")
+    assert not (tmp_path / "t2.json").exists()
 
 
 def statement_text(sig):

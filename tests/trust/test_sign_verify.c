@@ -229,6 +229,34 @@ static void oracle_signature(const char *bundle_file, const char *pub, const cha
     json_decref(b);
 }
 
+/* Bytes the caller holds (onnxzip_signed_check_bytes, _check_file,
+ * _covers), against the files unpack wrote into unpacked/. */
+static void check_held(const onnxzip_signed *s)
+{
+    CHECK(onnxzip_signed_covers(s, "config.json") && onnxzip_signed_covers(s, "tok/vocab.txt"));
+    CHECK(!onnxzip_signed_covers(s, "model.sig") && !onnxzip_signed_covers(s, "nope") &&
+          !onnxzip_signed_covers(s, NULL));
+    CHECK_RC(onnxzip_signed_check_file(s, "tok/vocab.txt", tu_path(dir, "unpacked/tok/vocab.txt")), 0);
+    CHECK_RC(onnxzip_signed_check_file(s, "m.onnx", tu_path(dir, "unpacked/m.onnx")), 0);
+    CHECK_RC(onnxzip_signed_check_file(s, "m.onnx", tu_path(dir, "unpacked/config.json")), ONNXZIP_EMISMATCH);
+    CHECK_MSG("'m.onnx' differs from the signed statement");
+    CHECK_RC(onnxzip_signed_check_file(s, "config.json", tu_path(dir, "unpacked")), ONNXZIP_ENOTREG);
+    CHECK_RC(onnxzip_signed_check_file(s, "config.json", tu_path(dir, "unpacked/absent")), ONNXZIP_EIO);
+    CHECK_MSG("unpacked/absent");
+    size_t len = 0;
+    uint8_t *cfg = slurp("unpacked/config.json", &len);
+    CHECK(cfg && len > 1);
+    CHECK_RC(onnxzip_signed_check_bytes(s, "config.json", cfg, len), 0);
+    CHECK_RC(onnxzip_signed_check_bytes(s, "config.json", cfg, len - 1), ONNXZIP_EMISMATCH);
+    cfg[len / 2] ^= 1;
+    CHECK_RC(onnxzip_signed_check_bytes(s, "config.json", cfg, len), ONNXZIP_EMISMATCH);
+    CHECK_MSG("'config.json' differs from the signed statement");
+    CHECK_RC(onnxzip_signed_check_bytes(s, "model.sig", cfg, len), ONNXZIP_EUNSIGNED);
+    CHECK_RC(onnxzip_signed_check_bytes(s, "nope", cfg, len), ONNXZIP_ENOTFOUND);
+    CHECK_RC(onnxzip_signed_check_bytes(s, "config.json", NULL, 1), ONNXZIP_EINVAL);
+    free(cfg);
+}
+
 /* The oracle for digests: every resource's digest is sha256sum's of the
  * file unpack writes, and those files are exactly the resources. */
 static void oracle_digests(const char *pkg, const char *pub, const char *sig)
@@ -253,6 +281,7 @@ static void oracle_digests(const char *pkg, const char *pub, const char *sig)
     }
     CHECK(!sh("test $(cd unpacked && find . -type f ! -name model.sig | wc -l) -eq %zu", n));
     CHECK(onnxzip_signed_resource_name(s, n) == NULL);
+    check_held(s);
     onnxzip_signed_free(&s);
     onnxzip_close(&a);
     onnxzip_trust_free(&t);

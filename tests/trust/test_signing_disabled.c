@@ -18,5 +18,8 @@ int main(void)
     CHECK(s == NULL);
     CHECK_RC(onnxzip_sign("x.onnxzip", &o), ONNXZIP_EUNSUPPORTED);
     CHECK_RC(onnxzip_trust_add_public_key(NULL, "", 0), ONNXZIP_EUNSUPPORTED);
+    CHECK_RC(onnxzip_signed_check_bytes(NULL, "f", "", 0), ONNXZIP_EUNSUPPORTED);
+    CHECK_RC(onnxzip_signed_check_file(NULL, "f", "f"), ONNXZIP_EUNSUPPORTED);
+    CHECK(!onnxzip_signed_covers(NULL, "f"));
     return tu_finish("signing_disabled");
 }

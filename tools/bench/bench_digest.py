@@ -1,32 +1,31 @@
 #!/usr/bin/python3
-"""Digest benchmark (issue 36): the SHA-256 of every file a package unpacks
-to, from its plans (tests/plan_sha256 of the build: the hasher `onnxzip
-verify --public-key` runs, until the CLI has it), against peers in the same
-run: `sha256sum` of the folder's files, `model_signing verify key` of the
-folder (signed first with a fresh P-256 key; --model-signing names its
-command, e.g. a venv's bin/model_signing with model-signing 1.1.1), and the
-machine's SHA-256 throughput (`openssl speed -evp sha256`, one core) times
-its cores.
+"""Digest benchmark (issue 36): `onnxzip verify PKG --public-key PUB` of a
+signed package (the signature, then the SHA-256 of every file it unpacks
+to, hashed in place on all cores) against peers in the same run:
+`model_signing verify key` of the same folder (--model-signing names its
+command, e.g. a venv's bin/model_signing with model-signing 1.1.1),
+`sha256sum` of the folder's files, and the machine's SHA-256 throughput
+(`openssl speed -evp sha256`, one core) times its cores.
 
 Usage:
-    build/pyvenv/bin/python tools/bench/bench_digest.py --plan build/tests/plan_sha256
-        [--cli build/tools/onnxzip] [--model-signing CMD] [--gib 1] [--repeat 3]
-        [--dir DIR]
+    build/pyvenv/bin/python tools/bench/bench_digest.py [--cli build/tools/onnxzip]
+        [--model-signing CMD] [--gib 1] [--repeat 3] [--dir DIR]
 
 Generates in DIR (default a new directory under /var/tmp, removed after) a
 folder of two models of GIB/2 GiB of random float weights each (tensors of
-256 MiB), in their own data files, plus a config file; packs it; then times (warm page cache, each
-input read once first; medians of --repeat):
+256 MiB), in their own data files, plus a config file; signs it with a fresh
+P-256 key (model_signing when it runs, into the folder's model.sig; else
+`onnxzip sign` signs the package); packs it; then times (warm page cache,
+each input read once first; medians of --repeat):
 
-  plan      plan_sha256 PKG            (every file, all cores)
-  model     plan_sha256 PKG a.onnx a.onnx.data  (one model: its files alone)
+  verify    onnxzip verify PKG --public-key PUB          (every file)
+  model     onnxzip verify PKG --model a.onnx --public-key PUB  (one model: its files alone)
   sha256sum sha256sum of the folder's files (one process, one core)
   oms       model_signing verify key DIR --signature SIG --public_key PUB
-            (when --model-signing runs)
 
-and prints each time, its GB/s, and the ratios plan/peer; the target is
-plan <= 1.0x model_signing's time and plan's GB/s >= 0.9x openssl's one-core
-GB/s x cores.
+and prints each time, its GB/s, and the ratios verify/peer; the target is
+verify <= 1.0x model_signing's time and verify's GB/s >= 0.9x openssl's
+one-core GB/s x cores.
 """
 import argparse
 import os
@@ -91,7 +90,6 @@ def openssl_gbps():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--plan", required=True)
     ap.add_argument("--cli", default="build/tools/onnxzip")
     ap.add_argument("--model-signing", default="model_signing")
     ap.add_argument("--gib", type=float, default=1)
@@ -101,24 +99,29 @@ def main():
     base = a.dir or tempfile.mkdtemp(prefix="bench_digest-", dir="/var/tmp")
     try:
         folder, pkg = os.path.join(base, "repo"), os.path.join(base, "repo.onnxzip")
+        key, pub = os.path.join(base, "key.pem"), os.path.join(base, "pub.pem")
+        sig = os.path.join(folder, "model.sig")
         os.makedirs(folder, exist_ok=True)
         make_folder(folder, a.gib)
-        subprocess.run([a.cli, "pack", folder, "-o", pkg, "-q", "--no-sync"], check=True)
         files = sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs)
         size = sum(os.path.getsize(f) for f in files)
-        t = {"plan": timed([a.plan, pkg], a.repeat),
-             "model": timed([a.plan, pkg, "a.onnx", "a.onnx.data"], a.repeat),
-             "sha256sum": timed(["sha256sum", *files], a.repeat)}
-        if a.model_signing and shutil.which(a.model_signing):
-            key, pub, sig = (os.path.join(base, n) for n in ("key.pem", "pub.pem", "model.sig"))
-            subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key], check=True)
-            subprocess.run(["openssl", "ec", "-in", key, "-pubout", "-out", pub], check=True, capture_output=True)
+        subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key], check=True)
+        subprocess.run(["openssl", "ec", "-in", key, "-pubout", "-out", pub], check=True, capture_output=True)
+        oms = bool(a.model_signing and shutil.which(a.model_signing))
+        if oms:
             subprocess.run([a.model_signing, "sign", "key", folder, "--private_key", key, "--signature", sig],
                            check=True, capture_output=True)
+        subprocess.run([a.cli, "pack", folder, "-o", pkg, "-q", "--no-sync"], check=True)
+        if not oms:
+            print("model_signing: no --model-signing command (pip install model-signing==1.1.1): no oms peer; "
+                  "the package is signed by onnxzip sign")
+            subprocess.run([a.cli, "sign", pkg, "--private-key", key, "-q"], check=True)
+        t = {"verify": timed([a.cli, "verify", pkg, "--public-key", pub], a.repeat),
+             "model": timed([a.cli, "verify", pkg, "--model", "a.onnx", "--public-key", pub], a.repeat),
+             "sha256sum": timed(["sha256sum", *files], a.repeat)}
+        if oms:
             t["oms"] = timed([a.model_signing, "verify", "key", folder, "--signature", sig, "--public_key", pub],
                              a.repeat)
-        else:
-            print("model_signing: no --model-signing command (pip install model-signing==1.1.1): no oms peer")
         one = openssl_gbps()
         cores = os.cpu_count()
         print(f"folder {size / 1e9:.2f} GB, {len(files)} files, {cores} cores, load {os.getloadavg()[0]:.1f}")
@@ -126,11 +129,11 @@ def main():
             print(f"{k:10s} {v:7.2f} s  {size / v / 1e9 if k != 'model' else size / 2 / v / 1e9:6.2f} GB/s")
         for peer in ("sha256sum", "oms"):
             if peer in t:
-                print(f"plan / {peer}: {t['plan'] / t[peer]:.2f}x the time")
-        print(f"model / plan: {t['model'] / t['plan']:.2f}x the time (half the bytes)")
+                print(f"verify / {peer}: {t['verify'] / t[peer]:.2f}x the time")
+        print(f"model / verify: {t['model'] / t['verify']:.2f}x the time (half the bytes)")
         if one:
             print(f"openssl one core {one:.2f} GB/s x {cores} = {one * cores:.2f} GB/s; "
-                  f"plan {size / t['plan'] / 1e9 / (one * cores):.2f}x that")
+                  f"verify {size / t['verify'] / 1e9 / (one * cores):.2f}x that")
     finally:
         if not a.dir:
             shutil.rmtree(base, ignore_errors=True)

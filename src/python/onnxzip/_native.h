@@ -74,7 +74,8 @@ PyObject *native_trust_set_signature(PyObject *self, PyObject *args);
 PyObject *native_signed_open(PyObject *self, PyObject *args);
 PyObject *native_signed_check(PyObject *self, PyObject *args);
 PyObject *native_signed_check_fetched(PyObject *self, PyObject *args);
-PyObject *native_signed_resources(PyObject *self, PyObject *args);
+PyObject *native_signed_covers(PyObject *self, PyObject *args);
+PyObject *native_signed_check_bytes(PyObject *self, PyObject *args);
 int native_trust_ready(void);
 
 #define NATIVE_TRUST_METHODS                                                                                  \
@@ -91,8 +92,10 @@ int native_trust_ready(void);
       "signed_check(signed, handle, path or None) (onnxzip_signed_check)." },                               \
     { "signed_check_fetched", native_signed_check_fetched, METH_VARARGS,                                     \
       "signed_check_fetched(signed, handle, model, fetched) (onnxzip_signed_check_fetched)." },             \
-    { "signed_resources", native_signed_resources, METH_VARARGS,                                             \
-      "signed_resources(signed) -> [(name, sha256 hex)] (onnxzip_signed_resource_*)." },
+    { "signed_covers", native_signed_covers, METH_VARARGS,                                                   \
+      "signed_covers(signed, path) -> bool (onnxzip_signed_covers)." },                                      \
+    { "signed_check_bytes", native_signed_check_bytes, METH_VARARGS,                                         \
+      "signed_check_bytes(signed, path, data) (onnxzip_signed_check_bytes)." },
 
 #define NATIVE_PACKAGE_HANDLE_METHODS                                                                         \
     { "members", (PyCFunction)handle_members, METH_NOARGS,                                                   \

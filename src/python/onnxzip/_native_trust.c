@@ -153,22 +153,32 @@ PyObject *native_signed_check_fetched(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* signed_resources(signed) -> [(name, sha256 hex)] in the statement's order
- * (onnxzip_signed_resource_count, _name, _digest). */
-PyObject *native_signed_resources(PyObject *self, PyObject *args)
+/* signed_covers(signed, path: str) -> bool (onnxzip_signed_covers) */
+PyObject *native_signed_covers(PyObject *self, PyObject *args)
 {
     Signed *s;
+    const char *path;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!:signed_resources", &SignedType, &s)) return NULL;
-    size_t n = onnxzip_signed_resource_count(s->s);
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    for (size_t i = 0; list && i < n; i++) {
-        PyObject *item = Py_BuildValue("(Ns)", str_or_none(onnxzip_signed_resource_name(s->s, i)),
-                                       onnxzip_signed_resource_digest(s->s, i));
-        if (!item) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
-    }
-    return list;
+    if (!PyArg_ParseTuple(args, "O!s:signed_covers", &SignedType, &s, &path)) return NULL;
+    return PyBool_FromLong(onnxzip_signed_covers(s->s, path));
+}
+
+/* signed_check_bytes(signed, path: str, data: buffer): the bytes handed
+ * out, hashed where they are (onnxzip_signed_check_bytes). */
+PyObject *native_signed_check_bytes(PyObject *self, PyObject *args)
+{
+    Signed *s;
+    const char *path;
+    Py_buffer b;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!sy*:signed_check_bytes", &SignedType, &s, &path, &b)) return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = onnxzip_signed_check_bytes(s->s, path, b.buf, (size_t)b.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    if (rc) return raise_status(rc);
+    Py_RETURN_NONE;
 }
 
 int native_trust_ready(void)

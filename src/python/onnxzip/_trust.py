@@ -22,13 +22,12 @@ the package was used.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from typing import Any, Optional, Tuple, Union
 
 from . import _native
-from ._errors import Error, make, open_file
+from ._errors import make, open_file
 
 # A key, chain or signature: a path (str, os.PathLike) or the file's bytes.
 Material = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", bytes, bytearray, memoryview]
@@ -172,26 +171,19 @@ class Verifier:
 
     def __init__(self, trust: Trust, handle: "_native.Handle") -> None:
         self.trust = trust
-        self._shown = handle.path()
         self._signed = _native.signed_open(handle, trust._handle)
-        self._digests = dict(_native.signed_resources(self._signed))
         self._lock = threading.Lock()
 
     def covers(self, path: str) -> bool:
-        """Whether the statement lists the package file ``path`` (not one
-        its ignore_paths leave out, such as model.sig or .gitattributes)."""
-        return path in self._digests
-
-    def _unsigned(self, path: str) -> Error:
-        return make("EUNSIGNED", f"{self._shown}: '{path}' is not covered by the signature (the statement's "
-                    "ignore_paths leave it out): trust= hands out signed files only")
+        """Whether the signature covers the package file ``path`` (one of
+        its folder's files that the statement's ignore_paths do not leave
+        out, as model.sig or .gitattributes): what trust= may hand out."""
+        return _native.signed_covers(self._signed, path)
 
     def check(self, handle: "_native.Handle", path: Optional[str]) -> None:
         """SignatureError unless ``path``'s bytes (a plain file; a model's
         file and data files; None: every file) as ``handle`` reads them
         are the signed ones."""
-        if path is not None and path not in self._digests:
-            raise self._unsigned(path)
         with self._lock:
             _native.signed_check(self._signed, handle, path)
 
@@ -204,15 +196,10 @@ class Verifier:
 
     def check_bytes(self, path: str, data: bytes) -> None:
         """SignatureError unless ``data`` are the signed bytes of the plain
-        file ``path``: a remote file's, fetched once and hashed here, so
-        that the bytes checked are the bytes returned."""
-        digest = self._digests.get(path)
-        if digest is None:
-            raise self._unsigned(path)
-        got = hashlib.sha256(data).hexdigest()
-        if got != digest:  # worded as the library's onnxzip_signed_check()
-            raise make("EMISMATCH", f"{self._shown}: '{path}' differs from the signed statement: its SHA-256 is "
-                       f"{got}, the signature's {digest}")
+        file ``path``: a remote file's, fetched once and hashed by the C
+        library where they are, so that the bytes checked are the bytes
+        returned."""
+        _native.signed_check_bytes(self._signed, path, data)
 
 
 def verify(trust: Optional[Trust], handle: "_native.Handle") -> Optional[Verifier]:
