@@ -6,13 +6,16 @@
 # A fresh minimal Debian 12 (.ci/chroot-lib.sh: debootstrap minbase) gets
 # python3, python3-venv and ca-certificates from apt, and nothing else: no
 # compiler, no -dev package, none of onnxzip's libraries (checked). Into it go
-# the wheel for its Python (3.11), the static CLI and tests/dist/bare_checks.*,
-# which install the wheel into a venv (numpy from PyPI as its requirement;
-# onnx from PyPI as the oracle that makes the model and reads it back) and
-# run both: import, open, views, verify, sign + verify with a key, fetch and
-# open_url from a local nginx (started here on 127.0.0.1, which the chroot
-# shares), the wheel's `onnxzip` command; the static CLI's pack, ls, verify
-# and fetch. Exit status 0 when every check passes.
+# DIST's wheels and static CLI (as dist/) and tests/dist/bare_checks.*. There
+# the README's "Install" block runs as written (its npm line left out: no
+# Node.js there; tests/dist/node.sh installs the tarball), which installs the
+# wheel for Debian's Python into ~/onnxzip-venv and the CLI into
+# /usr/local/bin; then the checks (onnx from PyPI added as the oracle that
+# makes the model and reads it back): import, open, views, verify, sign +
+# verify with a key, fetch and open_url from a local nginx (started here on
+# 127.0.0.1, which the chroot shares), the wheel's `onnxzip` command; the
+# static CLI's pack, ls, verify and fetch. Exit status 0 when every check
+# passes.
 set -euo pipefail
 
 [ $# -eq 1 ] || { echo "usage: $0 DIST" >&2; exit 2; }
@@ -21,9 +24,8 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dist=$(cd "$1" && pwd)
 version=$("$repo/tools/dist/version.sh")
 cli=$dist/onnxzip-$version-linux-x86_64
-wheels=("$dist"/onnxzip-"$version"-cp311-cp311-manylinux_*_x86_64.whl)
-[ -f "${wheels[0]}" ] || { echo "bare_debian.sh: no cp311 manylinux wheel of $version in $dist (tools/dist.sh)" >&2; exit 1; }
-[ ${#wheels[@]} -eq 1 ] || { echo "bare_debian.sh: ${#wheels[@]} cp311 wheels in $dist: ${wheels[*]##*/}" >&2; exit 1; }
+wheels=("$dist"/onnxzip-"$version"-cp3*-manylinux_*_x86_64.whl)
+[ -f "${wheels[0]}" ] || { echo "bare_debian.sh: no manylinux wheel of $version in $dist (tools/dist.sh)" >&2; exit 1; }
 [ -x "$cli" ] || { echo "bare_debian.sh: no $cli (tools/dist.sh --only cli)" >&2; exit 1; }
 command -v openssl >/dev/null || { echo "bare_debian.sh: openssl (the host's) makes the test keys" >&2; exit 1; }
 
@@ -59,8 +61,14 @@ in_chroot /bin/bash -c '
 
 work=$root/work/bare
 mkdir -p "$work/www" "$work/keys"
-cp "${wheels[0]}" "$cli" "$repo/tests/dist/bare_checks.sh" "$repo/tests/dist/bare_checks.py" \
-    "$repo/tools/make_example_model.py" "$work/"
+mkdir -p "$work/dist"
+cp "${wheels[@]}" "$cli" "$work/dist/"
+cp "$repo/tests/dist/bare_checks.sh" "$repo/tests/dist/bare_checks.py" "$repo/tools/make_example_model.py" "$work/"
+# The README's "Install" block, as written, but for npm (no Node.js here)
+awk '/^## Install$/ { on = 1; next } on && /^## / { exit } on && /^```sh$/ { code = 1; next }
+     code && /^```$/ { exit } code' "$repo/README.md" > "$work/readme_install.all"
+grep -q 'pip install' "$work/readme_install.all" || { echo "bare_debian.sh: no sh block under README's ## Install"; exit 1; }
+grep -v '^npm ' "$work/readme_install.all" > "$work/readme_install.sh"
 openssl ecparam -name prime256v1 -genkey -noout -out "$work/keys/key.pem" 2>/dev/null
 openssl ec -in "$work/keys/key.pem" -pubout -out "$work/keys/pub.pem" 2>/dev/null
 openssl ecparam -name prime256v1 -genkey -noout -out "$work/keys/other.pem" 2>/dev/null
@@ -78,8 +86,7 @@ t=$(now)
 status=0
 # onnx pinned as the Python tests pin it
 onnx_req=$(grep -E '^onnx==' "$repo/tests/python/requirements.txt")
-in_chroot /bin/bash /work/bare/bare_checks.sh "$version" "$(cat "$work/url")" "${wheels[0]##*/}" "${cli##*/}" \
-    "$onnx_req" ||
+in_chroot /bin/bash /work/bare/bare_checks.sh "$version" "$(cat "$work/url")" "$onnx_req" ||
     status=$?
 echo "TIME checks: $(since "$t") s"
 echo "bare_debian.sh: $([ $status = 0 ] && echo "all checks passed" || echo "FAILED (exit $status)")"
