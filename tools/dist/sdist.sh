@@ -47,7 +47,7 @@ sdist=$work/out/onnxzip-$version.tar.gz
 # What pip reads: PKG-INFO's name and version, the description rendered
 got=$(tar -xOzf "$sdist" "onnxzip-$version/PKG-INFO" | sed -n 's/^Version: //p')
 [ "$got" = "$version" ] || fail "PKG-INFO says version '$got', meson.build says $version"
-"$venv/bin/twine" check --strict "$sdist"
+"$venv/bin/twine" --no-color check --strict "$sdist"
 for f in pyproject.toml meson.build README.md src/python/onnxzip/_native.c tools/onnxzip.c; do
     tar -tzf "$sdist" "onnxzip-$version/$f" >/dev/null 2>&1 || fail "$f is not in the sdist"
 done
