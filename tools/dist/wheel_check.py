@@ -4,12 +4,16 @@
 
 Extracted into a temporary directory, the extension onnxzip/_native*.so and
 the tool onnxzip/_bin/onnxzip must resolve, by ldd (the dynamic loader's own
-search), every library but glibc's from the wheel's onnxzip.libs/; libcurl,
+search), every library but those the wheel's manylinux policy lets it take
+from the system (auditwheel's list: glibc's, libz, ...) from the wheel's
+onnxzip.libs/; libcurl,
 libcrypto and jansson must be among them (remote archives and signatures are
 in every release wheel). Prints the wheel's size, its platform tag, each
 bundled library with its size, their total, and the license files
 auditwheel added.
 """
+import importlib.resources
+import json
 import os
 import re
 import subprocess
@@ -17,8 +21,6 @@ import sys
 import tempfile
 import zipfile
 
-# What manylinux lets a wheel take from the system (glibc and the loader).
-SYSTEM = re.compile(r"^(linux-vdso|ld-linux-x86-64|libc|libm|libdl|libpthread|librt|libresolv|libutil)\.so")
 NEEDED = ("libcurl", "libcrypto", "libjansson")
 
 
@@ -26,11 +28,20 @@ def fail(msg: str) -> None:
     sys.exit(f"wheel_check.py: {msg}")
 
 
+def system_libs(tag: str) -> set:
+    """The libraries policy `tag` (manylinux_2_N_x86_64) takes from the
+    system, as auditwheel's policy file lists them, plus the loader."""
+    policies = json.loads((importlib.resources.files("auditwheel.policy") / "manylinux-policy.json").read_text())
+    policy = next(p for p in policies if tag == p["name"] + "_x86_64")
+    return set(policy["lib_whitelist"]) | {"linux-vdso.so.1", "/lib64/ld-linux-x86-64.so.2"}
+
+
 def main(wheel: str) -> None:
     name = os.path.basename(wheel)
     m = re.match(r"onnxzip-[^-]+-(cp3\d+)-(cp3\d+)-(manylinux_2_\d+_x86_64)\.whl$", name)
     if not m:
         fail(f"{name}: not an onnxzip-VERSION-cp3X-cp3X-manylinux_2_N_x86_64 wheel")
+    system = system_libs(m.group(3))
     with zipfile.ZipFile(wheel) as z, tempfile.TemporaryDirectory() as tmp:
         z.extractall(tmp)
         names = z.namelist()
@@ -49,8 +60,8 @@ def main(wheel: str) -> None:
                 lib = line.split()[0]
                 if "not found" in line:
                     fail(f"{name}: {elf}: {lib} not found (ldd)")
-                where = line.split("=>")[1].split("(")[0].strip() if "=>" in line else ""
-                if not SYSTEM.match(lib) and not where.startswith(os.path.join(tmp, "onnxzip.libs") + "/"):
+                where = os.path.normpath(line.split("=>")[1].split("(")[0].strip()) if "=>" in line else ""
+                if lib not in system and not where.startswith(os.path.join(tmp, "onnxzip.libs") + "/"):
                     fail(f"{name}: {elf}: {lib} resolves to {where or 'the system'}, not to the wheel's onnxzip.libs/")
         for want in NEEDED:
             if not any(os.path.basename(n).startswith(want) for n in libs):
