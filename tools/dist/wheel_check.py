@@ -20,15 +20,16 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from typing import NoReturn
 
 NEEDED = ("libcurl", "libcrypto", "libjansson")
 
 
-def fail(msg: str) -> None:
+def fail(msg: str) -> NoReturn:
     sys.exit(f"wheel_check.py: {msg}")
 
 
-def system_libs(tag: str) -> set:
+def system_libs(tag: str) -> "set[str]":
     """The libraries policy `tag` (manylinux_2_N_x86_64) takes from the
     system, as auditwheel's policy file lists them, plus the loader."""
     policies = json.loads((importlib.resources.files("auditwheel.policy") / "manylinux-policy.json").read_text())
