@@ -14,7 +14,9 @@
 # archives or signatures). `auditwheel repair` then grafts the shared
 # libraries the extension and the tool need (libcurl, libcrypto, jansson,
 # protobuf-c, ... and theirs) into onnxzip.libs/ and tags the wheel with the
-# oldest manylinux_2_N the binaries allow. Not abi3: the extension's buffer
+# oldest manylinux_2_N the binaries allow (and records them in the
+# dist-info's sboms/); wheel_licenses.py adds the Debian copyright file of
+# each (auditwheel does not), and wheel_check.py checks the result by ldd. Not abi3: the extension's buffer
 # objects (Region's bf_getbuffer) are in the limited API from 3.11 only.
 set -euo pipefail
 [ $# -eq 4 ] || { echo "usage: $0 ROOT OUT WORK VERSION" >&2; exit 2; }
@@ -62,6 +64,7 @@ for minor in 9 10 11 12 13; do
     fixed=("$work"/repaired/onnxzip-"$version"-"$tag"-"$tag"-manylinux_2_*_x86_64.whl)
     [ ${#fixed[@]} -eq 1 ] && [ -f "${fixed[0]}" ] ||
         { ls -l "$work/repaired"; fail "$tag: expected one manylinux_2_*_x86_64 wheel from auditwheel repair"; }
+    "$venv/bin/python" "$here/wheel_licenses.py" "${fixed[0]}"
     "$venv/bin/python" "$here/wheel_check.py" "${fixed[0]}"
     built+=("${fixed[0]}")
 done
