@@ -50,7 +50,7 @@ def main(wheel: str) -> None:
             mode = z.getinfo(n).external_attr >> 16
             if mode:
                 os.chmod(os.path.join(tmp, n), mode & 0o777)
-        libs = sorted(n for n in names if n.startswith("onnxzip.libs/"))
+        libs = sorted(n for n in names if n.startswith("onnxzip.libs/") and not n.endswith("/"))
         elves = [n for n in names if re.match(r"onnxzip/_native\..*\.so$", n)] + ["onnxzip/_bin/onnxzip"]
         for elf in elves:
             if elf not in names:

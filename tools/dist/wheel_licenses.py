@@ -78,6 +78,7 @@ def main(wheel: str) -> None:
             for n, d in sorted(added.items()):
                 out.writestr(n, d)
             out.writestr(infos[f"{info}/RECORD"], contents[f"{info}/RECORD"], zipfile.ZIP_DEFLATED)
+        os.chmod(tmp, os.stat(wheel).st_mode & 0o777)  # mkstemp's is 0600
         os.replace(tmp, wheel)
     except BaseException:
         os.unlink(tmp)
