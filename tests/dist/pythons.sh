@@ -19,7 +19,10 @@
 #     extracts it; onnxruntime must import from 3.10 on (its ort_session line
 #     runs); 3.9 has no onnxruntime >= 1.21 on PyPI, and the runner leaves
 #     that one line out there;
-#   - tests/python/test_smoke.py with the venv's `onnxzip` as ONNXZIP_CLI.
+#   - tests/python/test_smoke.py with the venv's `onnxzip` as ONNXZIP_CLI;
+#   - remote archives through the bundled libcurl: onnxzip.fetch() and the
+#     command's `fetch` of an archive (packed by the command) from serve.py's
+#     nginx on 127.0.0.1, each compared with the served file by cmp.
 # Prints each Python's time; exit status 1 when any installed Python fails.
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 DIST WORK" >&2; exit 2; }
@@ -42,6 +45,9 @@ check_python() {
     "$v/bin/python" -m pip check --disable-pip-version-check || { echo "FAIL: pip check"; return 1; }
 
     mkdir -p "$v/scratch" && cd "$v/scratch" || return 1
+    if [ ! -f "$www/model.onnxzip" ]; then
+        "$v/bin/onnxzip" pack "$work/model.onnx" -o "$www/model.onnxzip" || { echo "FAIL: onnxzip pack"; return 1; }
+    fi
     local loc pyver cliver pkg elf where
     loc=$("$v/bin/python" -c 'import onnxzip; print(onnxzip.__file__)') || { echo "FAIL: import onnxzip"; return 1; }
     case $loc in "$v/"*) echo "ok: onnxzip imported from $loc" ;;
@@ -71,10 +77,28 @@ check_python() {
         --basetemp="$v/pytest" --rootdir="$repo/tests/python" \
         "$repo/tests/python/test_outputs_dirs.py::test_readme_quick_start_as_written" \
         "$repo/tests/python/test_smoke.py" || { echo "FAIL: the README's Python example or test_smoke.py"; return 1; }
+    "$v/bin/python" -c '
+import sys, onnxzip
+onnxzip.fetch(sys.argv[1] + "model.onnxzip", "py.onnxzip", allow_http=True)' "$url" &&
+        cmp py.onnxzip "$www/model.onnxzip" || { echo "FAIL: onnxzip.fetch of ${url}model.onnxzip"; return 1; }
+    "$v/bin/onnxzip" fetch -q --allow-http "${url}model.onnxzip" -o cli.onnxzip &&
+        cmp cli.onnxzip "$www/model.onnxzip" || { echo "FAIL: onnxzip fetch of ${url}model.onnxzip"; return 1; }
+    echo "ok: onnxzip.fetch() and onnxzip fetch over HTTP: the served bytes"
 }
 
 unset PYTHONPATH LD_LIBRARY_PATH
 export PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
+
+# The served archive: the example model (made by the system's python3 and
+# onnx), packed by the first venv's `onnxzip`; each fetch is compared with it
+www=$work/www url=
+rm -rf "$www" "$work/url" && mkdir -p "$www"
+/usr/bin/python3 "$repo/tools/make_example_model.py" "$work/model.onnx" > /dev/null || exit 1
+/usr/bin/python3 "$repo/tests/dist/serve.py" "$www" "$work/url" &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
+for _ in $(seq 100); do [ -s "$work/url" ] && break; sleep 0.1; done
+url=$(cat "$work/url" 2>/dev/null) || { echo "pythons.sh: serve.py wrote no URL"; exit 1; }
 declare -A result took
 status=0 ran=0
 for minor in 9 10 11 12 13; do
