@@ -11,7 +11,8 @@
 #
 # Needs what .ci/install-deps installs; the Python tools it uses (build,
 # meson-python, auditwheel, ...) are pinned in tools/dist/requirements.txt and
-# installed into a venv of its own under build-dist/. VERSION is meson.build's
+# installed into a venv of its own under build-dist/ (the wheels' build
+# backend, per pyenv CPython, in tools/dist/requirements-build.txt). VERSION is meson.build's
 # project() version, the one version of the library, the CLI, the wheel and
 # the npm package. tests/dist/run.sh installs and checks what this writes.
 set -euo pipefail

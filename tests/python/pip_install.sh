@@ -7,12 +7,16 @@
 #     what a clean checkout holds, without build directories) to WORKDIR/src;
 #  2. builds the wheel from it with PYVENV's pinned meson-python, meson and
 #     ninja (--no-build-isolation --no-index: no network, no version drift);
-#  3. checks the wheel holds only onnxzip/ (no libonnxzip.so, headers,
-#     onnxzip.pc) and that numpy is its one requirement;
+#  3. checks the wheel holds exactly the package: the modules meson.build
+#     lists (python_sources), the extension, the tool onnxzip/_bin/onnxzip
+#     and the dist-info's METADATA, WHEEL, RECORD and entry_points.txt (the
+#     script `onnxzip` = onnxzip._cli:main); no libonnxzip.so, headers,
+#     onnxzip.pc; and that numpy is its one requirement;
 #  4. installs it with pip into a fresh venv of /usr/bin/python3 that sees
-#     Debian's packages (numpy 1.24, pytest), checks its extension does not
-#     depend on libonnxzip.so (ldd), and runs test_smoke.py against the
-#     installed package, not the build tree.
+#     Debian's packages (numpy 1.24, pytest), checks its extension and tool
+#     do not depend on libonnxzip.so (ldd), that the venv's `onnxzip
+#     --version` says onnxzip.__version__, and runs test_smoke.py against
+#     the installed package, not the build tree.
 # Fails, never skips, when PYVENV is missing.
 set -euo pipefail
 
@@ -65,17 +69,27 @@ wheel=${wheels[0]}
 echo "built $(basename "$wheel") in $(( $(date +%s) - start )) s"
 
 step "wheel contents"
-/usr/bin/python3 - "$wheel" <<'EOF'
-import re, sys, zipfile
-names = zipfile.ZipFile(sys.argv[1]).namelist()
+/usr/bin/python3 - "$wheel" "$src/src/python/onnxzip/meson.build" <<'EOF'
+import re, sys, sysconfig, zipfile
+wheel = zipfile.ZipFile(sys.argv[1])
+names = wheel.namelist()
 for n in names:
     print(" ", n)
-stray = [n for n in names if not re.match(r"onnxzip/|onnxzip-[^/]*\.dist-info/", n)]
-assert not stray, f"files outside onnxzip/ in the wheel: {stray}"
-assert any(re.match(r"onnxzip/_native\..*\.so$", n) for n in names), "no extension in the wheel"
-assert "onnxzip/__init__.py" in names, "no onnxzip/__init__.py in the wheel"
-meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
-text = zipfile.ZipFile(sys.argv[1]).read(meta).decode()
+# The modules of meson.build's python_sources list, the extension (this
+# Python's suffix), the tool, and the dist-info: nothing else
+listed = re.search(r"python_sources = \[(.*?)\]", open(sys.argv[2]).read(), re.S).group(1)
+sources = re.findall(r"'([^']+)'", listed)
+assert "__init__.py" in sources and "_cli.py" in sources, f"python_sources of {sys.argv[2]}: {sources}"
+info = re.match(r"onnxzip-[^/]*\.dist-info/", names[0]) and names[0].split("/")[0]
+assert info, f"the wheel's first file is not in its dist-info: {names[0]}"
+want = {f"onnxzip/{f}" for f in sources} | {"onnxzip/_native" + sysconfig.get_config_var("EXT_SUFFIX"),
+        "onnxzip/_bin/onnxzip"} | {f"{info}/{f}" for f in ("METADATA", "WHEEL", "RECORD", "entry_points.txt")}
+assert set(names) == want and len(names) == len(want), \
+    f"the wheel's files differ from the package's: extra {sorted(set(names) - want)}, missing {sorted(want - set(names))}"
+assert wheel.getinfo("onnxzip/_bin/onnxzip").external_attr >> 16 & 0o111, "onnxzip/_bin/onnxzip is not executable"
+scripts = wheel.read(f"{info}/entry_points.txt").decode().split()
+assert scripts == ["[console_scripts]", "onnxzip", "=", "onnxzip._cli:main"], f"entry_points.txt: {scripts}"
+text = wheel.read(f"{info}/METADATA").decode()
 reqs = [l.split(":", 1)[1].strip() for l in text.splitlines() if l.startswith("Requires-Dist:")]
 base = [r for r in reqs if "extra ==" not in r]
 assert len(base) == 1 and base[0].startswith("numpy"), f"requirements other than numpy: {base}"
@@ -98,15 +112,25 @@ case $loc in
     *) fail "onnxzip imported from $loc, not from the venv $work/venv" ;;
 esac
 ext=$("$work/venv/bin/python" -c 'import onnxzip._native as n; print(n.__file__)')
-echo "ldd $ext:"
-ldd "$ext" | sed 's/^/  /'
-if ldd "$ext" | grep -q 'libonnxzip'; then
-    fail "the installed extension depends on libonnxzip.so"
-fi
-if ldd "$ext" | grep -q 'not found'; then
-    fail "the installed extension has unresolved libraries"
-fi
-echo "$(ldd "$ext" | wc -l) libraries (ldd)"
+tool=$(dirname "$ext")/_bin/onnxzip
+for elf in "$ext" "$tool"; do
+    echo "ldd $elf:"
+    ldd "$elf" | sed 's/^/  /'
+    if ldd "$elf" | grep -q 'libonnxzip'; then
+        fail "the installed $elf depends on libonnxzip.so"
+    fi
+    if ldd "$elf" | grep -q 'not found'; then
+        fail "the installed $elf has unresolved libraries"
+    fi
+    echo "$(ldd "$elf" | wc -l) libraries (ldd)"
+done
+# The venv's `onnxzip` (the entry point, exec'ing the tool) is the package's
+# version: "onnxzip X.Y.Z (library X.Y.Z, ...)"
+pyver=$("$work/venv/bin/python" -c 'import onnxzip; print(onnxzip.__version__)')
+cliver=$("$work/venv/bin/onnxzip" --version | head -n 1)
+echo "onnxzip.__version__: $pyver; $work/venv/bin/onnxzip --version: $cliver"
+[[ $cliver == "onnxzip $pyver (library $pyver,"* ]] ||
+    fail "the venv's onnxzip --version ($cliver) is not onnxzip.__version__ ($pyver)"
 # pyproject.toml builds with -Dcurl=auto: with libcurl's -dev package here
 # (install-deps), the installed package reads remote archives. Nothing
 # listens on port 1: NetworkError, where a build without libcurl raises
