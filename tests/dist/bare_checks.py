@@ -49,14 +49,14 @@ with onnxzip.open("model.onnxzip") as a:
     view = onnx.ModelProto()
     view.ParseFromString(a.view())
     external = [t.name for t in view.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
-    assert "W1" in external and "W2" in external, external
+    assert "fc1.weight" in external and "fc2.weight" in external, external
     a.verify()
 ok(f"save, open: {len(want)} initializers equal onnx's, read-only; view() refers to {len(external)} entries; verify")
 onnxzip.verify("model.onnxzip")
 shutil.copy("model.onnxzip", "bad.onnxzip")
-with open("bad.onnxzip", "r+b") as f:  # a byte of W1's data (the first entry's, after its local header)
+with open("bad.onnxzip", "r+b") as f:  # a byte of fc1.weight's data, in its entry
     with onnxzip.open("model.onnxzip") as a:
-        off = a.info("W1").offset
+        off = a.info("fc1.weight").offset
     f.seek(off)
     b = f.read(1)
     f.seek(off)
@@ -79,7 +79,7 @@ subprocess.run([str(bindir / "onnxzip"), "sign", "pkg.onnxzip", "--private-key",
 trust = onnxzip.Trust(public_key=str(here / "keys/pub.pem"))
 with onnxzip.open("pkg.onnxzip", trust=trust) as a:
     assert bytes(a.files["config.json"]) == (repo / "config.json").read_bytes()
-    np.testing.assert_array_equal(a.tensors["W1"], want["W1"])
+    np.testing.assert_array_equal(a.tensors["fc1.weight"], want["fc1.weight"])
 try:
     onnxzip.open("pkg.onnxzip", trust=onnxzip.Trust(public_key=str(here / "keys/other.pub.pem")))
     raise AssertionError("a package opened with another key's trust")
@@ -93,7 +93,7 @@ for f in ("model.onnxzip", "pkg.onnxzip"):
 onnxzip.fetch(url + "py-model.onnxzip", "fetched.onnxzip", allow_http=True)
 assert pathlib.Path("fetched.onnxzip").read_bytes() == pathlib.Path("model.onnxzip").read_bytes()
 with onnxzip.open_url(url + "py-model.onnxzip", allow_http=True) as r:
-    np.testing.assert_array_equal(r.tensors["W2"], want["W2"])
+    np.testing.assert_array_equal(r.tensors["fc2.weight"], want["fc2.weight"])
 onnxzip.fetch(url + "py-pkg.onnxzip", "fetched-pkg.onnxzip", allow_http=True, trust=trust)
 assert pathlib.Path("fetched-pkg.onnxzip").read_bytes() == pathlib.Path("pkg.onnxzip").read_bytes()
 ok("fetch, open_url and fetch(trust=) over HTTP")

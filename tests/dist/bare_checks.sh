@@ -43,7 +43,7 @@ mkdir -p cli && cd cli
 "$cli" pack model.onnx -o model.onnxzip
 ok "pack model.onnx"
 "$cli" ls model.onnxzip | tee ls.txt
-grep -q "W1" ls.txt || fail "ls does not list W1"
+grep -q "fc1.weight" ls.txt || fail "ls does not list fc1.weight"
 ok "ls"
 "$cli" verify model.onnxzip
 ok "verify"
