@@ -34,38 +34,7 @@ ok "onnxzip --version says $version"
 echo "== Python: import, open, views, verify, trust, fetch, open_url (bare_checks.py)"
 "$venv/bin/python" bare_checks.py "$version" "$url" || fail "bare_checks.py"
 
-echo "== the static CLI $cli"
-"$cli" --version
-"$cli" --version | head -1 | grep -q "^onnxzip $version " || fail "$cli --version does not say $version"
-if "$cli" --version | grep -E '\bno\b'; then fail "$cli lacks a feature (above)"; fi
-mkdir -p cli && cd cli
-"$venv/bin/python" /work/bare/make_example_model.py model.onnx > /dev/null
-"$cli" pack model.onnx -o model.onnxzip
-ok "pack model.onnx"
-"$cli" ls model.onnxzip | tee ls.txt
-grep -q "fc1.weight" ls.txt || fail "ls does not list fc1.weight"
-ok "ls"
-"$cli" verify model.onnxzip
-ok "verify"
-"$cli" unpack model.onnxzip back/model.onnx
-"$venv/bin/python" /work/bare/make_example_model.py --compare model.onnx back/model.onnx || fail "unpack differs (onnx)"
-ok "unpack gives back the model (onnx compares)"
-mkdir -p repo && cp model.onnx repo/ && echo '{"model_type": "mlp"}' > repo/config.json
-"$cli" pack repo -o pkg.onnxzip
-"$cli" sign pkg.onnxzip --private-key /work/bare/keys/key.pem
-"$cli" verify pkg.onnxzip --public-key /work/bare/keys/pub.pem
-ok "sign, then verify --public-key"
-if "$cli" verify pkg.onnxzip --public-key /work/bare/keys/other.pub.pem 2> wrong.txt; then
-    fail "verify with another key passed"
-fi
-grep -q ESIGNATURE wrong.txt || fail "verify with another key: $(cat wrong.txt)"
-ok "verify with another key: ESIGNATURE"
-cp model.onnxzip pkg.onnxzip /work/bare/www/
-"$cli" ls --allow-http "${url}model.onnxzip" > /dev/null
-"$cli" fetch -q --allow-http "${url}model.onnxzip" -o fetched.onnxzip
-cmp fetched.onnxzip model.onnxzip || fail "fetch: not the served file"
-ok "ls and fetch over HTTP, byte for byte"
-"$cli" fetch -q --allow-http "${url}pkg.onnxzip" -o fetched-pkg.onnxzip --public-key /work/bare/keys/pub.pem
-cmp fetched-pkg.onnxzip pkg.onnxzip || fail "fetch --public-key: not the served file"
-ok "fetch --public-key over HTTP"
+echo "== the static CLI (cli_checks.sh)"
+bash /work/bare/cli_checks.sh "$cli" "$version" "$url" /work/bare/www /work/bare/keys "$venv/bin/python" \
+    /work/bare/make_example_model.py /work/bare/cli || fail "cli_checks.sh"
 echo "all checks passed"

@@ -64,7 +64,8 @@ work=$root/work/bare
 mkdir -p "$work/www" "$work/keys"
 mkdir -p "$work/dist"
 cp "${wheels[@]}" "$cli" "$work/dist/"
-cp "$repo/tests/dist/bare_checks.sh" "$repo/tests/dist/bare_checks.py" "$repo/tools/make_example_model.py" "$work/"
+cp "$repo/tests/dist/bare_checks.sh" "$repo/tests/dist/bare_checks.py" "$repo/tests/dist/cli_checks.sh" \
+    "$repo/tools/make_example_model.py" "$work/"
 # The README's "Install" block, as written, but for npm (no Node.js here)
 awk '/^## Install$/ { on = 1; next } on && /^## / { exit } on && /^```sh$/ { code = 1; next }
      code && /^```$/ { exit } code' "$repo/README.md" > "$work/readme_install.all"

@@ -51,8 +51,8 @@ for v in "${NODES[@]}"; do
     [ "$("$node" --version)" = "v$v" ] || fail "$node is $("$node" --version), not v$v"
     proj=$work/project-$v
     rm -rf "$proj" && mkdir -p "$proj"
-    (cd "$proj" && PATH=$(dirname "$node"):$PATH npm init -y > /dev/null &&
-        PATH=$(dirname "$node"):$PATH npm install --silent --no-audit --no-fund "$tgz" > /dev/null) ||
+    (cd "$proj" && npm init -y > /dev/null &&
+        npm install --silent --no-audit --no-fund "$tgz" > /dev/null) ||
         fail "npm install $tgz on Node.js $v"
     deps=$(cd "$proj" && "$node" -p 'JSON.stringify(Object.keys(require("./package.json").dependencies))')
     [ "$deps" = '["onnxzip"]' ] || fail "the project's dependencies: $deps"

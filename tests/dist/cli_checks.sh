@@ -1,0 +1,56 @@
+#!/bin/bash
+# The static CLI's checks, on this machine (tests/dist/cli.sh) and in the bare
+# Debian (tests/dist/bare_checks.sh):
+#
+#   cli_checks.sh CLI VERSION URL WWW KEYS PYTHON MAKE_MODEL WORK
+#
+# URL is the base URL under which an HTTP server (tests/dist/serve.py's nginx)
+# serves the directory WWW; KEYS holds key.pem, pub.pem and other.pub.pem (EC
+# keys made by openssl); PYTHON has onnx and numpy, to run MAKE_MODEL
+# (tools/make_example_model.py) for the model and, as the oracle, to compare
+# what unpack gives back with it. Each check says what it checked; the first
+# failure ends the script with exit status 1.
+set -euo pipefail
+[ $# -eq 8 ] || { echo "usage: $0 CLI VERSION URL WWW KEYS PYTHON MAKE_MODEL WORK" >&2; exit 2; }
+cli=$1 version=$2 url=$3 www=$4 keys=$5 python=$6 make_model=$7 work=$8
+ok() { echo "ok: $*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+echo "== $cli"
+if command -v file > /dev/null; then  # (a bare machine has no file(1): there it runs with no library at all)
+    file "$cli" | grep -q 'statically linked' || fail "$cli is not statically linked: $(file "$cli")"
+fi
+"$cli" --version
+"$cli" --version | head -1 | grep -q "^onnxzip $version " || fail "$cli --version does not say $version"
+if "$cli" --version | grep -E '\bno\b'; then fail "$cli lacks a feature (above)"; fi
+mkdir -p "$work" && cd "$work"
+"$python" "$make_model" model.onnx > /dev/null
+"$cli" pack model.onnx -o model.onnxzip
+ok "pack model.onnx"
+"$cli" ls model.onnxzip | tee ls.txt
+grep -q "fc1.weight" ls.txt || fail "ls does not list fc1.weight"
+ok "ls"
+"$cli" verify model.onnxzip
+ok "verify"
+"$cli" unpack model.onnxzip -o back/model.onnx
+"$python" "$make_model" --compare model.onnx back/model.onnx || fail "unpack differs (onnx)"
+ok "unpack gives back the model (onnx compares)"
+mkdir -p repo && cp model.onnx repo/ && echo '{"model_type": "mlp"}' > repo/config.json
+"$cli" pack repo -o pkg.onnxzip
+"$cli" sign pkg.onnxzip --private-key $keys/key.pem
+"$cli" verify pkg.onnxzip --public-key $keys/pub.pem
+ok "sign, then verify --public-key"
+if "$cli" verify pkg.onnxzip --public-key $keys/other.pub.pem 2> wrong.txt; then
+    fail "verify with another key passed"
+fi
+grep -q ESIGNATURE wrong.txt || fail "verify with another key: $(cat wrong.txt)"
+ok "verify with another key: ESIGNATURE"
+cp model.onnxzip pkg.onnxzip "$www/"
+"$cli" ls --allow-http "${url}model.onnxzip" > /dev/null
+"$cli" fetch -q --allow-http "${url}model.onnxzip" -o fetched.onnxzip
+cmp fetched.onnxzip model.onnxzip || fail "fetch: not the served file"
+ok "ls and fetch over HTTP, byte for byte"
+"$cli" fetch -q --allow-http "${url}pkg.onnxzip" -o fetched-pkg.onnxzip --public-key $keys/pub.pem
+cmp fetched-pkg.onnxzip pkg.onnxzip || fail "fetch --public-key: not the served file"
+ok "fetch --public-key over HTTP"
+echo "cli_checks.sh: all passed"
