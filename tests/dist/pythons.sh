@@ -25,12 +25,9 @@
 #     nginx on 127.0.0.1, each compared with the served file by cmp.
 # Prints each Python's time; exit status 1 when any installed Python fails.
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: $0 DIST WORK" >&2; exit 2; }
-dist=$(cd "$1" && pwd) work=$2
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=args.sh
+. "$(dirname "${BASH_SOURCE[0]}")/args.sh"
 pyenv=${PYENV_ROOT:-$HOME/.pyenv}
-version=$("$repo/tools/dist/version.sh") || exit 1
-mkdir -p "$work" && work=$(cd "$work" && pwd)
 
 # one Python: exit status 0 when every check passes
 check_python() {
