@@ -48,7 +48,8 @@ export async function fillModel(archive, buf, signal, gap) {
     }
   }
   await flush();
-  archive._checkFilled(buf, byOffset.values());  // from a URL: every tensor entry's CRC-32 and XXH3
+  // from a URL: every tensor entry's CRC-32 and XXH3, and the pins of a check made before (open with trust)
+  await archive._checkFilled(buf, [...byOffset.values()], signal);
 }
 
 // A buffer of the file's size holding only the archive's model's bytes (fillModel), read by exact
