@@ -125,6 +125,21 @@ function readAgain(a, t, use, spy) {
   return oz.createSession(spy, a, {});
 }
 
+// A fetch() whose first reply holding all of `entry`'s data answers `forged` in its place (then the file's bytes).
+function forgingFetch(entry, forged) {
+  const f = async (url, init) => {
+    const res = await fetch(url, init);
+    const range = /^bytes (\d+)-(\d+)\//.exec(res.headers.get('content-range') ?? '');
+    if (f.forged || !range || Number(range[1]) > entry.dataOffset || Number(range[2]) < entry.dataOffset + entry.size - 1) return res;
+    f.forged = true;
+    const body = Buffer.from(await res.arrayBuffer());
+    forged.copy(body, entry.dataOffset - Number(range[1]));
+    return new Response(body, { status: res.status, headers: res.headers });
+  };
+  f.forged = false;
+  return f;
+}
+
 describe('reads after open(url, {trust}) hand out the checked bytes', () => {
   for (const kind of KINDS) {
     const { model } = CASES[kind];
@@ -171,4 +186,24 @@ describe('reads after open(url, {trust}) hand out the checked bytes', () => {
       }
     });
   }
+
+  // createSession(url) fills the buffer ORT gets, then hashes a single-model archive's file, which that buffer
+  // does not hold whole (its headers, its directory), as a stream: the buffer must be those bytes
+  test('createSession(url, {trust}) of a single-model archive: a weight answered otherwise in the bytes ORT gets is EMISMATCH', async () => {
+    const probe = await oz.open(fx.single);
+    const [, e] = target(probe, fx.single);
+    await probe.close();
+    const served = path.join(dir, 'single-session.onnxzip'), sig = `${served}.sig`;
+    dropXxh3(fx.single, [e.name], served);
+    run(modelSigning(PYTHON), ['sign', 'key', served, '--private_key', fx.signerKey, '--signature', sig], 'sign');
+    const url = server.serve(path.basename(served), served);
+    const bytes = fs.readFileSync(served).subarray(e.dataOffset, e.dataOffset + e.size);
+    const trust = { publicKey: fx.pub, signature: fs.readFileSync(sig) };
+    const spy = spyOrt();
+    await oz.createSession(spy, `${url}?sig=SECRET`, {}, { trust });  // the file as signed: it runs
+    assert.equal(spy.calls, 1);
+    const fetchFn = forgingFetch(e, forgeCrc32(bytes, (bytes.length >> 1) - 4));
+    await mismatch(oz.createSession(spy, `${url}?sig=SECRET`, {}, { trust, fetch: fetchFn }), e.name, url, 'createSession');
+    assert.ok(fetchFn.forged && spy.calls === 1, 'the weight forged; ONNX Runtime not called again');
+  });
 });

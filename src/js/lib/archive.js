@@ -297,17 +297,29 @@ export class Archive {
     return bytes;
   }
 
+  /** The [offset, length] of each tensor stored in an entry (one per offset): what fillModel() reads. */
+  _tensorSpans() {
+    const byOffset = new Map();
+    for (const t of this.tensors) if (t.storage === 'entry' && t.byteLength) byOffset.set(t.offset, [t.offset, t.byteLength]);
+    return [...byOffset.values()];
+  }
+
   /** For a URL: checks each tensor entry whose whole data `buf` holds at its file offset (a buffer of
-   * the file's size that fillModel() filled) against its CRC-32 and XXH3, and the tensors `spans` against
-   * the pins of their entries, before ORT is given them. */
-  async _checkFilled(buf, spans, signal) {
+   * the file's size that fillModel() filled) against its CRC-32 and XXH3, and the tensors against the pins
+   * of their entries, before ORT is given them. */
+  async _checkFilled(buf, signal) {
     if (this.#reader.kind !== 'url') return;
-    for (const [off, len] of spans) {
+    for (const [off, len] of this._tensorSpans()) {
       const i = this.#overlapping(off, off + len).find((k) => this.entries[k].dataOffset === off &&
         this.entries[k].size === len);
       if (i !== undefined) this.#checkData(i, buf.subarray(off, off + len));
     }
-    await this.#checkPins(spans.map((s) => [s, buf.subarray(s[0], s[0] + s[1])]), signal);
+    await this.#filledPins(buf, signal);
+  }
+
+  // The tensors a buffer fillModel() filled holds against the pins of their entries.
+  async #filledPins(buf, signal) {
+    await this.#checkPins(this._tensorSpans().map((s) => [s, buf.subarray(s[0], s[0] + s[1])]), signal);
   }
 
   /** The bytes of file ranges `spans` ([offset, length]), with the local headers of the entries they
@@ -488,6 +500,9 @@ export class Archive {
     await this._signed.checkPlanned(files, (seg) => (seg.kind === 0 ? [seg.bytes] : seg.kind === 2 ? zeros(seg.length)
       : archiveBytes(seg, this)));
     await this.#pins.add(found);
+    // a single-model archive's file, which `buffer` (what ORT gets) does not hold whole, was streamed: the
+    // tensors in the buffer, read before, must be the bytes hashed
+    if (buffer && found.size) await this.#filledPins(buffer, signal);
   }
 
   // A URL's bytes [from, to) that are no one entry's (a single-model archive's file), in order, once: the
