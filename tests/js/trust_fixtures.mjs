@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cliListing, cliOk, makeRepos } from './helpers.mjs';
+import { cliListing, cliOk, makeRepos, rangeServer, scratch } from './helpers.mjs';
 
 export const KINDS = ['transformers_js', 'encoder_decoder', 'genai', 'diffusers'];
 // per layout: the model run, a data file of it (a weight changed there), a tokenizer file (a byte changed)
@@ -107,4 +107,25 @@ export function makeSigned(dir, python) {
   flip(singleBad, big.dataOffset + 10);
   return { pub: signer.pub, otherPub: other.pub, signerKey: signer.key, ca: ca.pem, otherCa: otherCa.pem, feeds, pkg,
     folder, single, singleSig: fs.readFileSync(singleSig), singleBad };
+}
+
+/** The Node.js trust tests' setup: makeSigned() in a scratch directory named after `prefix`, by the pinned
+ * venv's `python`, and a range server: {dir, fx, server}. */
+export async function signedSetup(prefix, python) {
+  assert.ok(python && fs.existsSync(python), `ONNXZIP_PYVENV_PYTHON (${python}): the pinned venv's python is needed`);
+  const dir = scratch(prefix);
+  return { dir, fx: makeSigned(dir, python), server: await rangeServer() };
+}
+
+/** What signedSetup() made, removed. */
+export async function signedTeardown(s) {
+  await s?.server?.close();
+  if (s?.dir) fs.rmSync(s.dir, { recursive: true, force: true });
+}
+
+/** onnxruntime `ort` counting InferenceSession.create calls: a refused package must never reach it. */
+export function spyOrt(ort) {
+  const spy = { calls: 0, env: ort.env, Tensor: ort.Tensor };
+  spy.InferenceSession = { create: (...a) => { spy.calls++; return ort.InferenceSession.create(...a); } };
+  return spy;
 }

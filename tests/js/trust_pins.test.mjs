@@ -12,20 +12,15 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import * as h from './helpers.mjs';
-import { CASES, KINDS, makeSigned, modelSigning, run } from './trust_fixtures.mjs';
+import { CASES, KINDS, modelSigning, run, signedSetup, signedTeardown, spyOrt as spying } from './trust_fixtures.mjs';
 
 const oz = await h.loadPackage();
 const ort = createRequire(import.meta.url)('onnxruntime-node');
 const PYTHON = process.env.ONNXZIP_PYVENV_PYTHON;
 let dir, fx, server;
 
-before(async () => {
-  assert.ok(PYTHON && fs.existsSync(PYTHON), `ONNXZIP_PYVENV_PYTHON (${PYTHON}): the pinned venv's python is needed`);
-  dir = h.scratch('oz-trust-pins-');
-  fx = makeSigned(dir, PYTHON);
-  server = await h.rangeServer();
-});
-after(async () => { await server?.close(); if (dir) fs.rmSync(dir, { recursive: true, force: true }); });
+before(async () => { ({ dir, fx, server } = await signedSetup('oz-trust-pins-', PYTHON)); });
+after(() => signedTeardown({ dir, server }));
 
 // `data` with a byte at `at` + 4 changed and bytes [at, at + 4) solved so that its CRC-32 is unchanged
 // (CRC-32 is affine over GF(2): the 32 bit flips of a 4-byte window span every difference), as
@@ -111,12 +106,7 @@ function target(a, file) {
   return [t, e];
 }
 
-// ONNX Runtime, counting InferenceSession.create calls: a refused model must never reach it
-function spyOrt() {
-  const spy = { calls: 0, env: ort.env, Tensor: ort.Tensor };
-  spy.InferenceSession = { create: (...x) => { spy.calls++; return ort.InferenceSession.create(...x); } };
-  return spy;
-}
+const spyOrt = () => spying(ort);  // onnxruntime-node counting its sessions: a refused model never reaches it
 
 // Archive `a`'s use `use` of tensor `t` after the forged bytes are answered.
 function readAgain(a, t, use, spy) {
