@@ -12,7 +12,8 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import * as h from './helpers.mjs';
-import { CASES, KINDS, modelSigning, run, signedSetup, signedTeardown, spyOrt as spying } from './trust_fixtures.mjs';
+import { CASES, KINDS, dropXxh3, forgeCrc32, largestWeight, signedSetup, signedTeardown, singleWithoutXxh3,
+  spyOrt as spying } from './trust_fixtures.mjs';
 
 const oz = await h.loadPackage();
 const ort = createRequire(import.meta.url)('onnxruntime-node');
@@ -21,62 +22,6 @@ let dir, fx, server;
 
 before(async () => { ({ dir, fx, server } = await signedSetup('oz-trust-pins-', PYTHON)); });
 after(() => signedTeardown({ dir, server }));
-
-// `data` with a byte at `at` + 4 changed and bytes [at, at + 4) solved so that its CRC-32 is unchanged
-// (CRC-32 is affine over GF(2): the 32 bit flips of a 4-byte window span every difference), as
-// tests/python/test_trust.py's forge_crc32 does; helpers' crc32 is the tests' own.
-function forgeCrc32(data, at) {
-  const want = h.crc32(data);
-  const d = Buffer.from(data);
-  d[at + 4] ^= 0xff;
-  d.fill(0, at, at + 4);
-  const base = h.crc32(d);
-  const basis = new Map();  // leading bit -> [crc delta, window bits]: Gaussian elimination over GF(2)
-  const top = (x) => 31 - Math.clz32(x);
-  for (let b = 0; b < 32; b++) {
-    d[at + (b >> 3)] ^= 1 << (b & 7);
-    let delta = (h.crc32(d) ^ base) >>> 0, bits = (2 ** b) >>> 0;
-    d[at + (b >> 3)] ^= 1 << (b & 7);
-    while (delta && basis.has(top(delta))) {
-      const [rd, rb] = basis.get(top(delta));
-      [delta, bits] = [(delta ^ rd) >>> 0, (bits ^ rb) >>> 0];
-    }
-    assert.ok(delta, 'CRC-32 over 4 bytes is full rank');
-    basis.set(top(delta), [delta, bits]);
-  }
-  let target = (want ^ base) >>> 0, bits = 0;
-  while (target) {
-    const [rd, rb] = basis.get(top(target));
-    [target, bits] = [(target ^ rd) >>> 0, (bits ^ rb) >>> 0];
-  }
-  d.writeUInt32LE(bits, at);
-  assert.equal(h.crc32(d), want);
-  assert.ok(!d.equals(Buffer.from(data)));
-  return d;
-}
-
-// A copy of zip FILE whose central records of entries NAMES have their digest field's Algorithm (spec 4.4)
-// set to 2, which readers ignore: their XXH3 is no longer checked. Walks the central directory itself.
-function dropXxh3(file, names, out) {
-  const b = fs.readFileSync(file);
-  const eocd = b.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-  let at = b.readUInt32LE(eocd + 16), dropped = 0;
-  for (let k = b.readUInt16LE(eocd + 10); k > 0; k--) {
-    assert.equal(b.readUInt32LE(at), 0x02014b50, `${file}: a central record at ${at}`);
-    const [n, x, c] = [28, 30, 32].map((o) => b.readUInt16LE(at + o));
-    const name = b.toString('utf8', at + 46, at + 46 + n);
-    const field = at + 46 + n + x - 14;  // the digest field, last of the central extra area
-    if (names.includes(name)) {
-      assert.deepEqual([...b.subarray(field, field + 4)], [0x4f, 0x5a, 10, 0], `${name}: the digest field`);
-      assert.equal(b[field + 5], 1, `${name}: XXH3`);
-      b[field + 5] = 2;
-      dropped++;
-    }
-    at += 46 + n + x + c;
-  }
-  assert.equal(dropped, names.length, `${file}: ${names}`);
-  fs.writeFileSync(out, b);
-}
 
 // The attack on the archive `served` (its XXH3s of `entry` dropped) as NAME: open(url?sig=SECRET, {trust})
 // (its model `model`), `check(a)` of its bytes at once, then the forged bytes answered; returns {a, url}.
@@ -96,14 +41,6 @@ async function mismatch(promise, entry, url, what) {
     assert.ok(!e.message.includes('SECRET'), `${what}: no query: ${e.message}`);
     return true;
   });
-}
-
-// The largest tensor of `a` stored in an entry of its own, and that entry (the CLI's listing of FILE).
-function target(a, file) {
-  const t = a.tensors.filter((x) => x.storage === 'entry').reduce((x, y) => (y.byteLength > x.byteLength ? y : x));
-  const e = h.cliListing(file).entries.find((x) => x.name === t.entry);
-  assert.ok(e.dataOffset === t.offset && e.size === t.byteLength, `${t.key}: an entry of its own`);
-  return [t, e];
 }
 
 const spyOrt = () => spying(ort);  // onnxruntime-node counting its sessions: a refused model never reaches it
@@ -136,8 +73,8 @@ describe('reads after open(url, {trust}) hand out the checked bytes', () => {
     for (const use of ['tensorData', 'view', 'createSession']) {
       test(`${kind}: ${use} of ${model}'s largest weight answered otherwise (same CRC-32, no XXH3) is EMISMATCH`, async () => {
         const pkg = fx.pkg(kind);
-        const probe = await oz.open(pkg, { model });
-        const [t, e] = target(probe, pkg);
+        const probe = await oz.open(pkg, { model });  // the model's tensors
+        const [t, e] = largestWeight(probe.tensors, h.cliListing(pkg).entries);
         await probe.close();
         const served = path.join(dir, `${kind}-${use}.onnxzip`);
         dropXxh3(pkg, [e.name], served);
@@ -157,19 +94,13 @@ describe('reads after open(url, {trust}) hand out the checked bytes', () => {
 
   for (const use of ['tensorData', 'view', 'createSession']) {
     test(`a single-model archive (detached signature): ${use} of its largest weight answered otherwise is EMISMATCH`, async () => {
-      const probe = await oz.open(fx.single);
-      const [t, e] = target(probe, fx.single);
-      await probe.close();
-      // a single-model archive is its one signed file: the XXH3 is dropped before signing
-      const served = path.join(dir, `single-${use}.onnxzip`), sig = `${served}.sig`;
-      dropXxh3(fx.single, [e.name], served);
-      run(modelSigning(PYTHON), ['sign', 'key', served, '--private_key', fx.signerKey, '--signature', sig], 'sign');
-      const { a, url, bytes, forge } = await attacked(path.basename(served), served, e, { trust: { signature: fs.readFileSync(sig) } });
+      const { served, sig, entry: e, key } = singleWithoutXxh3(dir, fx, PYTHON, `single-${use}`);
+      const { a, url, bytes, forge } = await attacked(path.basename(served), served, e, { trust: { signature: sig } });
       try {
-        assert.deepEqual(Buffer.from(await a.tensorData(t.key)), Buffer.from(bytes), 'the weight before');
+        assert.deepEqual(Buffer.from(await a.tensorData(key)), Buffer.from(bytes), 'the weight before');
         forge();
         const spy = spyOrt();
-        await mismatch(readAgain(a, t, use, spy), e.name, url, `single ${use}`);
+        await mismatch(readAgain(a, a.tensor(key), use, spy), e.name, url, `single ${use}`);
         assert.equal(spy.calls, 0, 'ONNX Runtime never called');
       } finally {
         await a.close();
@@ -180,15 +111,10 @@ describe('reads after open(url, {trust}) hand out the checked bytes', () => {
   // createSession(url) fills the buffer ORT gets, then hashes a single-model archive's file, which that buffer
   // does not hold whole (its headers, its directory), as a stream: the buffer must be those bytes
   test('createSession(url, {trust}) of a single-model archive: a weight answered otherwise in the bytes ORT gets is EMISMATCH', async () => {
-    const probe = await oz.open(fx.single);
-    const [, e] = target(probe, fx.single);
-    await probe.close();
-    const served = path.join(dir, 'single-session.onnxzip'), sig = `${served}.sig`;
-    dropXxh3(fx.single, [e.name], served);
-    run(modelSigning(PYTHON), ['sign', 'key', served, '--private_key', fx.signerKey, '--signature', sig], 'sign');
+    const { served, sig, entry: e } = singleWithoutXxh3(dir, fx, PYTHON, 'single-session');
     const url = server.serve(path.basename(served), served);
     const bytes = fs.readFileSync(served).subarray(e.dataOffset, e.dataOffset + e.size);
-    const trust = { publicKey: fx.pub, signature: fs.readFileSync(sig) };
+    const trust = { publicKey: fx.pub, signature: sig };
     const spy = spyOrt();
     await oz.createSession(spy, `${url}?sig=SECRET`, {}, { trust });  // the file as signed: it runs
     assert.equal(spy.calls, 1);
