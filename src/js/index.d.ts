@@ -37,7 +37,8 @@ export interface OpenOptions {
    * byte is used: the signature (the package's model.sig, or trust.signature), the package's file names
    * against the signed statement, then the SHA-256 of the held model's files as `onnxzip unpack` writes
    * them (open; createSession and transformersModel check them from the bytes ONNX Runtime gets) and of
-   * each plain file readFile() hands out. Failures: ONNXZIP_EUNSIGNED, ONNXZIP_ESIGNATURE,
+   * each plain file readFile() hands out. From a URL, a tensor read after open (tensorData, view,
+   * createSession over the Archive) is hashed again and compared with what the check hashed. Failures: ONNXZIP_EUNSIGNED, ONNXZIP_ESIGNATURE,
    * ONNXZIP_EBUNDLE, ONNXZIP_EMISMATCH (naming the file), ONNXZIP_EUNSUPPORTED (keyless Sigstore
    * bundles; certificate chains in browsers; no WebCrypto), ONNXZIP_ELIMIT (a file over
    * 2 GiB in a browser, which hashes a file in one piece). */

@@ -12,29 +12,19 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import * as h from './helpers.mjs';
-import { CASES, KINDS, makeSigned } from './trust_fixtures.mjs';
+import { CASES, KINDS, signedSetup, signedTeardown, spyOrt as spying } from './trust_fixtures.mjs';
 
 const oz = await h.loadPackage();
 const ort = createRequire(import.meta.url)('onnxruntime-node');
 const PYTHON = process.env.ONNXZIP_PYVENV_PYTHON;
 let dir, fx, server;
 
-before(async () => {
-  assert.ok(PYTHON && fs.existsSync(PYTHON), `ONNXZIP_PYVENV_PYTHON (${PYTHON}): the pinned venv's python is needed`);
-  dir = h.scratch('oz-trust-');
-  fx = makeSigned(dir, PYTHON);
-  server = await h.rangeServer();
-});
-after(async () => { await server?.close(); if (dir) fs.rmSync(dir, { recursive: true, force: true }); });
+before(async () => { ({ dir, fx, server } = await signedSetup('oz-trust-', PYTHON)); });
+after(() => signedTeardown({ dir, server }));
 
 const outputs = (session, spec) => h.sessionOutputs(ort, session, spec);
 
-// onnxruntime-node, counting InferenceSession.create calls: a refused package must never reach it
-function spyOrt() {
-  const spy = { calls: 0, env: ort.env, Tensor: ort.Tensor };
-  spy.InferenceSession = { create: (...a) => { spy.calls++; return ort.InferenceSession.create(...a); } };
-  return spy;
-}
+const spyOrt = () => spying(ort);  // onnxruntime-node counting its sessions
 
 async function refused(promise, status, file, what) {
   await assert.rejects(promise, (e) => {

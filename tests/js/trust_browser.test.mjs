@@ -4,7 +4,8 @@
 // The signer's key runs each layout's model with the outputs onnxruntime-node gives on the folder's model
 // (within the kernels' rounding: ORT web and node are different builds); a wrong key, a changed tokenizer
 // byte or weight, no signature: refused with the C library's statuses, naming the file; a certificate
-// chain: EUNSUPPORTED (browsers have no X.509 in WebCrypto).
+// chain: EUNSUPPORTED (browsers have no X.509 in WebCrypto). A weight nginx serves otherwise after
+// open(url, {trust}) (same CRC-32, size and ETag; no XXH3): tensorData is EMISMATCH (pins, spec 20.5).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { launch, unavailable } from './browser/chromium.mjs';
 import { NGINX, startNginx } from './browser/nginx.mjs';
 import { PACKAGE_DIR, REPO, scratch } from './helpers.mjs';
-import { CASES, KINDS, makeSigned } from './trust_fixtures.mjs';
+import { CASES, KINDS, forgeCrc32, makeSigned, singleWithoutXxh3 } from './trust_fixtures.mjs';
 
 const require = createRequire(import.meta.url);
 const ort = require('onnxruntime-node');
@@ -123,5 +124,31 @@ describe('trust in chromium', { skip: skip ?? false }, () => {
     assert.ok(ok.ok, JSON.stringify(ok.error));
     refused(await call('open', 'url', `/data/${path.basename(fx.singleBad)}`, { trust: { publicKey: fx.pub, signature: sig } }),
       'ONNXZIP_EMISMATCH', '.', 'single, a changed byte');
+  });
+
+  test('a single-model archive: a weight served otherwise after open(url, {trust}) is EMISMATCH (WebCrypto pins)', async () => {
+    const s = singleWithoutXxh3(dir, fx, PYTHON, 'single-pinned');
+    const trust = { publicKey: fx.pub, signature: s.sig.toString('utf8') };
+    await page.evaluate(async ([u, t]) => { window.pinned = await (await import('/pkg/index.js')).open(u, { trust: t }); },
+      [`/data/${path.basename(s.served)}`, trust]);
+    const read = () => page.evaluate(async (k) => {
+      try {
+        return { ok: true, value: (await window.pinned.tensorData(k)).length };
+      } catch (e) {
+        return { ok: false, error: { status: e.status, message: e.message } };
+      }
+    }, s.key);
+    try {
+      assert.deepEqual(await read(), { ok: true, value: s.entry.size });
+      // the file replaced by one whose weight differs with the same CRC-32; its mtime kept: nginx's ETag is the same
+      const st = fs.statSync(s.served), b = fs.readFileSync(s.served), at = s.entry.dataOffset;
+      forgeCrc32(b.subarray(at, at + s.entry.size), (s.entry.size >> 1) - 4).copy(b, at);
+      fs.writeFileSync(`${s.served}.tmp`, b);
+      fs.utimesSync(`${s.served}.tmp`, st.atime, st.mtime);
+      fs.renameSync(`${s.served}.tmp`, s.served);
+      refused(await read(), 'ONNXZIP_EMISMATCH', s.entry.name, 'a weight served otherwise');
+    } finally {
+      await page.evaluate(() => window.pinned.close());
+    }
   });
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cliListing, cliOk, makeRepos } from './helpers.mjs';
+import { cliListing, cliOk, crc32, makeRepos, rangeServer, scratch } from './helpers.mjs';
 
 export const KINDS = ['transformers_js', 'encoder_decoder', 'genai', 'diffusers'];
 // per layout: the model run, a data file of it (a weight changed there), a tokenizer file (a byte changed)
@@ -107,4 +107,102 @@ export function makeSigned(dir, python) {
   flip(singleBad, big.dataOffset + 10);
   return { pub: signer.pub, otherPub: other.pub, signerKey: signer.key, ca: ca.pem, otherCa: otherCa.pem, feeds, pkg,
     folder, single, singleSig: fs.readFileSync(singleSig), singleBad };
+}
+
+// `data` with a byte at `at` + 4 changed and bytes [at, at + 4) solved so that its CRC-32 is unchanged
+// (CRC-32 is affine over GF(2): the 32 bit flips of a 4-byte window span every difference), as
+// tests/python/test_trust.py's forge_crc32 does; helpers.mjs's crc32 is the tests' own.
+export function forgeCrc32(data, at) {
+  const want = crc32(data);
+  const d = Buffer.from(data);
+  d[at + 4] ^= 0xff;
+  d.fill(0, at, at + 4);
+  const base = crc32(d);
+  const basis = new Map();  // leading bit -> [crc delta, window bits]: Gaussian elimination over GF(2)
+  const top = (x) => 31 - Math.clz32(x);
+  for (let b = 0; b < 32; b++) {
+    d[at + (b >> 3)] ^= 1 << (b & 7);
+    let delta = (crc32(d) ^ base) >>> 0, bits = (2 ** b) >>> 0;
+    d[at + (b >> 3)] ^= 1 << (b & 7);
+    while (delta && basis.has(top(delta))) {
+      const [rd, rb] = basis.get(top(delta));
+      [delta, bits] = [(delta ^ rd) >>> 0, (bits ^ rb) >>> 0];
+    }
+    assert.ok(delta, 'CRC-32 over 4 bytes is full rank');
+    basis.set(top(delta), [delta, bits]);
+  }
+  let target = (want ^ base) >>> 0, bits = 0;
+  while (target) {
+    const [rd, rb] = basis.get(top(target));
+    [target, bits] = [(target ^ rd) >>> 0, (bits ^ rb) >>> 0];
+  }
+  d.writeUInt32LE(bits, at);
+  assert.equal(crc32(d), want);
+  assert.ok(!d.equals(Buffer.from(data)));
+  return d;
+}
+
+// A copy of zip FILE whose central records of entries NAMES have their digest field's Algorithm (spec 4.4)
+// set to 2, which readers ignore: their XXH3 is no longer checked. Walks the central directory itself.
+export function dropXxh3(file, names, out) {
+  const b = fs.readFileSync(file);
+  const eocd = b.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  let at = b.readUInt32LE(eocd + 16), dropped = 0;
+  for (let k = b.readUInt16LE(eocd + 10); k > 0; k--) {
+    assert.equal(b.readUInt32LE(at), 0x02014b50, `${file}: a central record at ${at}`);
+    const [n, x, c] = [28, 30, 32].map((o) => b.readUInt16LE(at + o));
+    const name = b.toString('utf8', at + 46, at + 46 + n);
+    const field = at + 46 + n + x - 14;  // the digest field, last of the central extra area
+    if (names.includes(name)) {
+      assert.deepEqual([...b.subarray(field, field + 4)], [0x4f, 0x5a, 10, 0], `${name}: the digest field`);
+      assert.equal(b[field + 5], 1, `${name}: XXH3`);
+      b[field + 5] = 2;
+      dropped++;
+    }
+    at += 46 + n + x + c;
+  }
+  assert.equal(dropped, names.length, `${file}: ${names}`);
+  fs.writeFileSync(out, b);
+}
+
+/** [tensor, its entry]: the largest of `tensors` stored in an entry, which holds it alone (`entries`: the
+ * CLI's listing of the archive). */
+export function largestWeight(tensors, entries) {
+  const t = tensors.filter((x) => x.storage === 'entry').reduce((x, y) => (y.byteLength > x.byteLength ? y : x));
+  const e = entries.find((x) => x.name === t.entry);
+  assert.ok(e.dataOffset === t.offset && e.size === t.byteLength, `${t.key}: an entry of its own`);
+  return [t, e];
+}
+
+/** A copy of the single-model archive fx.single, its largest weight's XXH3 dropped (dropXxh3) before it is
+ * signed (it is its one signed file), as DIR/NAME.onnxzip: {served, sig (the detached signature's bytes),
+ * entry (the weight's, from the CLI's listing), key (the tensor's)}. */
+export function singleWithoutXxh3(dir, fx, python, name) {
+  const { entries, tensors } = cliListing(fx.single);
+  const [t, entry] = largestWeight(tensors, entries);
+  const served = path.join(dir, `${name}.onnxzip`);
+  dropXxh3(fx.single, [entry.name], served);
+  run(modelSigning(python), ['sign', 'key', served, '--private_key', fx.signerKey, '--signature', `${served}.sig`], 'sign');
+  return { served, sig: fs.readFileSync(`${served}.sig`), entry, key: t.key };
+}
+
+/** The Node.js trust tests' setup: makeSigned() in a scratch directory named after `prefix`, by the pinned
+ * venv's `python`, and a range server: {dir, fx, server}. */
+export async function signedSetup(prefix, python) {
+  assert.ok(python && fs.existsSync(python), `ONNXZIP_PYVENV_PYTHON (${python}): the pinned venv's python is needed`);
+  const dir = scratch(prefix);
+  return { dir, fx: makeSigned(dir, python), server: await rangeServer() };
+}
+
+/** What signedSetup() made, removed. */
+export async function signedTeardown(s) {
+  await s?.server?.close();
+  if (s?.dir) fs.rmSync(s.dir, { recursive: true, force: true });
+}
+
+/** onnxruntime `ort` counting InferenceSession.create calls: a refused package must never reach it. */
+export function spyOrt(ort) {
+  const spy = { calls: 0, env: ort.env, Tensor: ort.Tensor };
+  spy.InferenceSession = { create: (...a) => { spy.calls++; return ort.InferenceSession.create(...a); } };
+  return spy;
 }

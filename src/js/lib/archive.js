@@ -1,6 +1,8 @@
 // Archive: an opened onnxzip archive over a reader (lib/readers.js, lib/http.js).
 import { OnnxzipError, ioError } from './errors.js';
 import { native } from './native.js';
+import { Pins, entryHasher } from './pins.js';
+import { sha256Hex } from './trust_crypto.js';
 import { throwIfAborted } from './readers.js';
 import { setReader } from './wasm.js';
 
@@ -229,7 +231,7 @@ function membersOf(n, h) {
 
 /** An opened archive. */
 export class Archive {
-  #n; #h; #reader; #checked = new Set(); #model; #byKey = new Map(); #order; #memberEntry;
+  #n; #h; #reader; #checked = new Set(); #model; #byKey = new Map(); #order; #memberEntry; #pins;
   constructor(n, h, reader, allChecked = false) {
     this.#n = n; this.#h = h; this.#reader = reader;
     this._listing = n.str(n.nonNull(n.x.ozw_json(h), where(reader)));  // `onnxzip ls --json`, byte for byte
@@ -237,6 +239,7 @@ export class Archive {
     this.name = reader.name;
     this.size = reader.size;
     this.entries = Object.freeze(info.entries.map(entryOf));
+    this.#pins = new Pins(this.entries, reader.display, where(reader));
     this.tensors = Object.freeze(info.tensors.map(tensorOf));
     const pkg = membersOf(n, h);
     [this.models, this.files, this.#memberEntry] = [pkg.models, pkg.files, pkg.entries];
@@ -294,15 +297,29 @@ export class Archive {
     return bytes;
   }
 
+  /** The [offset, length] of each tensor stored in an entry (one per offset): what fillModel() reads. */
+  _tensorSpans() {
+    const byOffset = new Map();
+    for (const t of this.tensors) if (t.storage === 'entry' && t.byteLength) byOffset.set(t.offset, [t.offset, t.byteLength]);
+    return [...byOffset.values()];
+  }
+
   /** For a URL: checks each tensor entry whose whole data `buf` holds at its file offset (a buffer of
-   * the file's size that fillModel() filled) against its CRC-32 and XXH3, before ORT is given it. */
-  _checkFilled(buf, spans) {
+   * the file's size that fillModel() filled) against its CRC-32 and XXH3, and the tensors against the pins
+   * of their entries, before ORT is given them. */
+  async _checkFilled(buf, signal) {
     if (this.#reader.kind !== 'url') return;
-    for (const [off, len] of spans) {
+    for (const [off, len] of this._tensorSpans()) {
       const i = this.#overlapping(off, off + len).find((k) => this.entries[k].dataOffset === off &&
         this.entries[k].size === len);
       if (i !== undefined) this.#checkData(i, buf.subarray(off, off + len));
     }
+    await this.#filledPins(buf, signal);
+  }
+
+  // The tensors a buffer fillModel() filled holds against the pins of their entries.
+  async #filledPins(buf, signal) {
+    await this.#checkPins(this._tensorSpans().map((s) => [s, buf.subarray(s[0], s[0] + s[1])]), signal);
   }
 
   /** The bytes of file ranges `spans` ([offset, length]), with the local headers of the entries they
@@ -346,11 +363,15 @@ export class Archive {
       throw new OnnxzipError('EUNSUPPORTED', `${this.#reader.display}: tensor '${t.key}' is stored in the model's ` +
         `${t.storage} fields, which are not raw bytes: decode it from modelBytes()`);
     }
-    const span = [t.offset, t.byteLength];
-    const bytes = (await this._readChecked([span])).get(span);
     const i = this.entries.findIndex((e) => e.name === t.entry);
     const e = this.entries[i];
-    return e && e.dataOffset === t.offset && e.size === t.byteLength ? this.#checkData(i, bytes) : bytes;
+    // its entry whole, or a pinned entry's part: the entry read whole and checked (CRC-32, XXH3, its pin)
+    if (e && (this.#pins.has(i) || (e.dataOffset === t.offset && e.size === t.byteLength))) {
+      const bytes = await this.#entryData(i, `tensor '${t.key}'`);
+      return bytes.subarray(t.offset - e.dataOffset, t.offset - e.dataOffset + t.byteLength);
+    }
+    const span = [t.offset, t.byteLength];
+    return (await this._readChecked([span])).get(span);
   }
 
   /** A package's plain file (Archive.files) by its path: its bytes, read in one range read (with its
@@ -373,12 +394,32 @@ export class Archive {
     const e = this.entries[i];
     throwIfAborted(signal);
     if (this.#checked.has(i)) {
-      return this.#checkData(i, e.size ? await this.#readWhole(what, e.dataOffset, e.size) : new Uint8Array(0));
+      return this.#pins.check(i, this.#checkData(i, e.size ? await this.#readWhole(what, e.dataOffset, e.size) : new Uint8Array(0)));
     }
     const [off, hlen] = headerSpan(e);
     const bytes = await this.#readWhole(what, off, hlen + e.size);
     await this._checkLocal([i], signal, new Map([[i, bytes.subarray(0, hlen)]]));
-    return this.#checkData(i, bytes.subarray(hlen));
+    return this.#pins.check(i, this.#checkData(i, bytes.subarray(hlen)));
+  }
+
+  // Read ranges `got` ([[offset, length], bytes]) against the pins of the entries they overlap (a URL's, after
+  // a check with options.trust): an entry a range holds whole is hashed; one it holds in part is read whole
+  // and checked, and the range's bytes of it must be those.
+  async #checkPins(got, signal) {
+    if (!this.#pins.size) return;
+    const whole = new Map();
+    for (const [[off, len], bytes] of got) {
+      for (const i of this.#overlapping(off, off + len).filter((k) => this.#pins.has(k))) {
+        const e = this.entries[i], at = e.dataOffset - off;
+        if (at >= 0 && at + e.size <= len) {
+          await this.#pins.check(i, bytes.subarray(at, at + e.size));
+          continue;
+        }
+        if (!whole.has(i)) whole.set(i, await this.#entryData(i, `entry '${e.name}'`, signal));
+        const from = Math.max(0, at), to = Math.min(len, at + e.size);
+        this.#pins.same(i, bytes.subarray(from, to), from - at, whole.get(i));
+      }
+    }
   }
 
   // One buffer for an entry: one larger than the engine's largest typed array (a 5 GB safetensors shard;
@@ -435,24 +476,51 @@ export class Archive {
 
   /** Checks against the signature (options.trust) the files of `path` (a model: its model file and data
    * files; null: the model the archive holds, or a single-model archive's file), their archive bytes taken
-   * from `buffer` (a buffer of the file's size holding them at their offsets) when given, else read. */
+   * from `buffer` (a buffer of the file's size holding them at their offsets) when given, else read. A URL's
+   * entries the files held whole are then pinned (lib/pins.js): later reads of them are hashed and compared. */
   async _checkSigned(path, { buffer = null, signal } = {}) {
     if (!this._signed) return;
     const files = await this._plan(path ?? this.modelPath, signal);
     let last = null;  // a URL's entry read whole for its CRC-32 and XXH3 (a data file's tensors lie in several)
     const r = this.#reader;
+    const found = new Map();  // a URL's entry -> the SHA-256 (a Promise) of its bytes, hashed whole
     const archiveBytes = async function* (seg, self) {
       if (buffer && seg.entry >= 0) {
         yield buffer.subarray(seg.offset, seg.offset + seg.length);
       } else if (r.kind === 'url' && seg.entry >= 0) {
         if (last?.i !== seg.entry) last = { i: seg.entry, bytes: await self.#entryData(seg.entry, `entry '${self.entries[seg.entry].name}'`, signal) };
+        if (seg.entryOffset === 0 && seg.length === last.bytes.length && !found.has(seg.entry)) found.set(seg.entry, sha256Hex(last.bytes));
         yield last.bytes.subarray(seg.entryOffset, seg.entryOffset + seg.length);
+      } else if (r.kind === 'url') {
+        yield* self.#streamPinning(seg.offset, seg.offset + seg.length, found, signal);
       } else {
         yield* r.chunks(seg.offset, seg.offset + seg.length, signal);
       }
     };
     await this._signed.checkPlanned(files, (seg) => (seg.kind === 0 ? [seg.bytes] : seg.kind === 2 ? zeros(seg.length)
       : archiveBytes(seg, this)));
+    await this.#pins.add(found);
+    // a single-model archive's file, which `buffer` (what ORT gets) does not hold whole, was streamed: the
+    // tensors in the buffer, read before, must be the bytes hashed
+    if (buffer && found.size) await this.#filledPins(buffer, signal);
+  }
+
+  // A URL's bytes [from, to) that are no one entry's (a single-model archive's file), in order, once: the
+  // entries they hold whole hashed as they pass (into `found`), the held model's bytes given from memory.
+  async* #streamPinning(from, to, found, signal) {
+    const list = this.#overlapping(from, to).filter((i) => this.entries[i].size > 0 &&
+      this.entries[i].dataOffset >= from && this.entries[i].dataOffset + this.entries[i].size <= to);
+    const feed = entryHasher(this.entries, list, from, found);
+    const m = this._modelEntry;
+    const held = list.includes(this.entries.indexOf(m)) && m.size === this.#model.length;
+    const parts = held ? [[from, m.dataOffset], [m.dataOffset, m.dataOffset + m.size, this.#model], [m.dataOffset + m.size, to]]
+      : [[from, to]];
+    for (const [a, b, bytes] of parts) {
+      for await (const piece of bytes ? [bytes] : this.#reader.chunks(a, b, signal)) {
+        await feed(piece);
+        yield piece;
+      }
+    }
   }
 
   // ENOTFOUND for readFile(path), saying what the archive has instead
@@ -477,6 +545,7 @@ export class Archive {
     const ranges = JSON.parse(n.str(n.nonNull(n.x.ozw_view_ranges(this.#handle(), sizeThreshold), where(this.#reader))));
     const got = _file ? new Map(ranges.map((s) => [s, _file.subarray(s[0], s[0] + s[1])]))
       : ranges.length ? await this._readChecked(ranges) : new Map();
+    if (!_file) await this.#checkPins(got);
     const inlineP = n.put(ranges.map((s) => got.get(s)));
     const locP = n.putStr(location);
     const outs = n.alloc(8);

@@ -32,14 +32,12 @@ const FILL_PIECE = 8 << 20, FILL_BATCH = 32 << 20;  // fillModel's reads (a URL'
 // tools/bench/bench_transformers_js.mjs, 129 MiB of weights).
 export async function fillModel(archive, buf, signal, gap) {
   buf.set(archive.modelBytes(), archive._modelEntry.dataOffset);
-  const byOffset = new Map();
-  for (const t of archive.tensors) if (t.storage === 'entry' && t.byteLength) byOffset.set(t.offset, [t.offset, t.byteLength]);
   let batch = [], size = 0;
   const flush = async () => {
     if (batch.length) for (const [s, bytes] of await archive._readChecked(batch, signal, gap)) buf.set(bytes, s[0]);
     [batch, size] = [[], 0];
   };
-  for (const [off, len] of [...byOffset.values()].sort((x, y) => x[0] - y[0])) {
+  for (const [off, len] of archive._tensorSpans().sort((x, y) => x[0] - y[0])) {
     for (let at = off; at < off + len; at += FILL_PIECE) {
       const n = Math.min(FILL_PIECE, off + len - at);
       if (size + n > FILL_BATCH) await flush();
@@ -48,7 +46,8 @@ export async function fillModel(archive, buf, signal, gap) {
     }
   }
   await flush();
-  archive._checkFilled(buf, byOffset.values());  // from a URL: every tensor entry's CRC-32 and XXH3
+  // from a URL: every tensor entry's CRC-32 and XXH3, and the pins of a check made before (open with trust)
+  await archive._checkFilled(buf, signal);
 }
 
 // A buffer of the file's size holding only the archive's model's bytes (fillModel), read by exact
