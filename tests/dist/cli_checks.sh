@@ -23,6 +23,9 @@ fi
 "$cli" --version
 "$cli" --version | head -1 | grep -q "^onnxzip $version " || fail "$cli --version does not say $version"
 if "$cli" --version | grep -E '\bno\b'; then fail "$cli lacks a feature (above)"; fi
+for f in 'model_proto (protobuf-c)' 'repack (libzip)' 'signing (libcrypto, jansson)' 'remote (libcurl)'; do
+    "$cli" --version | grep -qF "$f yes" || fail "$cli --version does not say '$f yes'"
+done
 mkdir -p "$work" && cd "$work"
 "$python" "$make_model" model.onnx > /dev/null
 "$cli" pack model.onnx -o model.onnxzip
@@ -53,4 +56,13 @@ ok "ls and fetch over HTTP, byte for byte"
 "$cli" fetch -q --allow-http "${url}pkg.onnxzip" -o fetched-pkg.onnxzip --public-key $keys/pub.pem
 cmp fetched-pkg.onnxzip pkg.onnxzip || fail "fetch --public-key: not the served file"
 ok "fetch --public-key over HTTP"
+# Static glibc resolves through its built-in files and dns modules only: a
+# name from /etc/hosts must work where the system's resolver finds it.
+if getent hosts localhost > /dev/null; then
+    "$cli" fetch -q --allow-http "${url/127.0.0.1/localhost}model.onnxzip" -o fetched-localhost.onnxzip
+    cmp fetched-localhost.onnxzip model.onnxzip || fail "fetch through localhost: not the served file"
+    ok "fetch from localhost (/etc/hosts)"
+else
+    echo "note: this machine resolves no 'localhost' (getent hosts): the name check cannot run"
+fi
 echo "cli_checks.sh: all passed"
