@@ -71,10 +71,12 @@ static void version(void)
            ONNXZIP_VERSION_MAJOR, ONNXZIP_VERSION_MINOR, ONNXZIP_VERSION_PATCH,
            onnxzip_version(), ONNXZIP_FORMAT_VERSION_MAJOR, ONNXZIP_FORMAT_VERSION_MINOR);
     printf("features: model_proto (protobuf-c) %s, repack (libzip) %s, signing (libcrypto, jansson) %s, "
-           "CRC-32 by %s\n",
+           "remote (libcurl) %s, unicode_paths (libunistring) %s, CRC-32 by %s\n",
            onnxzip_has_feature(ONNXZIP_FEATURE_MODEL_PROTO) ? "yes" : "no",
            onnxzip_has_feature(ONNXZIP_FEATURE_REPACK) ? "yes" : "no",
            onnxzip_has_feature(ONNXZIP_FEATURE_SIGNING) ? "yes" : "no",
+           onnxzip_has_feature(ONNXZIP_FEATURE_REMOTE) ? "yes" : "no",
+           onnxzip_has_feature(ONNXZIP_FEATURE_UNICODE_PATHS) ? "yes" : "no",
            onnxzip_has_feature(ONNXZIP_FEATURE_LIBDEFLATE) ? "libdeflate" : "zlib");
 }
 

@@ -7,7 +7,9 @@
 # cli_checks.sh: statically linked (file), its version and features, pack,
 # ls, verify, unpack (onnx compares), sign + verify --public-key (keys by
 # openssl; another key: ESIGNATURE), ls and fetch over HTTP from nginx
-# (tests/dist/serve.py, on 127.0.0.1), the fetched bytes compared by cmp.
+# (tests/dist/serve.py, on 127.0.0.1), the fetched bytes compared by cmp,
+# and over HTTPS (the same nginx with a certificate for 127.0.0.1 made by
+# openssl, trusted through --ca-file; refused without it).
 # Debian's /usr/bin/python3 (onnx, numpy) runs the model's maker and oracle.
 set -euo pipefail
 # shellcheck source=args.sh
@@ -20,11 +22,18 @@ for k in key other; do
 done
 openssl ec -in "$work/keys/key.pem" -pubout -out "$work/keys/pub.pem" 2>/dev/null
 openssl ec -in "$work/keys/other.pem" -pubout -out "$work/keys/other.pub.pem" 2>/dev/null
-rm -f "$work/url"
-/usr/bin/python3 "$here/serve.py" "$work/www" "$work/url" &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
-for _ in $(seq 100); do [ -f "$work/url" ] || sleep 0.1; done
-[ -f "$work/url" ] || { echo "cli.sh: FAIL: nginx did not start" >&2; exit 1; }
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$work/keys/tls.key" -out "$work/keys/tls.crt" 2>/dev/null
+servers=()
+trap 'kill "${servers[@]}" 2>/dev/null; wait "${servers[@]}" 2>/dev/null || true' EXIT
+serve() { # URLFILE [CERT KEY]: nginx serving WWW, its base URL in URLFILE
+    rm -f "$1"
+    /usr/bin/python3 "$here/serve.py" "$work/www" "$@" &
+    servers+=($!)
+    for _ in $(seq 100); do [ -f "$1" ] || sleep 0.1; done
+    [ -f "$1" ] || { echo "cli.sh: FAIL: nginx did not start" >&2; exit 1; }
+}
+serve "$work/url"
+serve "$work/https-url" "$work/keys/tls.crt" "$work/keys/tls.key"
 "$here/cli_checks.sh" "$cli" "$version" "$(cat "$work/url")" "$work/www" "$work/keys" /usr/bin/python3 \
-    "$repo/tools/make_example_model.py" "$work/run"
+    "$repo/tools/make_example_model.py" "$work/run" "$(cat "$work/https-url")" "$work/keys/tls.crt"

@@ -149,9 +149,12 @@ class Nginx(Daemon):
     LOCATIONS = ("files", "noranges", "slow", "throttled", "capped", "redirect", "loop", "missing")
     _LOG = r"$msec\t$request\t$status\t$body_bytes_sent\t$http_range\t$http_if_match\t$bytes_sent"
 
-    def __init__(self, docroot: str, capped_rate: str = "25m") -> None:
-        if re.search(r'["$\\\n]', docroot):
-            raise ValueError(f"docroot unusable in nginx.conf: {docroot!r}")
+    def __init__(self, docroot: str, capped_rate: str = "25m", tls: tuple[str, str] | None = None) -> None:
+        """tls: (certificate, key) PEM files: HTTPS instead of HTTP."""
+        for path in [docroot, *(tls or ())]:
+            if re.search(r'["$\\\n]', path):
+                raise ValueError(f"path unusable in nginx.conf: {path!r}")
+        self.tls = (os.path.abspath(tls[0]), os.path.abspath(tls[1])) if tls else None
         if not re.fullmatch(r"[0-9]+[km]?", capped_rate):
             raise ValueError(f"not an nginx rate: {capped_rate!r}")
         self.capped_rate = capped_rate
@@ -166,6 +169,9 @@ class Nginx(Daemon):
     def _config(self) -> str:
         p, root = self.prefix, self.docroot
         user = ""
+        tls = ""
+        if self.tls:
+            tls = f' ssl;\n        ssl_certificate "{self.tls[0]}";\n        ssl_certificate_key "{self.tls[1]}"'
         if os.geteuid() == 0:  # the worker must read a 0700 docroot of root's
             user = (f"user {pwd.getpwuid(os.geteuid()).pw_name} "
                     f"{grp.getgrgid(os.getegid()).gr_name};")
@@ -187,7 +193,7 @@ http {{
     access_log {p}/access.log oz;
     keepalive_timeout 30s;
     server {{
-        listen {HOST}:{self.port};
+        listen {HOST}:{self.port}{tls};
         server_name localhost;
         location /files/ {{ alias "{root}/"; }}
         location /noranges/ {{ alias "{root}/"; max_ranges 0; }}
@@ -226,7 +232,7 @@ http {{
 
     def _try_start(self) -> bool:
         self.port = _free_port()
-        self.base_url = f"http://{HOST}:{self.port}"
+        self.base_url = f"{'https' if self.tls else 'http'}://{HOST}:{self.port}"
         conf = os.path.join(self.prefix, "nginx.conf")
         with open(conf, "w") as f:
             f.write(self._config())
