@@ -4,8 +4,8 @@
 #   tests/dist/cli.sh DIST WORK
 #
 # DIST/onnxzip-VERSION-linux-x86_64 (tools/dist.sh --only cli) through
-# cli_checks.sh: statically linked (file), its version and features, pack,
-# ls, verify, unpack (onnx compares), sign + verify --public-key (keys by
+# cli_checks.sh: statically linked (ldd here, file), its version and
+# features, pack, ls, verify, unpack (onnx compares), sign + verify --public-key (keys by
 # openssl; another key: ESIGNATURE), ls and fetch over HTTP from nginx
 # (tests/dist/serve.py, on 127.0.0.1), the fetched bytes compared by cmp,
 # and over HTTPS (the same nginx with a certificate for 127.0.0.1 made by
@@ -16,6 +16,11 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/args.sh"
 cli=$dist/onnxzip-$version-linux-x86_64
 [ -x "$cli" ] || { echo "cli.sh: FAIL: no $cli (tools/dist.sh --only cli)" >&2; exit 1; }
+# glibc's loader, besides cli_checks.sh's file(1): no shared library at all
+if ldd "$cli" > "$work/ldd.txt" 2>&1 || ! grep -q 'not a dynamic executable' "$work/ldd.txt"; then
+    echo "cli.sh: FAIL: ldd $cli lists shared libraries:" >&2; cat "$work/ldd.txt" >&2; exit 1
+fi
+echo "ok: ldd: not a dynamic executable"
 mkdir -p "$work/www" "$work/keys"
 for k in key other; do
     openssl ecparam -name prime256v1 -genkey -noout -out "$work/keys/$k.pem" 2>/dev/null
