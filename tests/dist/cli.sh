@@ -6,8 +6,9 @@
 # DIST/onnxzip-VERSION-linux-x86_64 (tools/dist.sh --only cli) through
 # cli_checks.sh: statically linked (ldd here, file), its version and
 # features, pack, ls, verify, unpack (onnx compares), sign + verify
-# --public-key (keys by openssl; another key: ESIGNATURE), ls and fetch over HTTP from nginx
-# (tests/dist/serve.py, on 127.0.0.1), the fetched bytes compared by cmp,
+# --public-key (keys by openssl; another key: ESIGNATURE), ls and fetch
+# over HTTP from nginx (tests/dist/serve.py, on 127.0.0.1), the fetched
+# bytes compared by cmp,
 # and over HTTPS (the same nginx with a certificate for 127.0.0.1 made by
 # openssl, trusted through --ca-file; refused without it; trusted through
 # /etc/ssl/cert.pem where /etc/ssl/certs/ca-certificates.crt is missing).
