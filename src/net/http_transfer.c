@@ -21,6 +21,37 @@
 
 /* ---- transfers -------------------------------------------------------- */
 
+#if !defined(_WIN32) && LIBCURL_VERSION_NUM >= 0x075400
+#include <unistd.h>
+
+/* libcurl's CA bundle is a path fixed where it was built (Debian's, for the
+ * static CLI and the wheels' bundled libcurl); where that file is missing,
+ * as on Fedora or openSUSE, the first other distribution's bundle present,
+ * or libcurl's own path (its error) when there is none. */
+static void default_ca_file(CURL *e)
+{
+    static const char *const bundles[] = {
+        "/etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Alpine, Arch */
+        "/etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
+        "/etc/ssl/ca-bundle.pem",             /* openSUSE */
+        "/etc/ssl/cert.pem",                  /* Alpine, macOS, BSDs */
+    };
+    char *built_in = NULL;
+    if (curl_easy_getinfo(e, CURLINFO_CAINFO, &built_in) != CURLE_OK || !built_in || !access(built_in, R_OK))
+        return;
+    for (size_t i = 0; i < sizeof bundles / sizeof *bundles; i++)
+        if (!access(bundles[i], R_OK)) {
+            curl_easy_setopt(e, CURLOPT_CAINFO, bundles[i]);
+            return;
+        }
+}
+#else
+static void default_ca_file(CURL *e)
+{
+    (void)e;
+}
+#endif
+
 
 #if LIBCURL_VERSION_NUM >= 0x075000
 /* libcurl is about to send a request: the one set up, or the one a redirect
@@ -132,7 +163,10 @@ static int setup(xfer *x)
     char agent[64];
     snprintf(agent, sizeof agent, "onnxzip/%s", onnxzip_version());
     curl_easy_setopt(e, CURLOPT_USERAGENT, agent);
-    if (h->o.ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, h->o.ca_file);
+    if (h->o.ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, h->o.ca_file);
+    else
+        default_ca_file(e);
     curl_slist_free_all(x->hdrs);
     x->hdrs = NULL;
     if ((h->pinned && !(x->hdrs = curl_slist_append(NULL, h->condition))) || s3_headers(h, &x->hdrs))

@@ -8,9 +8,10 @@
 # serves the directory WWW; KEYS holds key.pem, pub.pem and other.pub.pem (EC
 # keys made by openssl); PYTHON has onnx and numpy, to run MAKE_MODEL
 # (tools/make_example_model.py) for the model and, as the oracle, to compare
-# what unpack gives back with it. Each check says what it checked; the first
-# failure ends the script with exit status 1. HTTPS_URL serves WWW too, over
-# TLS with a certificate that CA_FILE (PEM) signs and the system's CAs do not.
+# what unpack gives back with it (and its zipfile reads what pack writes).
+# Each check says what it checked; the first failure ends the script with
+# exit status 1. HTTPS_URL serves WWW too, over TLS with a certificate that
+# CA_FILE (PEM) signs and the system's CAs do not.
 set -euo pipefail
 [ $# -eq 8 ] || [ $# -eq 10 ] ||
     { echo "usage: $0 CLI VERSION URL WWW KEYS PYTHON MAKE_MODEL WORK [HTTPS_URL CA_FILE]" >&2; exit 2; }
@@ -31,7 +32,10 @@ done
 mkdir -p "$work" && cd "$work"
 "$python" "$make_model" model.onnx > /dev/null
 "$cli" pack model.onnx -o model.onnxzip
-ok "pack model.onnx"
+# Python's zipfile, an independent zip reader: every entry's CRC-32 checked
+"$python" -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); bad = z.testzip()
+sys.exit(f"zipfile: {bad} fails its CRC-32" if bad else 0)' model.onnxzip || fail "zipfile rejects model.onnxzip"
+ok "pack model.onnx (zipfile reads every entry)"
 "$cli" ls model.onnxzip | tee ls.txt
 grep -q "fc1.weight" ls.txt || fail "ls does not list fc1.weight"
 ok "ls"

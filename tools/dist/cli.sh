@@ -15,8 +15,9 @@
 #    not exist; built by its CMake for HTTP and HTTPS only (OpenSSL, zlib;
 #    no LDAP, GSSAPI, SSH, IDN, PSL, HTTP/2, brotli, zstd), its CA bundle
 #    /etc/ssl/certs/ca-certificates.crt and CA path /etc/ssl/certs (Debian,
-#    Ubuntu, Alpine; elsewhere CURL_CA_BUNDLE/SSL_CERT_FILE are not read:
-#    give --ca-file);
+#    Ubuntu, Alpine, Arch; where that file is missing, src/net/http_transfer.c
+#    takes Fedora's, openSUSE's or /etc/ssl/cert.pem; CURL_CA_BUNDLE and
+#    SSL_CERT_FILE are not read: --ca-file names another);
 #  - libzip 1.7.3 (repack): Debian ships no libzip.a; zlib only.
 # The sources come through apt (`apt-get source --download-only`, a private
 # deb-src list for deb.debian.org, the archive's keyring: apt checks them
