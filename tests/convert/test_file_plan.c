@@ -46,19 +46,6 @@ static uint8_t *slurp(const char *path, size_t *n)
     return p;
 }
 
-typedef struct host_file {
-    const uint8_t *p;
-    size_t n;
-} host_file;
-
-static int64_t host_read(void *ctx, uint64_t off, size_t n, void *dst)
-{
-    const host_file *f = ctx;
-    if (off > f->n || n > f->n - off) return -1;
-    memcpy(dst, f->p + off, n);
-    return (int64_t)n;
-}
-
 static const onnxzip_planned_file *find(const onnxzip_file_plan *p, const char *path)
 {
     for (size_t i = 0; i < onnxzip_file_plan_count(p); i++)
@@ -123,9 +110,9 @@ static void check_package(const char *pkg)
 
     size_t n;
     uint8_t *bytes = slurp(pkg, &n);
-    host_file f = { bytes, n };
+    tu_bytes f = { bytes, n };
     onnxzip_host_source src = { .name = "host.onnxzip", .size = n, .window = bytes, .window_len = n,
-                                .read = host_read, .ctx = &f };
+                                .read = tu_bytes_read, .ctx = &f };
     uint64_t need = 0;
     CHECK_RC(onnxzip_open_host(&src, &h, &need), 0); /* with reads: the same plan */
     CHECK_RC(onnxzip_file_plan_create(h, NULL, &q), 0);

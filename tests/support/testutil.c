@@ -126,6 +126,15 @@ const void *tu_memmem(const void *hay, size_t n, const void *needle, size_t k)
     return NULL;
 }
 
+int64_t tu_bytes_read(void *ctx, uint64_t off, size_t n, void *dst)
+{
+    const tu_bytes *b = ctx;
+    if (off > b->n) return 0;
+    size_t k = n < b->n - off ? n : (size_t)(b->n - off);
+    memcpy(dst, b->p + off, k);
+    return (int64_t)k;
+}
+
 typedef struct count_ctx {
     const char *needle;
     int n;

@@ -34,6 +34,15 @@ void tu_aligned_free(void *p);
 /* memmem(): the first `needle` in `hay`, or NULL. */
 const void *tu_memmem(const void *hay, size_t n, const void *needle, size_t k);
 
+/* Bytes in memory as an onnxzip_host_source's reader: .read = tu_bytes_read,
+ * .ctx = a tu_bytes (its `p` may be swapped after the open, as an origin
+ * answering otherwise); a read past the end is short. */
+typedef struct tu_bytes {
+    const uint8_t *p;
+    size_t n;
+} tu_bytes;
+int64_t tu_bytes_read(void *ctx, uint64_t off, size_t n, void *dst);
+
 /* Number of directory entries whose name contains `needle`, "." and ".."
  * included. */
 int tu_count_files(const char *dir, const char *needle);

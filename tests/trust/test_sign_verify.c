@@ -613,26 +613,12 @@ static void test_crafted(void)
     CHECK_MSG("does not match the resources");
 }
 
-/* A host source (onnxzip_open_host) that reads from `bytes`, which the
- * test swaps after the check: an origin answering a later read otherwise. */
-typedef struct host {
-    const uint8_t *bytes;
-    size_t n;
-} host;
-
-static int64_t host_read(void *ctx, uint64_t off, size_t n, void *dst)
+/* A host source (onnxzip_open_host) over h's bytes, which the test swaps
+ * after the check: an origin answering a later read otherwise. */
+static onnxzip_archive *open_host(tu_bytes *h, const char *name)
 {
-    const host *h = ctx;
-    if (off > h->n) return 0;
-    size_t k = n < h->n - off ? n : (size_t)(h->n - off);
-    memcpy(dst, h->bytes + off, k);
-    return (int64_t)k;
-}
-
-static onnxzip_archive *open_host(host *h, const char *name)
-{
-    onnxzip_host_source src = { .name = name, .size = h->n, .window = h->bytes, .window_len = h->n,
-                                .read = host_read, .ctx = h };
+    onnxzip_host_source src = { .name = name, .size = h->n, .window = h->p, .window_len = h->n,
+                                .read = tu_bytes_read, .ctx = h };
     onnxzip_archive *a = NULL;
     uint64_t need = 0;
     CHECK_RC(onnxzip_open_host(&src, &a, &need), 0);
@@ -661,7 +647,7 @@ static void test_pinned_reads(void)
     CHECK_RC(sign("pin.onnxzip", "p256.key", NULL, NULL, NULL), 0);
     size_t n;
     uint8_t *changed, *p = with_w0_changed("pin.onnxzip", &n, &changed);
-    host h = { p, n };
+    tu_bytes h = { p, n };
     onnxzip_trust *t = trust_of("p256.pub", NULL, NULL);
     onnxzip_archive *a = open_host(&h, "https://origin.example/pin.onnxzip");
     onnxzip_signed *s = NULL;
@@ -673,7 +659,7 @@ static void test_pinned_reads(void)
     CHECK_RC(onnxzip_signed_check(s, a, NULL), 0);
     CHECK_RC(onnxzip_tensor_read(a, w0, 0, sizeof buf, buf), 0); /* the same bytes again: equal to the pin */
     CHECK(!memcmp(buf, w0_bytes, sizeof buf));
-    h.bytes = changed; /* the origin answers otherwise now */
+    h.p = changed; /* the origin answers otherwise now */
     CHECK_RC(onnxzip_tensor_read(a, w0, 0, sizeof buf, buf), ONNXZIP_EMISMATCH);
     CHECK_MSG("https://origin.example/pin.onnxzip: entry 'w0'");
     CHECK_MSG("differ from the ones the signature check hashed");
@@ -688,7 +674,7 @@ static void test_pinned_reads(void)
      * (onnxzip_signed_check_fetched): w0 is inline in m.onnx as unpack
      * writes it, so planning reads it through the source; the fetched
      * copy, another transfer, must be those bytes */
-    h.bytes = p;
+    h.p = p;
     a = open_host(&h, "https://origin.example/pin.onnxzip");
     const char *all[] = { "*" };
     CHECK_RC(onnxzip_signed_open(a, t, &s), 0);
@@ -710,7 +696,7 @@ static void test_pinned_reads(void)
     make_single("pin1.onnxzip");
     CHECK_RC(sign("pin1.onnxzip", "p256.key", NULL, NULL, "pin1.sig"), 0);
     p = with_w0_changed("pin1.onnxzip", &n, &changed);
-    h = (host){ p, n };
+    h = (tu_bytes){ p, n };
     onnxzip_trust_free(&t);
     t = trust_of("p256.pub", NULL, "pin1.sig");
     a = open_host(&h, "pin1");
@@ -718,7 +704,7 @@ static void test_pinned_reads(void)
     CHECK(w0 != NULL);
     CHECK_RC(onnxzip_signed_open(a, t, &s), 0);
     CHECK_RC(onnxzip_signed_check(s, a, "."), 0);
-    h.bytes = changed;
+    h.p = changed;
     CHECK_RC(onnxzip_tensor_read(a, w0, 0, sizeof buf, buf), ONNXZIP_EMISMATCH);
     CHECK_MSG("pin1: entry 'w0'");
     onnxzip_signed_free(&s);
