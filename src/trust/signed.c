@@ -278,11 +278,18 @@ static int remap(const onnxzip_archive *a, const onnxzip_archive *fa, size_t dir
 }
 
 /* The file `path` of plan p, or NULL. */
-static const onnxzip_planned_file *planned(const onnxzip_file_plan *p, const char *path)
+/* The index of file `path` in plan p, or (size_t)-1. */
+static size_t plan_index(const onnxzip_file_plan *p, const char *path)
 {
     for (size_t i = 0, n = onnxzip_file_plan_count(p); i < n; i++)
-        if (!strcmp(onnxzip_file_plan_at(p, i)->path, path)) return onnxzip_file_plan_at(p, i);
-    return NULL;
+        if (!strcmp(onnxzip_file_plan_at(p, i)->path, path)) return i;
+    return (size_t)-1;
+}
+
+static const onnxzip_planned_file *planned(const onnxzip_file_plan *p, const char *path)
+{
+    size_t i = plan_index(p, path);
+    return i == (size_t)-1 ? NULL : onnxzip_file_plan_at(p, i);
 }
 
 /* Pins (read/pins.h) what a check of `a` hashed and found equal: each
@@ -377,24 +384,16 @@ int onnxzip_signed_check(onnxzip_signed *s, onnxzip_archive *a, const char *path
     return check(s, a, path, NULL, 0);
 }
 
-/* The index of the package's file `path` in s->plan, or (size_t)-1. */
-static size_t file_index(const onnxzip_signed *s, const char *path)
-{
-    for (size_t i = 0, n = onnxzip_file_plan_count(s->plan); i < n; i++)
-        if (!strcmp(onnxzip_file_plan_at(s->plan, i)->path, path)) return i;
-    return (size_t)-1;
-}
-
 int onnxzip_signed_covers(const onnxzip_signed *s, const char *path)
 {
-    size_t i = s && path ? file_index(s, path) : (size_t)-1;
+    size_t i = s && path ? plan_index(s->plan, path) : (size_t)-1;
     return i != (size_t)-1 && !s->ignored[i];
 }
 
 int onnxzip_signed_check_bytes(const onnxzip_signed *s, const char *path, const void *data, size_t len)
 {
     if (!s || !path || (!data && len)) return oz_err(ONNXZIP_EINVAL, -1, "onnxzip_signed_check_bytes: NULL argument");
-    size_t i = file_index(s, path);
+    size_t i = plan_index(s->plan, path);
     if (i == (size_t)-1) return oz_err(ONNXZIP_ENOTFOUND, -1, "%s: no file '%s' in the package", s->archive, path);
     if (s->ignored[i]) return not_covered(s, path);
     uint64_t size = onnxzip_file_plan_at(s->plan, i)->size; /* known when shards need it (check_names) */
